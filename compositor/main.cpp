@@ -1,0 +1,60 @@
+// pixelport-compositor: command-line front end of the reference compositor (server.cpp).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "server.hpp"
+
+int main(int argc, char *argv[]) {
+	pixelport::ServerOptions options;
+	std::string output_mode;
+	std::string log_level = "info";
+
+	CLI::App app{"pixelport-compositor: headless wlroots 0.18 compositor that hosts the pixelport plugin"};
+	app.add_option("--plugin", options.plugin_path,
+		"plugin to load (default: libpixelport.so built or installed beside this binary)");
+	app.add_flag("--no-plugin", options.no_plugin, "stock wlroots behaviour: wlroots' own wl_shm, no plugin");
+	app.add_option("-s,--startup", options.startup_command,
+		"command run with WAYLAND_DISPLAY set; the compositor exits with its status when it ends");
+	app.add_option("--socket", options.socket_name, "socket name under $XDG_RUNTIME_DIR (default: wayland-N)");
+	app.add_option("--output", output_mode, "headless output mode WIDTHxHEIGHT[@HZ] (default 1280x720@60)");
+	app.add_option("--outputs", options.outputs, "number of headless outputs")->check(CLI::Range(1, 16));
+	app.add_option("--log-level", log_level, "silent, error, info or debug")
+		->check(CLI::IsMember({"silent", "error", "info", "debug"}));
+	CLI11_PARSE(app, argc, argv);
+
+	if (!output_mode.empty()) {
+		double hz = 60.0;
+		int n = sscanf(output_mode.c_str(), "%dx%d@%lf", &options.output_width, &options.output_height, &hz);
+		if (n < 2 || options.output_width <= 0 || options.output_height <= 0 || hz <= 0 ||
+				options.output_width > 16384 || options.output_height > 16384 || hz > 1000) {
+			fprintf(stderr, "pixelport-compositor: bad --output '%s' (want e.g. 1920x1080@60)\n",
+				output_mode.c_str());
+			return 2;
+		}
+		options.refresh_mhz = static_cast<int>(hz * 1000.0 + 0.5);
+	}
+
+	wlr_log_importance importance = WLR_INFO;
+	if (log_level == "silent") {
+		importance = WLR_SILENT;
+	} else if (log_level == "error") {
+		importance = WLR_ERROR;
+	} else if (log_level == "debug") {
+		importance = WLR_DEBUG;
+	}
+	wlr_log_init(importance, nullptr);
+
+	std::string error;
+	auto server = pixelport::Server::create(options, &error);
+	if (!server || !server->start(&error)) {
+		fprintf(stderr, "pixelport-compositor: %s\n", error.c_str());
+		return 1;
+	}
+	server->run();
+	int code = server->exit_code();
+	server.reset();
+	return code;
+}

@@ -1,0 +1,84 @@
+#include "plugin_loader.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <array>
+#include <filesystem>
+
+namespace pixelport {
+
+std::string default_plugin_path() {
+	std::error_code ec;
+	auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+	if (ec) {
+		return "";
+	}
+	auto dir = exe.parent_path();
+	// Build tree first (compositor/ beside plugin/), then an installed layout.
+	const std::array<std::filesystem::path, 3> candidates = {
+		dir / "../plugin/libpixelport.so",
+		dir / "libpixelport.so",
+		std::filesystem::path(PIXELPORT_INSTALLED_PLUGIN),
+	};
+	for (const auto &candidate : candidates) {
+		if (std::filesystem::exists(candidate, ec)) {
+			return std::filesystem::weakly_canonical(candidate, ec).string();
+		}
+	}
+	return "";
+}
+
+template<typename T>
+static bool resolve(void *handle, const char *name, T *out, std::string *error) {
+	*out = reinterpret_cast<T>(dlsym(handle, name));
+	if (*out == nullptr) {
+		*error = std::string("symbol ") + name + " missing";
+		return false;
+	}
+	return true;
+}
+
+bool load_plugin(const std::string &path, PluginApi *api, std::string *error) {
+	*api = {};
+	void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	if (handle == nullptr) {
+		const char *why = dlerror();
+		*error = "cannot load plugin " + path + ": " + (why != nullptr ? why : "unknown error");
+		return false;
+	}
+	const auto *version = static_cast<const uint32_t *>(dlsym(handle, "pixelport_abi_version"));
+	if (version == nullptr) {
+		*error = path + " is not a pixelport plugin (no pixelport_abi_version symbol)";
+		dlclose(handle);
+		return false;
+	}
+	if (*version != PIXELPORT_ABI_VERSION) {
+		*error = "plugin " + path + " has ABI version " + std::to_string(*version) +
+			", this compositor needs ABI version " + std::to_string(PIXELPORT_ABI_VERSION);
+		dlclose(handle);
+		return false;
+	}
+	std::string missing;
+	if (!resolve(handle, "pixelport_create", &api->create, &missing) ||
+			!resolve(handle, "pixelport_attach_compositor", &api->attach_compositor, &missing) ||
+			!resolve(handle, "pixelport_destroy", &api->destroy, &missing)) {
+		*error = "plugin " + path + ": " + missing;
+		dlclose(handle);
+		*api = {};
+		return false;
+	}
+	api->handle = handle;
+	return true;
+}
+
+// RTLD_NODELETE: the plugin registers process-global wlroots interfaces (wlr_buffer
+// resource interfaces have no unregister), so its code must stay mapped after dlclose.
+void unload_plugin(PluginApi *api) {
+	if (api->handle != nullptr) {
+		dlclose(api->handle);
+	}
+	*api = {};
+}
+
+} // namespace pixelport

@@ -1,0 +1,28 @@
+// Loads libpixelport.so with dlopen and checks its ABI version before anything is called.
+#pragma once
+
+#include <string>
+
+#include "pixelport/pixelport.h"
+
+namespace pixelport {
+
+struct PluginApi {
+	void *handle = nullptr;
+	decltype(&pixelport_create) create = nullptr;
+	decltype(&pixelport_attach_compositor) attach_compositor = nullptr;
+	decltype(&pixelport_destroy) destroy = nullptr;
+};
+
+/** The plugin built or installed beside this executable, or "" if none is found. */
+std::string default_plugin_path();
+
+/**
+ * dlopen()s `path`, reads `pixelport_abi_version` and resolves the API. On failure returns
+ * false with a one-line reason in `error` and nothing left loaded.
+ */
+bool load_plugin(const std::string &path, PluginApi *api, std::string *error);
+
+void unload_plugin(PluginApi *api);
+
+} // namespace pixelport

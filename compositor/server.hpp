@@ -1,0 +1,101 @@
+// The reference compositor as a library: create, start, run, stop. main.cpp is a thin
+// wrapper, and test harnesses (wlcs) can embed it without global state.
+#pragma once
+
+#include <sys/types.h>
+
+#include <list>
+#include <memory>
+#include <string>
+
+#include "listener.hpp"
+#include "plugin_loader.hpp"
+#include "wlr.hpp"
+
+namespace pixelport {
+
+struct ServerOptions {
+	/** Size of each headless output, in pixels, and its refresh rate in mHz. */
+	int output_width = 1280;
+	int output_height = 720;
+	int refresh_mhz = 60000;
+	int outputs = 1;
+	/** Plugin to dlopen; "" means default_plugin_path(). Ignored with no_plugin. */
+	std::string plugin_path;
+	/** Stock wlroots behaviour: wlroots' own wl_shm, no plugin. The baseline for benchmarks. */
+	bool no_plugin = false;
+	/** Socket name under $XDG_RUNTIME_DIR; "" picks wayland-N. */
+	std::string socket_name;
+	/** Run through /bin/sh -c once the socket is up; the server stops when it exits. */
+	std::string startup_command;
+};
+
+struct Output;
+struct Toplevel;
+
+class Server {
+public:
+	/** Builds the display, backend, renderer and globals. Returns null with `error` set. */
+	static std::unique_ptr<Server> create(const ServerOptions &options, std::string *error);
+	~Server();
+	Server(const Server &) = delete;
+	Server &operator=(const Server &) = delete;
+
+	/** Opens the socket, starts the backend and the startup command. */
+	bool start(std::string *error);
+	/** Runs the event loop until stop() or the startup command exits. */
+	void run();
+	/** Makes run() return; safe from any callback on the loop thread. */
+	void stop();
+
+	/** 0 normally; the startup command's status (128 + signal if killed) when it ended. */
+	int exit_code() const { return exit_code_; }
+	const std::string &socket_name() const { return socket_; }
+	wl_display *display() const { return display_; }
+	bool plugin_loaded() const { return plugin_ != nullptr; }
+
+	// Used by the per-object handlers in server.cpp.
+	wlr_scene *scene() const { return scene_; }
+	void remove_output(Output *output);
+	void remove_toplevel(Toplevel *toplevel);
+
+private:
+	Server() = default;
+	bool init(const ServerOptions &options, std::string *error);
+	void handle_new_output(wlr_output *wlr_output);
+	void handle_new_toplevel(wlr_xdg_toplevel *xdg_toplevel);
+	void handle_new_popup(wlr_xdg_popup *xdg_popup);
+	static int handle_signal(int signal, void *data);
+	void reap_children();
+
+	ServerOptions options_;
+	wl_display *display_ = nullptr;
+	wlr_backend *backend_ = nullptr;
+	wlr_renderer *renderer_ = nullptr;
+	wlr_allocator *allocator_ = nullptr;
+	wlr_compositor *compositor_ = nullptr;
+	wlr_output_layout *output_layout_ = nullptr;
+	wlr_scene *scene_ = nullptr;
+	wlr_scene_output_layout *scene_layout_ = nullptr;
+	wlr_xdg_shell *xdg_shell_ = nullptr;
+	wlr_seat *seat_ = nullptr;
+
+	PluginApi plugin_api_;
+	struct pixelport_plugin *plugin_ = nullptr;
+
+	std::list<std::unique_ptr<Output>> outputs_;
+	std::list<std::unique_ptr<Toplevel>> toplevels_;
+
+	wl_event_source *sigint_ = nullptr;
+	wl_event_source *sigterm_ = nullptr;
+	wl_event_source *sigchld_ = nullptr;
+	pid_t child_ = -1;
+	int exit_code_ = 0;
+	std::string socket_;
+
+	Listener new_output_;
+	Listener new_toplevel_;
+	Listener new_popup_;
+};
+
+} // namespace pixelport
