@@ -1,0 +1,301 @@
+#include "wayland_client.hpp"
+
+#include <poll.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include <drm_fourcc.h>
+
+namespace pixelport::client {
+
+static void registry_global(void *data, wl_registry *registry, uint32_t name, const char *interface,
+		uint32_t version) {
+	auto *c = static_cast<Connection *>(data);
+	if (strcmp(interface, wl_compositor_interface.name) == 0) {
+		c->compositor = static_cast<wl_compositor *>(
+			wl_registry_bind(registry, name, &wl_compositor_interface, std::min(version, 4u)));
+	} else if (strcmp(interface, wl_shm_interface.name) == 0) {
+		c->shm = static_cast<wl_shm *>(wl_registry_bind(registry, name, &wl_shm_interface, 1));
+		static const wl_shm_listener shm_listener = {
+			.format = [](void *data, wl_shm *, uint32_t format) {
+				static_cast<Connection *>(data)->shm_formats.push_back(format);
+			},
+		};
+		wl_shm_add_listener(c->shm, &shm_listener, c);
+	} else if (strcmp(interface, xdg_wm_base_interface.name) == 0) {
+		c->wm_base = static_cast<xdg_wm_base *>(
+			wl_registry_bind(registry, name, &xdg_wm_base_interface, 1));
+		static const xdg_wm_base_listener wm_listener = {
+			.ping = [](void *, xdg_wm_base *base, uint32_t serial) { xdg_wm_base_pong(base, serial); },
+		};
+		xdg_wm_base_add_listener(c->wm_base, &wm_listener, c);
+	} else if (strcmp(interface, wp_presentation_interface.name) == 0) {
+		c->presentation = static_cast<wp_presentation *>(
+			wl_registry_bind(registry, name, &wp_presentation_interface, 1));
+	}
+}
+
+static void registry_global_remove(void *, wl_registry *, uint32_t) {}
+
+bool Connection::connect(std::string *error) {
+	display = wl_display_connect(nullptr);
+	if (display == nullptr) {
+		*error = std::string("cannot connect to the Wayland display (WAYLAND_DISPLAY=") +
+			(getenv("WAYLAND_DISPLAY") ? getenv("WAYLAND_DISPLAY") : "unset") + "): " + strerror(errno);
+		return false;
+	}
+	registry = wl_display_get_registry(display);
+	static const wl_registry_listener listener = {registry_global, registry_global_remove};
+	wl_registry_add_listener(registry, &listener, this);
+	// Two roundtrips: globals, then the events of what we bound (wl_shm formats).
+	if (!roundtrip() || !roundtrip()) {
+		*error = "roundtrip failed: " + error_text();
+		return false;
+	}
+	if (compositor == nullptr || shm == nullptr || wm_base == nullptr) {
+		*error = "the compositor lacks wl_compositor, wl_shm or xdg_wm_base";
+		return false;
+	}
+	return true;
+}
+
+void Connection::disconnect() {
+	if (display == nullptr) {
+		return;
+	}
+	if (presentation) wp_presentation_destroy(presentation);
+	if (wm_base) xdg_wm_base_destroy(wm_base);
+	if (shm) wl_shm_destroy(shm);
+	if (compositor) wl_compositor_destroy(compositor);
+	if (registry) wl_registry_destroy(registry);
+	wl_display_disconnect(display);
+	*this = Connection{};
+}
+
+bool Connection::has_shm_format(uint32_t format) const {
+	return std::find(shm_formats.begin(), shm_formats.end(), format) != shm_formats.end();
+}
+
+bool Connection::roundtrip() { return wl_display_roundtrip(display) >= 0; }
+
+bool Connection::dispatch_timeout(int timeout_ms) {
+	while (wl_display_prepare_read(display) != 0) {
+		if (wl_display_dispatch_pending(display) < 0) {
+			return false;
+		}
+	}
+	if (wl_display_flush(display) < 0 && errno != EAGAIN) {
+		wl_display_cancel_read(display);
+		return false;
+	}
+	pollfd pfd = {wl_display_get_fd(display), POLLIN, 0};
+	int n = poll(&pfd, 1, timeout_ms);
+	if (n <= 0) {
+		wl_display_cancel_read(display);
+		return false;
+	}
+	if (wl_display_read_events(display) < 0) {
+		return false;
+	}
+	return wl_display_dispatch_pending(display) >= 0;
+}
+
+std::string Connection::error_text() const {
+	int err = wl_display_get_error(display);
+	if (err == 0) {
+		return "no error";
+	}
+	if (err == EPROTO) {
+		const wl_interface *interface = nullptr;
+		uint32_t id = 0;
+		uint32_t code = wl_display_get_protocol_error(display, &interface, &id);
+		return std::string("protocol error ") + std::to_string(code) + " on " +
+			(interface ? interface->name : "unknown") + "@" + std::to_string(id);
+	}
+	return strerror(err);
+}
+
+bool Window::create(Connection *c, const char *title, std::string *error) {
+	conn = c;
+	surface = wl_compositor_create_surface(c->compositor);
+	xsurface = xdg_wm_base_get_xdg_surface(c->wm_base, surface);
+	static const xdg_surface_listener xs_listener = {
+		.configure = [](void *data, xdg_surface *xs, uint32_t serial) {
+			xdg_surface_ack_configure(xs, serial);
+			static_cast<Window *>(data)->configured = true;
+		},
+	};
+	xdg_surface_add_listener(xsurface, &xs_listener, this);
+	toplevel = xdg_surface_get_toplevel(xsurface);
+	static const xdg_toplevel_listener tl_listener = {
+		.configure = [](void *, xdg_toplevel *, int32_t, int32_t, wl_array *) {},
+		.close = [](void *, xdg_toplevel *) {},
+		.configure_bounds = nullptr,
+		.wm_capabilities = nullptr,
+	};
+	xdg_toplevel_add_listener(toplevel, &tl_listener, this);
+	xdg_toplevel_set_title(toplevel, title);
+	xdg_toplevel_set_app_id(toplevel, "pixelport");
+	wl_surface_commit(surface);
+	while (!configured) {
+		if (!c->dispatch_timeout(5000)) {
+			*error = "no xdg_surface.configure from the compositor: " + c->error_text();
+			return false;
+		}
+	}
+	return true;
+}
+
+void Window::destroy() {
+	if (toplevel) xdg_toplevel_destroy(toplevel);
+	if (xsurface) xdg_surface_destroy(xsurface);
+	if (surface) wl_surface_destroy(surface);
+	toplevel = nullptr;
+	xsurface = nullptr;
+	surface = nullptr;
+	configured = false;
+}
+
+bool ShmPool::create(Connection *c, size_t bytes, std::string *error) {
+	fd = memfd_create("pixelport-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) < 0) {
+		*error = std::string("memfd: ") + strerror(errno);
+		destroy();
+		return false;
+	}
+	data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (data == MAP_FAILED) {
+		data = nullptr;
+		*error = std::string("mmap: ") + strerror(errno);
+		destroy();
+		return false;
+	}
+	size = bytes;
+	pool = wl_shm_create_pool(c->shm, fd, static_cast<int32_t>(bytes));
+	return true;
+}
+
+void ShmPool::destroy() {
+	if (pool) wl_shm_pool_destroy(pool);
+	if (data) munmap(data, size);
+	if (fd >= 0) close(fd);
+	pool = nullptr;
+	data = nullptr;
+	size = 0;
+	fd = -1;
+}
+
+uint64_t now_ns() {
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void CommitWaiter::arm(Connection *conn, wl_surface *surface) {
+	reset();
+	if (conn->presentation != nullptr) {
+		feedback = wp_presentation_feedback(conn->presentation, surface);
+		static const wp_presentation_feedback_listener listener = {
+			.sync_output = [](void *, struct wp_presentation_feedback *, wl_output *) {},
+			.presented = [](void *data, struct wp_presentation_feedback *, uint32_t sec_hi, uint32_t sec_lo,
+					uint32_t nsec, uint32_t, uint32_t, uint32_t, uint32_t) {
+				auto *w = static_cast<CommitWaiter *>(data);
+				uint64_t sec = (static_cast<uint64_t>(sec_hi) << 32) | sec_lo;
+				w->present_ns = sec * 1000000000u + nsec;
+				w->presented = true;
+				w->done = true;
+			},
+			.discarded = [](void *data, struct wp_presentation_feedback *) {
+				static_cast<CommitWaiter *>(data)->done = true;
+			},
+		};
+		wp_presentation_feedback_add_listener(feedback, &listener, this);
+	} else {
+		frame = wl_surface_frame(surface);
+		static const wl_callback_listener listener = {
+			.done = [](void *data, wl_callback *, uint32_t) {
+				auto *w = static_cast<CommitWaiter *>(data);
+				w->presented = true;
+				w->done = true;
+			},
+		};
+		wl_callback_add_listener(frame, &listener, this);
+	}
+}
+
+bool CommitWaiter::wait(Connection *conn, int timeout_ms) {
+	uint64_t deadline = now_ns() + static_cast<uint64_t>(timeout_ms) * 1000000u;
+	while (!done) {
+		uint64_t now = now_ns();
+		if (now >= deadline || !conn->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1)) {
+			return done;
+		}
+	}
+	return true;
+}
+
+void CommitWaiter::reset() {
+	if (frame) wl_callback_destroy(frame);
+	if (feedback) wp_presentation_feedback_destroy(feedback);
+	frame = nullptr;
+	feedback = nullptr;
+	done = presented = false;
+	present_ns = 0;
+}
+
+namespace {
+struct NamedFormat {
+	const char *name;
+	uint32_t drm;
+};
+constexpr NamedFormat kNames[] = {
+	{"ARGB8888", DRM_FORMAT_ARGB8888}, {"XRGB8888", DRM_FORMAT_XRGB8888},
+	{"ABGR8888", DRM_FORMAT_ABGR8888}, {"XBGR8888", DRM_FORMAT_XBGR8888},
+	{"RGBA8888", DRM_FORMAT_RGBA8888}, {"RGBX8888", DRM_FORMAT_RGBX8888},
+	{"BGRA8888", DRM_FORMAT_BGRA8888}, {"BGRX8888", DRM_FORMAT_BGRX8888},
+	{"RGB565", DRM_FORMAT_RGB565}, {"BGR565", DRM_FORMAT_BGR565},
+	{"RGB888", DRM_FORMAT_RGB888}, {"BGR888", DRM_FORMAT_BGR888},
+	{"XRGB2101010", DRM_FORMAT_XRGB2101010}, {"ARGB2101010", DRM_FORMAT_ARGB2101010},
+	{"XBGR2101010", DRM_FORMAT_XBGR2101010}, {"ABGR2101010", DRM_FORMAT_ABGR2101010},
+	{"NV12", DRM_FORMAT_NV12}, {"YUYV", DRM_FORMAT_YUYV},
+};
+} // namespace
+
+static uint32_t to_drm(uint32_t shm_format) {
+	if (shm_format == WL_SHM_FORMAT_ARGB8888) return DRM_FORMAT_ARGB8888;
+	if (shm_format == WL_SHM_FORMAT_XRGB8888) return DRM_FORMAT_XRGB8888;
+	return shm_format;
+}
+
+std::string format_name(uint32_t format) {
+	uint32_t drm = to_drm(format);
+	for (const auto &n : kNames) {
+		if (n.drm == drm) return n.name;
+	}
+	char buf[16];
+	snprintf(buf, sizeof(buf), "0x%08x", format);
+	return buf;
+}
+
+bool parse_format(const std::string &name, uint32_t *format) {
+	std::string upper = name;
+	std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char ch) { return std::toupper(ch); });
+	for (const auto &n : kNames) {
+		if (upper == n.name) {
+			*format = n.drm;
+			if (n.drm == DRM_FORMAT_ARGB8888) *format = WL_SHM_FORMAT_ARGB8888;
+			if (n.drm == DRM_FORMAT_XRGB8888) *format = WL_SHM_FORMAT_XRGB8888;
+			return true;
+		}
+	}
+	return false;
+}
+
+} // namespace pixelport::client

@@ -1,0 +1,91 @@
+// Client-side Wayland plumbing shared by our clients: globals, an xdg toplevel, shm pools.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <wayland-client.h>
+
+#include "presentation-time-client-protocol.h"
+#include "xdg-shell-client-protocol.h"
+
+namespace pixelport::client {
+
+/** The globals our clients use, bound at connect(). */
+struct Connection {
+	wl_display *display = nullptr;
+	wl_registry *registry = nullptr;
+	wl_compositor *compositor = nullptr;
+	wl_shm *shm = nullptr;
+	xdg_wm_base *wm_base = nullptr;
+	wp_presentation *presentation = nullptr;
+	/** wl_shm formats the compositor advertised (DRM fourcc, with 0 and 1 for ARGB/XRGB8888). */
+	std::vector<uint32_t> shm_formats;
+
+	/** Connects to $WAYLAND_DISPLAY and binds globals; false with `error` set on failure. */
+	bool connect(std::string *error);
+	void disconnect();
+	~Connection() { disconnect(); }
+	bool has_shm_format(uint32_t format) const;
+	/** One roundtrip; false if the connection died (protocol error: see error_text()). */
+	bool roundtrip();
+	/** Dispatches with a timeout in ms; false on error or timeout. */
+	bool dispatch_timeout(int timeout_ms);
+	std::string error_text() const;
+};
+
+/** An xdg_toplevel ready for buffers once configured() is true. */
+struct Window {
+	Connection *conn = nullptr;
+	wl_surface *surface = nullptr;
+	xdg_surface *xsurface = nullptr;
+	xdg_toplevel *toplevel = nullptr;
+	bool configured = false;
+
+	bool create(Connection *conn, const char *title, std::string *error);
+	void destroy();
+	~Window() { destroy(); }
+};
+
+/** A memfd-backed wl_shm_pool, mapped in this process. */
+struct ShmPool {
+	int fd = -1;
+	void *data = nullptr;
+	size_t size = 0;
+	wl_shm_pool *pool = nullptr;
+
+	bool create(Connection *conn, size_t size, std::string *error);
+	void destroy();
+	~ShmPool() { destroy(); }
+};
+
+/**
+ * What happened to one commit: arm() before wl_surface_commit, then wait(). Uses
+ * wp_presentation feedback when the compositor has it, else a frame callback.
+ */
+struct CommitWaiter {
+	wl_callback *frame = nullptr;
+	struct wp_presentation_feedback *feedback = nullptr;
+	bool done = false;
+	bool presented = false;
+	/** CLOCK_MONOTONIC ns of presentation (from wp_presentation), 0 if unknown. */
+	uint64_t present_ns = 0;
+
+	void arm(Connection *conn, wl_surface *surface);
+	/** true once presented (or discarded); false on timeout or connection error. */
+	bool wait(Connection *conn, int timeout_ms);
+	void reset();
+	~CommitWaiter() { reset(); }
+};
+
+/** CLOCK_MONOTONIC in ns. */
+uint64_t now_ns();
+
+/** Name of a wl_shm / DRM format for messages ("XRGB8888"), or the hex code. */
+std::string format_name(uint32_t format);
+/** Parses a DRM format name ("ARGB8888", case-insensitive) to its wl_shm code; false if unknown. */
+bool parse_format(const std::string &name, uint32_t *format);
+
+} // namespace pixelport::client
