@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""Runs the pixelport test programs of a meson build dir as another (unprivileged) user.
+
+Used by scripts/test when it runs as root: the compositor, clients and harness must work for
+normal users. meson itself is not run as that user (it could not write its logs).
+Usage: run-tests-as-user.py BUILDDIR USER
+"""
+import json
+import os
+import pwd
+import subprocess
+import sys
+
+builddir, user = sys.argv[1], sys.argv[2]
+info = pwd.getpwnam(user)
+tests = json.loads(subprocess.check_output(["meson", "introspect", "--tests", builddir]))
+failed = 0
+for t in tests:
+    if "pixelport" not in t.get("suite", []) and not any(s.startswith("pixelport") for s in t.get("suite", [])):
+        continue
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp", "USER": user,
+           "LANG": "C.UTF-8"}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    env.update(t.get("env", {}))
+    cmd = ["setpriv", f"--reuid={info.pw_uid}", f"--regid={info.pw_gid}", "--clear-groups", "--"] + t["cmd"]
+    print(f"-- {t['name']} as {user}", flush=True)
+    r = subprocess.run(cmd, env=env, cwd="/tmp", timeout=t.get("timeout", 300) or None,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        failed += 1
+        print(r.stdout[-20000:])
+        print(f"-- {t['name']} as {user}: FAILED ({r.returncode})")
+    else:
+        print(f"-- {t['name']} as {user}: ok")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,245 @@
+#include "harness.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+extern char **environ;
+
+namespace pixelport::test {
+
+static uint64_t now_ms() {
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
+}
+
+std::string build_path(const char *env_name) {
+	const char *value = getenv(env_name);
+	if (value == nullptr || *value == '\0') {
+		fprintf(stderr, "harness: %s is not set (run through `meson test`)\n", env_name);
+		return "";
+	}
+	return value;
+}
+
+Process::~Process() {
+	if (pid_ > 0) {
+		terminate(1000);
+	}
+	if (out_fd_ >= 0) close(out_fd_);
+	if (err_fd_ >= 0) close(err_fd_);
+}
+
+bool Process::start(const std::vector<std::string> &argv, const std::map<std::string, std::string> &env) {
+	int out_pipe[2], err_pipe[2];
+	if (pipe2(out_pipe, O_CLOEXEC) < 0) return false;
+	if (pipe2(err_pipe, O_CLOEXEC) < 0) {
+		close(out_pipe[0]);
+		close(out_pipe[1]);
+		return false;
+	}
+	std::map<std::string, std::string> merged;
+	for (char **e = environ; *e != nullptr; e++) {
+		std::string kv = *e;
+		size_t eq = kv.find('=');
+		if (eq != std::string::npos) merged[kv.substr(0, eq)] = kv.substr(eq + 1);
+	}
+	for (const auto &[k, v] : env) merged[k] = v;
+	std::vector<std::string> env_strings;
+	for (const auto &[k, v] : merged) env_strings.push_back(k + "=" + v);
+	std::vector<char *> envp, args;
+	for (auto &s : env_strings) envp.push_back(s.data());
+	envp.push_back(nullptr);
+	std::vector<std::string> argv_copy = argv;
+	for (auto &s : argv_copy) args.push_back(s.data());
+	args.push_back(nullptr);
+
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+	posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+	posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawnattr_t attr;
+	posix_spawnattr_init(&attr);
+	// Own process group: terminate() then reaches grandchildren (sh -c ...) too.
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+	posix_spawnattr_setpgroup(&attr, 0);
+	sigset_t none;
+	sigemptyset(&none);
+	posix_spawnattr_setsigmask(&attr, &none);
+	int rc = posix_spawnp(&pid_, args[0], &actions, &attr, args.data(), envp.data());
+	posix_spawn_file_actions_destroy(&actions);
+	posix_spawnattr_destroy(&attr);
+	close(out_pipe[1]);
+	close(err_pipe[1]);
+	if (rc != 0) {
+		close(out_pipe[0]);
+		close(err_pipe[0]);
+		pid_ = -1;
+		err_ = std::string("spawn ") + argv[0] + ": " + strerror(rc);
+		return false;
+	}
+	out_fd_ = out_pipe[0];
+	err_fd_ = err_pipe[0];
+	fcntl(out_fd_, F_SETFL, O_NONBLOCK);
+	fcntl(err_fd_, F_SETFL, O_NONBLOCK);
+	return true;
+}
+
+// Reads what is available from stdout/stderr, waiting at most timeout_ms for the first byte.
+void Process::drain(int timeout_ms) {
+	pollfd fds[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
+	if (poll(fds, 2, timeout_ms) <= 0) return;
+	char buf[65536];
+	for (auto &f : fds) {
+		if (f.fd < 0 || !(f.revents & (POLLIN | POLLHUP))) continue;
+		ssize_t n;
+		while ((n = read(f.fd, buf, sizeof(buf))) > 0) {
+			(f.fd == out_fd_ ? out_ : err_).append(buf, static_cast<size_t>(n));
+		}
+	}
+}
+
+bool Process::read_line(std::string *line, int timeout_ms) {
+	uint64_t deadline = now_ms() + static_cast<uint64_t>(timeout_ms);
+	for (;;) {
+		size_t nl = out_.find('\n', out_read_);
+		if (nl != std::string::npos) {
+			*line = out_.substr(out_read_, nl - out_read_);
+			out_read_ = nl + 1;
+			return true;
+		}
+		uint64_t now = now_ms();
+		if (now >= deadline || out_fd_ < 0) return false;
+		size_t before = out_.size() + err_.size();
+		drain(static_cast<int>(deadline - now));
+		if (out_.size() + err_.size() == before && pid_ > 0) {
+			int status;
+			if (waitpid(pid_, &status, WNOHANG) == pid_) {
+				status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+				pid_ = -1;
+				drain(0);
+				size_t nl2 = out_.find('\n', out_read_);
+				if (nl2 == std::string::npos) return false;
+			}
+		}
+	}
+}
+
+int Process::wait(int timeout_ms) {
+	if (pid_ <= 0) return status_;
+	uint64_t deadline = now_ms() + static_cast<uint64_t>(timeout_ms);
+	for (;;) {
+		int status;
+		pid_t r = waitpid(pid_, &status, WNOHANG);
+		if (r == pid_) {
+			status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+			pid_ = -1;
+			drain(0);
+			return status_;
+		}
+		uint64_t now = now_ms();
+		if (now >= deadline) return -1;
+		drain(static_cast<int>(std::min<uint64_t>(deadline - now, 20)));
+	}
+}
+
+int Process::terminate(int grace_ms) {
+	if (pid_ <= 0) return status_;
+	kill(-pid_, SIGTERM);
+	int status = wait(grace_ms);
+	if (status < 0) {
+		kill(-pid_, SIGKILL);
+		status = wait(5000);
+	}
+	return status;
+}
+
+CompositorFixture::CompositorFixture() {
+	// Private runtime dir: tests run in parallel and as any user.
+	std::string tmpl = (std::filesystem::temp_directory_path() / "pixelport-test-XXXXXX").string();
+	if (mkdtemp(tmpl.data()) != nullptr) {
+		runtime_dir_ = tmpl;
+		chmod(runtime_dir_.c_str(), 0700);
+	}
+	static std::atomic<int> counter{0};
+	socket_ = "pixelport-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
+CompositorFixture::~CompositorFixture() {
+	compositor_.terminate(3000);
+	if (!runtime_dir_.empty()) {
+		std::error_code ec;
+		std::filesystem::remove_all(runtime_dir_, ec);
+	}
+}
+
+bool CompositorFixture::start(const std::vector<std::string> &args, const std::string &output) {
+	std::vector<std::string> argv = {build_path("PIXELPORT_COMPOSITOR"), "--socket", socket_, "--output",
+		output, "--log-level", "error"};
+	argv.insert(argv.end(), args.begin(), args.end());
+	std::map<std::string, std::string> env = {{"XDG_RUNTIME_DIR", runtime_dir_}};
+	if (!compositor_.start(argv, env)) return false;
+	std::string path = runtime_dir_ + "/" + socket_;
+	uint64_t deadline = now_ms() + 10000;
+	while (now_ms() < deadline) {
+		struct stat st;
+		if (stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return true;
+		if (compositor_.wait(20) >= 0) return false; // exited early
+	}
+	return false;
+}
+
+int CompositorFixture::stop() { return compositor_.terminate(5000); }
+
+std::map<std::string, std::string> CompositorFixture::client_env() const {
+	return {{"XDG_RUNTIME_DIR", runtime_dir_}, {"WAYLAND_DISPLAY", socket_}};
+}
+
+int CompositorFixture::run_client(const std::vector<std::string> &argv, int timeout_ms, std::string *out,
+		std::string *err) {
+	Process client;
+	if (!client.start(argv, client_env())) {
+		if (err) *err = client.err();
+		return -1;
+	}
+	int status = client.wait(timeout_ms);
+	if (status < 0) client.terminate(1000);
+	if (out) *out = client.out();
+	if (err) *err = client.err();
+	return status;
+}
+
+bool CompositorFixture::screenshot(Image *image) {
+	std::string path = runtime_dir_ + "/screenshot.ppm";
+	std::string err;
+	if (run_client({"grim", "-t", "ppm", path}, 10000, nullptr, &err) != 0) {
+		fprintf(stderr, "grim failed: %s\n", err.c_str());
+		return false;
+	}
+	std::ifstream in(path, std::ios::binary);
+	std::string magic;
+	int maxval = 0;
+	in >> magic >> image->width >> image->height >> maxval;
+	in.get();
+	if (!in || magic != "P6" || maxval != 255 || image->width <= 0 || image->height <= 0) return false;
+	image->rgb.resize(static_cast<size_t>(image->width) * image->height * 3);
+	in.read(reinterpret_cast<char *>(image->rgb.data()), static_cast<std::streamsize>(image->rgb.size()));
+	return static_cast<size_t>(in.gcount()) == image->rgb.size();
+}
+
+} // namespace pixelport::test

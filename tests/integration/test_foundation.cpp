@@ -1,0 +1,159 @@
+// The reference compositor hosts the plugin: real clients, real pixels, real errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "harness.hpp"
+#include "pattern.hpp"
+
+using namespace pixelport;
+using namespace pixelport::test;
+
+namespace {
+
+struct PaintCase {
+	const char *format;
+	bool plugin;
+	int stride_pad;
+};
+
+std::string case_name(const testing::TestParamInfo<PaintCase> &info) {
+	return std::string(info.param.format) + (info.param.plugin ? "_plugin" : "_stock") +
+		(info.param.stride_pad ? "_padded" : "");
+}
+
+class PatternOnOutput : public testing::TestWithParam<PaintCase> {};
+
+// The client's premultiplied pattern composited over the black background gives its RGB.
+TEST_P(PatternOnOutput, AppearsPixelExact) {
+	const PaintCase &c = GetParam();
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start(c.plugin ? std::vector<std::string>{} : std::vector<std::string>{"--no-plugin"}))
+		<< fx.compositor().err();
+
+	const int w = 123, h = 77; // odd sizes catch stride mistakes
+	Process client;
+	ASSERT_TRUE(client.start({build_path("PIXELPORT_PAINT"), "--format", c.format, "--size",
+		std::to_string(w) + "x" + std::to_string(h), "--seed", "7", "--stride-pad",
+		std::to_string(c.stride_pad)}, fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+	EXPECT_EQ(line, std::string("presented ") + c.format + " 123x77");
+
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	ASSERT_EQ(shot.width, 256);
+	ASSERT_EQ(shot.height, 256);
+	int mismatches = 0;
+	for (int y = 0; y < shot.height; y++) {
+		for (int x = 0; x < shot.width; x++) {
+			uint32_t expected = 0;
+			if (x < w && y < h) {
+				expected = pattern_argb(static_cast<uint32_t>(x), static_cast<uint32_t>(y), 7) & 0xffffff;
+			}
+			uint32_t got = shot.pixel(x, y);
+			if (got != expected && mismatches++ < 5) {
+				ADD_FAILURE() << "pixel (" << x << "," << y << "): got " << std::hex << got << " want " << expected;
+			}
+		}
+	}
+	EXPECT_EQ(mismatches, 0);
+	client.terminate();
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+}
+
+INSTANTIATE_TEST_SUITE_P(Shm, PatternOnOutput,
+	testing::Values(PaintCase{"XRGB8888", true, 0}, PaintCase{"ARGB8888", true, 0},
+		PaintCase{"XRGB8888", true, 12}, PaintCase{"ARGB8888", true, 4},
+		PaintCase{"XRGB8888", false, 0}, PaintCase{"ARGB8888", false, 0}),
+	case_name);
+
+TEST(Compositor, WestonSimpleShmRunsWithoutProtocolError) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string out, err;
+	// timeout(1) ends it after 3 s with status 124; a protocol error ends it sooner with another.
+	int status = fx.run_client({"timeout", "3", "weston-simple-shm"}, 15000, &out, &err);
+	EXPECT_EQ(status, 124) << "stdout: " << out << "\nstderr: " << err;
+	EXPECT_EQ(err.find("error"), std::string::npos) << err;
+	EXPECT_TRUE(fx.compositor().running());
+	EXPECT_EQ(fx.stop(), 0);
+}
+
+std::set<std::string> shm_formats_from_wayland_info(const std::string &text) {
+	std::set<std::string> formats;
+	std::istringstream in(text);
+	std::string line;
+	bool in_shm = false;
+	while (std::getline(in, line)) {
+		if (line.rfind("interface:", 0) == 0) {
+			in_shm = line.find("'wl_shm'") != std::string::npos;
+			continue;
+		}
+		size_t q = line.find("= '");
+		if (in_shm && q != std::string::npos && line.size() >= q + 7) {
+			formats.insert(line.substr(q + 3, 4));
+		}
+	}
+	return formats;
+}
+
+// pixman's CPU formats (wlroots 0.18 render/pixman/pixel_format.c), as wayland-info names them.
+const std::set<std::string> kPixmanFormats = {"AR24", "XR24", "AB24", "XB24", "RA24", "RX24", "BA24",
+	"BX24", "RG16", "BG16", "AR30", "XR30", "AB30", "XB30"};
+
+TEST(Compositor, WaylandInfoListsThePluginsShmFormats) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
+	EXPECT_EQ(shm_formats_from_wayland_info(out), kPixmanFormats) << out;
+	// Exactly one wl_shm global: the compositor must not add its own beside the plugin's.
+	size_t count = 0;
+	for (size_t pos = 0; (pos = out.find("'wl_shm'", pos)) != std::string::npos; pos++) count++;
+	EXPECT_EQ(count, 1u);
+}
+
+TEST(Compositor, RefusesAPluginWithAnotherAbiVersion) {
+	CompositorFixture fx;
+	EXPECT_FALSE(fx.start({"--plugin", build_path("PIXELPORT_BAD_ABI_PLUGIN")}));
+	EXPECT_EQ(fx.compositor().wait(5000), 1);
+	const std::string &err = fx.compositor().err();
+	EXPECT_NE(err.find("has ABI version 9999, this compositor needs ABI version 1"), std::string::npos) << err;
+}
+
+TEST(Compositor, RefusesALibraryThatIsNotAPlugin) {
+	CompositorFixture fx;
+	EXPECT_FALSE(fx.start({"--plugin", "libm.so.6"}));
+	EXPECT_EQ(fx.compositor().wait(5000), 1);
+	EXPECT_NE(fx.compositor().err().find("is not a pixelport plugin"), std::string::npos) << fx.compositor().err();
+}
+
+TEST(Compositor, ReportsAMissingPluginFile) {
+	CompositorFixture fx;
+	EXPECT_FALSE(fx.start({"--plugin", "/nonexistent/libpixelport.so"}));
+	EXPECT_EQ(fx.compositor().wait(5000), 1);
+	EXPECT_NE(fx.compositor().err().find("cannot load plugin /nonexistent/libpixelport.so"), std::string::npos);
+}
+
+TEST(Compositor, ExitsWithTheStartupCommandsStatus) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"-s", "exit 7"}) || fx.compositor().wait(0) >= 0);
+	EXPECT_EQ(fx.compositor().wait(10000), 7);
+}
+
+TEST(Compositor, ShutsDownCleanlyOnSigterm) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	Process client;
+	ASSERT_TRUE(client.start({build_path("PIXELPORT_PAINT")}, fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+	// The client sees the connection close and exits on its own.
+	EXPECT_EQ(client.wait(5000), 1);
+}
+
+} // namespace
