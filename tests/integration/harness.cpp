@@ -58,7 +58,13 @@ bool Process::start(const std::vector<std::string> &argv, const std::map<std::st
 		size_t eq = kv.find('=');
 		if (eq != std::string::npos) merged[kv.substr(0, eq)] = kv.substr(eq + 1);
 	}
-	for (const auto &[k, v] : env) merged[k] = v;
+	for (const auto &[k, v] : env) {
+		if (v == kUnset) {
+			merged.erase(k);
+		} else {
+			merged[k] = v;
+		}
+	}
 	std::vector<std::string> env_strings;
 	for (const auto &[k, v] : merged) env_strings.push_back(k + "=" + v);
 	std::vector<char *> envp, args;
@@ -207,7 +213,7 @@ bool CompositorFixture::start(const std::vector<std::string> &args, const std::s
 int CompositorFixture::stop() { return compositor_.terminate(5000); }
 
 std::map<std::string, std::string> CompositorFixture::client_env() const {
-	return {{"XDG_RUNTIME_DIR", runtime_dir_}, {"WAYLAND_DISPLAY", socket_}};
+	return {{"XDG_RUNTIME_DIR", runtime_dir_}, {"WAYLAND_DISPLAY", socket_}, {"LD_LIBRARY_PATH", Process::kUnset}};
 }
 
 int CompositorFixture::run_client(const std::vector<std::string> &argv, int timeout_ms, std::string *out,

@@ -23,8 +23,12 @@ public:
 	Process(const Process &) = delete;
 	Process &operator=(const Process &) = delete;
 
-	/** Starts argv[0] (searched in PATH) with `env` added to this process's environment. */
+	/**
+	 * Starts argv[0] (searched in PATH) with `env` added to this process's environment.
+	 * An entry whose value is kUnset removes that variable.
+	 */
 	bool start(const std::vector<std::string> &argv, const std::map<std::string, std::string> &env);
+	static constexpr const char *kUnset = "\x01unset";
 	/** Reads one stdout line; false on EOF or timeout. */
 	bool read_line(std::string *line, int timeout_ms);
 	/** Waits for exit; returns the status (128 + signal if killed), or -1 on timeout. */
@@ -69,7 +73,11 @@ public:
 	/** SIGTERM and wait; returns the exit status. */
 	int stop();
 
-	/** Environment for a client of this compositor. */
+	/**
+	 * Environment for a client of this compositor. LD_LIBRARY_PATH is removed: meson test
+	 * points it at our builds of libwayland (instrumented under --sanitize), which Debian's
+	 * clients (grim, wayland-info, weston-simple-shm) must not load; ours use their rpath.
+	 */
 	std::map<std::string, std::string> client_env() const;
 	/** Runs a client to completion; returns its status, or -1 on timeout (it is killed). */
 	int run_client(const std::vector<std::string> &argv, int timeout_ms, std::string *out = nullptr,
