@@ -1,0 +1,143 @@
+// Pixel conversion: whole rows, rectangles and damage lists, from any source format in
+// format.h to one of its targets (ARGB8888/XRGB8888, or XBGR2101010/ABGR2101010 for
+// 10-bit sources).
+//
+// Ownership: the core never allocates image memory and never keeps a pointer after a
+// call returns. Every entry point validates its arguments first and returns a Status;
+// on error nothing has been written. No call reads or writes outside
+// [planes[i].data, planes[i].data + planes[i].size) and [dst.data, dst.data + dst.size).
+//
+// Colour (see docs on YuvMatrix/YuvRange):
+//  * YUV -> RGB with the ITU-R BT.601 or BT.709 matrix, limited range (Y 16-235,
+//    Cb/Cr 16-240 for 8 bits; x4 for 10 bits) or full range (0-255). Default BT.601
+//    limited, like Weston and Mutter for wl_shm buffers.
+//  * Chroma upsampling: nearest neighbour ("replicate"): the chroma sample of a 2x1
+//    (4:2:2) or 2x2 (4:2:0) block is used for every pixel of that block, as libyuv's
+//    *ToARGB functions do. This keeps rows independent, so bands and damage need no
+//    neighbouring chroma rows.
+//  * RGB expansions replicate high bits (5 bits v -> v<<3 | v>>2, so 31 -> 255;
+//    6 bits v -> v<<2 | v>>4; 4 bits v -> v*17; 1-bit alpha -> 0 or 255; 2-bit alpha -> v*85).
+//  * 10-bit -> 8-bit rounds to nearest: round(v * 255 / 1023).
+//    Half float -> n bits: clamp to [0, 1], then round(v * (2^n - 1)), ties up
+//    (negatives -> 0; Inf and NaN with the sign bit clear -> 2^n - 1).
+//  * Alpha is copied as it is: wl_shm alpha is premultiplied and stays premultiplied.
+//    Opaque sources, and X* targets, get alpha (or X bits) all ones.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "pixelport/core/format.h"
+
+namespace pixelport::core {
+
+enum class Status : uint8_t {
+	Ok = 0,
+	NullPointer,          // a data pointer needed by the format is null
+	UnknownFormat,        // fourcc not in the format table
+	UnsupportedConversion,// known formats, but no src -> dst kernel
+	InvalidSize,          // width, height or a rectangle size <= 0
+	SizeMismatch,         // dst width/height differ from src
+	StrideTooSmall,       // stride < min_stride(width)
+	BufferTooSmall,       // the plane does not fit in the given size
+	Overflow,             // a size or offset does not fit in 64 bits / size_t
+	RectOutOfBounds,      // rectangle not inside the image
+	BadRowRange,          // convert_rows: y0/y1 outside the image or not on the chroma grid
+	InvalidOption,        // negative thread count, band size, ...
+};
+
+// Short English text for logs, e.g. "stride smaller than the row".
+const char *status_str(Status s);
+
+// YUV -> RGB matrix (ITU-R BT.601-7 Kr=0.299 Kb=0.114; ITU-R BT.709-6 Kr=0.2126
+// Kb=0.0722). With Kg = 1 - Kr - Kb and Y, Cb, Cr normalised to [0,1], [-0.5,0.5]:
+//   R = Y + 2(1-Kr) Cr
+//   G = Y - 2Kb(1-Kb)/Kg Cb - 2Kr(1-Kr)/Kg Cr
+//   B = Y + 2(1-Kb) Cb
+// evaluated in 13-bit fixed point (coefficients rounded to 1/8192) with int32
+// arithmetic, result rounded to nearest and clamped.
+enum class YuvMatrix : uint8_t { BT601, BT709 };
+
+// Limited ("studio", "TV") range: 8-bit Y 16..235 and Cb/Cr 16..240 centred on 128
+// (BT.601/BT.709 section on quantisation); 10-bit x4: 64..940, 64..960, centre 512.
+// Full ("PC", JPEG) range: Y 0..255, Cb/Cr 0..255 centred on 128; 10-bit 0..1023
+// centred on 512 (normalised by 2^n - 1 as in ITU-R BT.2100 full range).
+enum class YuvRange : uint8_t { Limited, Full };
+
+// Instruction sets the kernels come in. Chosen once per call: the best the CPU has,
+// capped by ConvertOptions::max_isa (and by force_scalar / PIXELPORT_FORCE_SCALAR=1).
+enum class Isa : uint8_t { Scalar, SSE2, SSSE3, AVX2 };
+const char *isa_name(Isa isa);
+Isa best_isa();   // what this CPU supports (ignores PIXELPORT_FORCE_SCALAR)
+
+struct Rect {
+	int32_t x, y, width, height;   // pixels
+};
+
+// Source image. planes[i] for i < format_info(fourcc)->num_planes; the others ignored.
+// `data` points at the first byte of the plane's row 0 (no extra offset), `stride`
+// is bytes between rows, `size` is how many bytes at `data` may be read (at least
+// stride * (rows - 1) + min_stride(width); the last row needs no padding).
+struct SrcPlane {
+	const uint8_t *data = nullptr;
+	size_t stride = 0;
+	size_t size = 0;
+};
+
+struct SrcImage {
+	uint32_t fourcc = 0;
+	int32_t width = 0;
+	int32_t height = 0;
+	SrcPlane planes[kMaxPlanes];
+};
+
+// Destination: same width and height as the source, one plane.
+struct DstImage {
+	uint32_t fourcc = 0;
+	int32_t width = 0;
+	int32_t height = 0;
+	uint8_t *data = nullptr;
+	size_t stride = 0;
+	size_t size = 0;
+};
+
+struct ConvertOptions {
+	YuvMatrix matrix = YuvMatrix::BT601;
+	YuvRange range = YuvRange::Limited;
+	// Bands: rows are converted in bands whose source + destination bytes stay under
+	// band_bytes (0: half the L2 cache, 1 MiB if unknown). band_rows > 0 overrides.
+	size_t band_bytes = 0;
+	int32_t band_rows = 0;
+	// 1: the calling thread only (default). n > 1: up to n threads, contiguous row
+	// chunks, for areas of at least kMinPixelsPerThread pixels per thread.
+	// 0: automatic (hardware threads, same size rule).
+	int32_t threads = 1;
+	bool force_scalar = false;     // also forced by env PIXELPORT_FORCE_SCALAR=1
+	Isa max_isa = Isa::AVX2;       // cap, for tests and benchmarks
+};
+
+// Below this many pixels per thread, extra threads cost more than they save
+// (thread start ~20-50 us; measured in bench/).
+inline constexpr int64_t kMinPixelsPerThread = 256 * 1024;
+
+// Convert whole rows [y0, y1) of src into the same rows of dst.
+// Row rule (streaming): y0 must be a multiple of the format's vsub (even for 4:2:0:
+// NV12, NV21, YUV420, YVU420, P010) and y1 a multiple of vsub or equal to height, so a
+// chroma row is never split between calls. 0 <= y0 < y1 <= height.
+Status convert_rows(const SrcImage &src, const DstImage &dst, int32_t y0, int32_t y1,
+		    const ConvertOptions &opt = {});
+
+// Convert the damaged rectangles (image coordinates, same in src and dst). Each must
+// lie inside the image. Rectangles are expanded outwards to the chroma grid (even x/y
+// for 4:2:0, even x for 4:2:2; clamped to the image), so the written area can exceed
+// the damage by one pixel per side. Overlaps are converted more than once (same
+// result). An empty list converts nothing. Validation covers every rectangle before
+// anything is written.
+Status convert_rects(const SrcImage &src, const DstImage &dst, std::span<const Rect> damage,
+		     const ConvertOptions &opt = {});
+
+// The whole image.
+Status convert_image(const SrcImage &src, const DstImage &dst, const ConvertOptions &opt = {});
+
+} // namespace pixelport::core

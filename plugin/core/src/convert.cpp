@@ -1,0 +1,317 @@
+// Validation, kernel choice and the band driver.
+#include "pixelport/core/convert.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "kernels.h"
+
+namespace pixelport::core {
+namespace {
+
+using detail::KernelEntry;
+using detail::RowFn;
+using detail::RowSrc;
+using detail::YuvCoeffs;
+
+// Expanded, validated area: [x0, x1) x [y0, y1), on the chroma grid.
+struct Area {
+	int32_t x0, x1, y0, y1;
+};
+
+struct Job {
+	const FormatInfo *fi;
+	const SrcImage *src;
+	const DstImage *dst;
+	RowFn fn;
+	YuvCoeffs yuv;
+};
+
+Status check_plane(const uint8_t *data, size_t stride, size_t size, uint64_t row_bytes, uint64_t rows)
+{
+	if (!data)
+		return Status::NullPointer;
+	if (stride < row_bytes)
+		return Status::StrideTooSmall;
+	uint64_t need;
+	if (__builtin_mul_overflow(uint64_t{stride}, rows - 1, &need) ||
+	    __builtin_add_overflow(need, row_bytes, &need))
+		return Status::Overflow;
+	return need <= size ? Status::Ok : Status::BufferTooSmall;
+}
+
+Status validate(const SrcImage &src, const DstImage &dst, const ConvertOptions &opt, const FormatInfo **out)
+{
+	const FormatInfo *fi = format_info(src.fourcc);
+	const FormatInfo *di = format_info(dst.fourcc);
+	if (!fi || !di)
+		return Status::UnknownFormat;
+	if (!can_convert(src.fourcc, dst.fourcc))
+		return Status::UnsupportedConversion;
+	if (src.width <= 0 || src.height <= 0)
+		return Status::InvalidSize;
+	if (dst.width != src.width || dst.height != src.height)
+		return Status::SizeMismatch;
+	if (opt.threads < 0 || opt.band_rows < 0)
+		return Status::InvalidOption;
+	const auto w = static_cast<uint32_t>(src.width), h = static_cast<uint32_t>(src.height);
+	for (int i = 0; i < fi->num_planes; ++i) {
+		const SrcPlane &p = src.planes[i];
+		if (Status s = check_plane(p.data, p.stride, p.size, min_stride(*fi, i, w), plane_rows(*fi, i, h));
+		    s != Status::Ok)
+			return s;
+	}
+	if (Status s = check_plane(dst.data, dst.stride, dst.size, min_stride(*di, 0, w), h); s != Status::Ok)
+		return s;
+	*out = fi;
+	return Status::Ok;
+}
+
+// src_bits/dst_bits: 8 or 10. The kernels shift by 13 + src_bits - dst_bits, i.e.
+// they treat n-bit codes as 8-bit codes times 2^(n-8). Exact normalisation divides by
+// 219 * 2^(n-8) (limited) or 2^n - 1 (full) and multiplies by 2^m - 1, so the
+// coefficients carry the ratio of the two: 1 for 8 -> 8 bits, 1023/1020 for 10-bit
+// output (limited), 1020/1023 for 10 -> 8 bits (full).
+YuvCoeffs yuv_coeffs(YuvMatrix m, YuvRange r, int src_bits, int dst_bits)
+{
+	// ITU-R BT.601-7 / BT.709-6 luma weights.
+	const double kr = m == YuvMatrix::BT709 ? 0.2126 : 0.299;
+	const double kb = m == YuvMatrix::BT709 ? 0.0722 : 0.114;
+	const double kg = 1.0 - kr - kb;
+	const bool lim = r == YuvRange::Limited;
+	const double out_max = (1 << dst_bits) - 1;
+	const double depth = lim ? out_max / (255.0 * (1 << (dst_bits - 8)))
+				 : out_max * (1 << (src_bits - dst_bits)) / ((1 << src_bits) - 1);
+	const double ys = (lim ? 255.0 / 219.0 : 1.0) * depth, cs = (lim ? 255.0 / 224.0 : 1.0) * depth;
+	const double one = 1 << detail::kYuvShift;
+	auto q = [&](double v) { return static_cast<int32_t>(std::lround(v * one)); };
+	return {q(ys), lim ? 16 : 0, q(2 * (1 - kr) * cs), q(2 * kb * (1 - kb) / kg * cs),
+		q(2 * kr * (1 - kr) / kg * cs), q(2 * (1 - kb) * cs)};
+}
+
+bool env_force_scalar()
+{
+	const char *e = std::getenv("PIXELPORT_FORCE_SCALAR");
+	return e && e[0] && std::strcmp(e, "0") != 0;
+}
+
+RowFn find_kernel(uint32_t src, uint32_t dst, const ConvertOptions &opt)
+{
+	Isa isa = std::min(best_isa(), opt.max_isa);
+	if (opt.force_scalar || env_force_scalar())
+		isa = Isa::Scalar;
+	std::span<const KernelEntry> table;
+	switch (isa) {
+	case Isa::AVX2: table = detail::kernels_avx2(); break;
+	case Isa::SSSE3: table = detail::kernels_ssse3(); break;
+	case Isa::SSE2: table = detail::kernels_sse2(); break;
+	default: table = detail::kernels_scalar(); break;
+	}
+	for (const KernelEntry &k : table)
+		if (k.src == src && k.dst == dst)
+			return k.fn;
+	return nullptr;
+}
+
+size_t default_band_bytes()
+{
+	static const size_t bytes = [] {
+		const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+		return l2 > 0 ? static_cast<size_t>(l2) / 2 : size_t{1} << 20;
+	}();
+	return bytes;
+}
+
+int32_t round_up(int32_t v, int32_t m) { return (v + m - 1) / m * m; }
+
+int32_t band_rows_for(const Job &job, const ConvertOptions &opt, int32_t max_width)
+{
+	const int32_t vsub = job.fi->vsub;
+	if (opt.band_rows > 0)
+		return round_up(opt.band_rows, vsub);
+	const auto w = static_cast<uint32_t>(max_width);
+	uint64_t row_bytes = 4ull * w;
+	for (int i = 0; i < job.fi->num_planes; ++i)
+		row_bytes += min_stride(*job.fi, i, w) / job.fi->planes[i].vsub;
+	const size_t band = opt.band_bytes ? opt.band_bytes : default_band_bytes();
+	const uint64_t rows = std::max<uint64_t>(1, band / std::max<uint64_t>(1, row_bytes));
+	return round_up(static_cast<int32_t>(std::min<uint64_t>(rows, INT32_MAX / 2)), vsub);
+}
+
+void convert_row(const Job &job, const Area &a, int32_t y)
+{
+	const FormatInfo &fi = *job.fi;
+	RowSrc rs{};
+	for (int i = 0; i < fi.num_planes; ++i) {
+		const PlaneInfo &p = fi.planes[i];
+		const SrcPlane &sp = job.src->planes[i];
+		rs.p[i] = sp.data + uint64_t(y / p.vsub) * sp.stride + uint64_t(a.x0 / p.hsub) * p.unit_bytes;
+	}
+	uint8_t *d = job.dst->data + uint64_t(y) * job.dst->stride + uint64_t(a.x0) * 4;
+	job.fn(rs, d, a.x1 - a.x0, job.yuv);
+}
+
+// Rows [y_begin, y_end) of every area, band by band, so that all damage in a band is
+// done while its rows are in cache.
+void run_bands(const Job &job, std::span<const Area> areas, int32_t y_begin, int32_t y_end, int32_t band)
+{
+	for (int32_t yb = y_begin; yb < y_end; yb += std::min(band, y_end - yb)) {
+		const int32_t ye = yb + std::min(band, y_end - yb);
+		for (const Area &a : areas)
+			for (int32_t y = std::max(a.y0, yb), e = std::min(a.y1, ye); y < e; ++y)
+				convert_row(job, a, y);
+	}
+}
+
+int32_t thread_count(const ConvertOptions &opt, int64_t pixels)
+{
+	int32_t n = opt.threads;
+	if (n == 0)
+		n = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+	const int64_t by_size = std::max<int64_t>(1, pixels / kMinPixelsPerThread);
+	return static_cast<int32_t>(std::min<int64_t>(n, by_size));
+}
+
+Status run(const Job &job, std::span<const Area> areas, const ConvertOptions &opt)
+{
+	if (areas.empty())
+		return Status::Ok;
+	int32_t y_begin = INT32_MAX, y_end = 0, max_w = 0;
+	int64_t pixels = 0;
+	for (const Area &a : areas) {
+		y_begin = std::min(y_begin, a.y0);
+		y_end = std::max(y_end, a.y1);
+		max_w = std::max(max_w, a.x1 - a.x0);
+		pixels += int64_t(a.x1 - a.x0) * (a.y1 - a.y0);
+	}
+	const int32_t band = band_rows_for(job, opt, max_w);
+	const int32_t vsub = job.fi->vsub;
+	const int32_t n = std::min(thread_count(opt, pixels), (y_end - y_begin + vsub - 1) / vsub);
+	if (n <= 1) {
+		run_bands(job, areas, y_begin, y_end, band);
+		return Status::Ok;
+	}
+	// Contiguous chunks of rows on the chroma grid; the calling thread takes the first.
+	const int32_t chunk = round_up((y_end - y_begin + n - 1) / n, vsub);
+	std::vector<std::thread> workers;
+	int32_t y = y_begin + chunk;
+	for (; y < y_end; y += chunk) {
+		const int32_t e = std::min(y_end, y + chunk);
+		try {
+			workers.emplace_back(run_bands, std::cref(job), areas, y, e, band);
+		} catch (const std::system_error &) {
+			run_bands(job, areas, y, e, band);   // no thread: do it here
+		}
+	}
+	run_bands(job, areas, y_begin, std::min(y_end, y_begin + chunk), band);
+	for (std::thread &t : workers)
+		t.join();
+	return Status::Ok;
+}
+
+Status prepare(const SrcImage &src, const DstImage &dst, const ConvertOptions &opt, Job &job)
+{
+	if (Status s = validate(src, dst, opt, &job.fi); s != Status::Ok)
+		return s;
+	job.src = &src;
+	job.dst = &dst;
+	job.fn = find_kernel(src.fourcc, dst.fourcc, opt);
+	if (!job.fn)
+		return Status::UnsupportedConversion;
+	job.yuv = yuv_coeffs(opt.matrix, opt.range, job.fi->bits, format_info(dst.fourcc)->bits);
+	return Status::Ok;
+}
+
+} // namespace
+
+const char *status_str(Status s)
+{
+	switch (s) {
+	case Status::Ok: return "ok";
+	case Status::NullPointer: return "null data pointer";
+	case Status::UnknownFormat: return "unknown format";
+	case Status::UnsupportedConversion: return "no conversion between these formats";
+	case Status::InvalidSize: return "width or height not positive";
+	case Status::SizeMismatch: return "destination size differs from source";
+	case Status::StrideTooSmall: return "stride smaller than the row";
+	case Status::BufferTooSmall: return "buffer smaller than the image";
+	case Status::Overflow: return "size overflows 64 bits";
+	case Status::RectOutOfBounds: return "rectangle outside the image";
+	case Status::BadRowRange: return "row range outside the image or off the chroma grid";
+	case Status::InvalidOption: return "invalid option";
+	}
+	return "unknown status";
+}
+
+const char *isa_name(Isa isa)
+{
+	switch (isa) {
+	case Isa::Scalar: return "scalar";
+	case Isa::SSE2: return "sse2";
+	case Isa::SSSE3: return "ssse3";
+	case Isa::AVX2: return "avx2";
+	}
+	return "unknown";
+}
+
+Isa best_isa()
+{
+	static const Isa best = [] {
+		__builtin_cpu_init();
+		if (__builtin_cpu_supports("avx2"))
+			return Isa::AVX2;
+		if (__builtin_cpu_supports("ssse3"))
+			return Isa::SSSE3;
+		if (__builtin_cpu_supports("sse2"))
+			return Isa::SSE2;
+		return Isa::Scalar;
+	}();
+	return best;
+}
+
+Status convert_rows(const SrcImage &src, const DstImage &dst, int32_t y0, int32_t y1, const ConvertOptions &opt)
+{
+	Job job;
+	if (Status s = prepare(src, dst, opt, job); s != Status::Ok)
+		return s;
+	const int32_t vsub = job.fi->vsub;
+	if (y0 < 0 || y1 > src.height || y0 >= y1 || y0 % vsub != 0 || (y1 % vsub != 0 && y1 != src.height))
+		return Status::BadRowRange;
+	const Area a{0, src.width, y0, y1};
+	return run(job, {&a, 1}, opt);
+}
+
+Status convert_rects(const SrcImage &src, const DstImage &dst, std::span<const Rect> damage,
+		     const ConvertOptions &opt)
+{
+	Job job;
+	if (Status s = prepare(src, dst, opt, job); s != Status::Ok)
+		return s;
+	std::vector<Area> areas;
+	areas.reserve(damage.size());
+	const int32_t hs = job.fi->hsub, vs = job.fi->vsub;
+	for (const Rect &r : damage) {
+		if (r.width <= 0 || r.height <= 0)
+			return Status::InvalidSize;
+		if (r.x < 0 || r.y < 0 || int64_t{r.x} + r.width > src.width || int64_t{r.y} + r.height > src.height)
+			return Status::RectOutOfBounds;
+		// Out to the chroma grid; the far edge may stop at an odd image edge.
+		areas.push_back({r.x / hs * hs, std::min(round_up(r.x + r.width, hs), src.width), r.y / vs * vs,
+				 std::min(round_up(r.y + r.height, vs), src.height)});
+	}
+	return run(job, areas, opt);
+}
+
+Status convert_image(const SrcImage &src, const DstImage &dst, const ConvertOptions &opt)
+{
+	const Rect all{0, 0, src.width, src.height};
+	return convert_rects(src, dst, {&all, 1}, opt);
+}
+
+} // namespace pixelport::core

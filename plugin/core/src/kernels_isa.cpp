@@ -1,0 +1,25 @@
+// Row kernels of one instruction set. meson compiles this file once per ISA with
+// that ISA's -m flags, PP_ISA_LEVEL (0 scalar, 1 SSE2, 2 SSSE3, 3 AVX2) and
+// PP_KERNEL_TABLE (the function name below); only these objects get ISA flags.
+#include <cstdint>
+#include <span>
+
+#include "kernels.h"
+#include "pixelport/core/fourcc.h"
+
+#if PP_ISA_LEVEL >= 1
+#include <immintrin.h>
+#endif
+
+namespace pixelport::core::detail {
+namespace {
+#include "rows_impl.h"
+#if PP_ISA_LEVEL >= 2
+#include "rows_simd.h"
+#endif
+#include "rows_table.h"
+} // namespace
+
+std::span<const KernelEntry> PP_KERNEL_TABLE() { return kTable; }
+
+} // namespace pixelport::core::detail
