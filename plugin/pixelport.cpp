@@ -1,51 +1,43 @@
-// The plugin object: owns the wl_shm global and follows surfaces of the host's compositor.
+// The plugin object: the public C API, the wl_shm global and per-surface state.
 #include "pixelport/pixelport.h"
 
-#include <memory>
 #include <new>
-#include <unordered_map>
 
-#include "listener.hpp"
-#include "wlr.hpp"
+#include "buffer.hpp"
+#include "plugin.hpp"
+#include "shm.hpp"
 
 extern "C" PIXELPORT_API const uint32_t pixelport_abi_version = PIXELPORT_ABI_VERSION;
 
-namespace {
+using namespace pixelport;
 
-// Per-surface state lives exactly as long as the wlr_surface: erased on its destroy.
-struct SurfaceState {
-	wlr_surface *surface = nullptr;
-	uint64_t commits = 0;
-	pixelport::Listener client_commit;
-	pixelport::Listener destroy;
-};
-
-} // namespace
-
-struct pixelport_plugin {
-	wl_display *display = nullptr;
-	wlr_renderer *renderer = nullptr;
-	pixelport_options options{};
-	wlr_shm *shm = nullptr;
-	wlr_compositor *compositor = nullptr;
-
-	std::unordered_map<wlr_surface *, std::unique_ptr<SurfaceState>> surfaces;
-
-	pixelport::Listener display_destroy;
-	pixelport::Listener new_surface;
-	pixelport::Listener compositor_destroy;
-
-	void track_surface(wlr_surface *surface) {
-		auto state = std::make_unique<SurfaceState>();
-		state->surface = surface;
-		state->client_commit.connect(&surface->events.client_commit, [s = state.get()](void *) {
-			s->commits++;
-		});
-		state->destroy.connect(&surface->events.destroy,
-			[this, surface](void *) { surfaces.erase(surface); });
-		surfaces[surface] = std::move(state);
-	}
-};
+void pixelport_plugin::track_surface(wlr_surface *surface) {
+	auto state = std::make_unique<SurfaceState>();
+	SurfaceState *s = state.get();
+	s->plugin = this;
+	s->surface = surface;
+	// Before wlroots caches or applies the state: mark our buffer busy and note the surface,
+	// so the conversion at texture time knows whose damage and destination to use.
+	s->client_commit.connect(&surface->events.client_commit, [s](void *) {
+		s->commits++;
+		if (!(s->surface->pending.committed & WLR_SURFACE_STATE_BUFFER)) {
+			return;
+		}
+		if (PixelBuffer *buffer = pixel_buffer_from_wlr(s->surface->pending.buffer)) {
+			pixel_buffer_committed(buffer, s->surface);
+		}
+	});
+	// After the state is applied: a buffer that was not converted into `dest` (native, or a
+	// null attach) makes `dest` stale as the surface's content.
+	s->commit.connect(&surface->events.commit, [s](void *) {
+		if ((s->surface->current.committed & WLR_SURFACE_STATE_BUFFER) && !s->converted_this_commit) {
+			s->dest_valid = false;
+		}
+		s->converted_this_commit = false;
+	});
+	s->destroy.connect(&surface->events.destroy, [this, surface](void *) { surfaces.erase(surface); });
+	surfaces[surface] = std::move(state);
+}
 
 extern "C" {
 
@@ -70,15 +62,24 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *displ
 		delete pp;
 		return nullptr;
 	}
-	pp->shm = wlr_shm_create_with_renderer(display, version, renderer);
+	const wlr_drm_format_set *formats = wlr_renderer_get_texture_formats(renderer, WLR_BUFFER_CAP_DATA_PTR);
+	for (size_t i = 0; formats != nullptr && i < formats->len; i++) {
+		pp->renderer_formats.push_back(formats->formats[i].format);
+	}
+	pp->convert_options.threads = pp->options.convert_threads == 0 ? 1 : static_cast<int32_t>(pp->options.convert_threads);
+
+	pp->shm = Shm::create(pp, version);
 	if (pp->shm == nullptr) {
 		wlr_log(WLR_ERROR, "pixelport: failed to create wl_shm");
 		delete pp;
 		return nullptr;
 	}
-	// wlr_shm frees itself with the display; forget it then so destroy stays safe.
-	pp->display_destroy.connect_display_destroy(display, [pp](void *) { pp->shm = nullptr; });
-	wlr_log(WLR_INFO, "pixelport: serving wl_shm v%u (ABI %u)", version, PIXELPORT_ABI_VERSION);
+	// libwayland destroys globals with the display; the Shm must not destroy its own twice.
+	pp->display_destroy.connect_display_destroy(display, [pp](void *) {
+		if (pp->shm) pp->shm->forget_global();
+	});
+	wlr_log(WLR_INFO, "pixelport: serving wl_shm v%u with %zu formats (%zu native) (ABI %u)", version,
+		pp->shm->formats().size(), pp->renderer_formats.size(), PIXELPORT_ABI_VERSION);
 	return pp;
 }
 
@@ -100,12 +101,12 @@ PIXELPORT_API bool pixelport_attach_compositor(struct pixelport_plugin *pp,
 	return true;
 }
 
-PIXELPORT_API struct wlr_shm *pixelport_get_shm(struct pixelport_plugin *pp) {
-	return pp != nullptr ? pp->shm : nullptr;
+PIXELPORT_API void pixelport_get_stats(struct pixelport_plugin *pp, struct pixelport_stats *stats) {
+	*stats = pp != nullptr ? pp->stats : pixelport_stats{};
 }
 
 PIXELPORT_API void pixelport_destroy(struct pixelport_plugin *pp) {
-	// Listeners disconnect in their destructors; wl_shm goes with the display.
+	// Listeners disconnect in their destructors.
 	delete pp;
 }
 

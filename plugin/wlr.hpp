@@ -9,6 +9,7 @@
 #define WLR_USE_UNSTABLE
 #endif
 
+#include <drm_fourcc.h>
 #include <wayland-server-core.h>
 
 extern "C" {

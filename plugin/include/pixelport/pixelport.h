@@ -37,7 +37,6 @@ extern "C" {
 struct wl_display;
 struct wlr_renderer;
 struct wlr_compositor;
-struct wlr_shm;
 struct pixelport_plugin;
 
 /** Bumped whenever a struct below or a function signature changes. */
@@ -47,6 +46,22 @@ struct pixelport_plugin;
 struct pixelport_options {
 	/** wl_shm global version to advertise, 1 or 2; 0 means 2. */
 	uint32_t shm_version;
+	/** Threads for one conversion (the calling thread included); 0 means 1. */
+	uint32_t convert_threads;
+};
+
+/** Counters since pixelport_create(), for tests and hosts that want them. */
+struct pixelport_stats {
+	/** Textures made from client memory in place (native formats): no byte copied by us. */
+	uint64_t native_uploads;
+	/** Uploads of formats the renderer lacks, each converting the commit's damage. */
+	uint64_t converted_uploads;
+	/** Pixels converted (damaged area, before expansion to the chroma grid). */
+	uint64_t converted_pixels;
+	/** wl_shm buffers created. */
+	uint64_t shm_buffers;
+	/** Pools whose file a client shrank while mapped (read back as zeroes). */
+	uint64_t sigbus_faults;
 };
 
 /** The ABI version the library was built with (equal to its PIXELPORT_ABI_VERSION). */
@@ -56,8 +71,10 @@ PIXELPORT_API extern const uint32_t pixelport_abi_version;
  * Creates the plugin and its wl_shm global on `display`.
  *
  * The wl_shm global advertises the formats `renderer` takes from CPU memory
- * (wlr_renderer_get_texture_formats(renderer, WLR_BUFFER_CAP_DATA_PTR)); ARGB8888 and
- * XRGB8888 are always among them. The host must not create its own wl_shm.
+ * (wlr_renderer_get_texture_formats(renderer, WLR_BUFFER_CAP_DATA_PTR)), used in place, plus
+ * every format the conversion core can turn into one of them (RGB888, RGB565, NV12, YUYV,
+ * ...), converted during upload. ARGB8888 and XRGB8888 are always among them. The host must
+ * not create its own wl_shm.
  *
  * `display` and `renderer` are borrowed and must outlive the plugin. `options` is copied;
  * NULL means all defaults. Returns NULL (after logging why through wlr_log) on failure.
@@ -73,8 +90,8 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *displ
 PIXELPORT_API bool pixelport_attach_compositor(struct pixelport_plugin *pp,
 	struct wlr_compositor *compositor);
 
-/** The wl_shm the plugin serves (owned by the plugin), for hosts that need it. */
-PIXELPORT_API struct wlr_shm *pixelport_get_shm(struct pixelport_plugin *pp);
+/** Copies the plugin's counters into `stats`. */
+PIXELPORT_API void pixelport_get_stats(struct pixelport_plugin *pp, struct pixelport_stats *stats);
 
 /**
  * Destroys the plugin: removes its globals and every listener. NULL is a no-op.

@@ -1,0 +1,207 @@
+#include "buffer.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "pixelport/core/format.h"
+
+namespace pixelport {
+
+std::shared_ptr<DestImage> DestImage::create(uint32_t fourcc, int32_t width, int32_t height) {
+	auto image = std::make_shared<DestImage>();
+	image->fourcc = fourcc;
+	image->width = width;
+	image->height = height;
+	image->stride = static_cast<size_t>(width) * 4; // all targets are 32 bits per pixel
+	image->size = image->stride * static_cast<size_t>(height);
+	// 64-byte aligned rows start for the SIMD kernels and the renderer.
+	size_t alloc = (image->size + 63) & ~size_t{63};
+	image->data = static_cast<uint8_t *>(aligned_alloc(64, alloc));
+	if (image->data == nullptr) {
+		return nullptr;
+	}
+	return image;
+}
+
+DestImage::~DestImage() { free(data); }
+
+static PixelBuffer *from_base(wlr_buffer *base) { return reinterpret_cast<PixelBuffer *>(base); }
+
+static void buffer_destroy(wlr_buffer *base) {
+	PixelBuffer *buffer = from_base(base);
+	buffer->release.disconnect();
+	buffer->impl->destroy(buffer);
+}
+
+// The surface whose commit is being applied with this buffer right now, if any: wlroots
+// creates (or updates) the texture inside surface_commit_state, while current.buffer is set.
+static SurfaceState *applying_surface(PixelBuffer *buffer) {
+	for (wlr_surface *surface : buffer->surfaces) {
+		SurfaceState *state = buffer->plugin->surface_state(surface);
+		if (state != nullptr && surface->current.buffer == &buffer->base) {
+			return state;
+		}
+	}
+	return nullptr;
+}
+
+static bool convert_into(PixelBuffer *buffer, DestImage *dest, const pixman_region32_t *damage) {
+	core::SrcImage src;
+	if (!buffer->impl->source(buffer, &src)) {
+		return false;
+	}
+	core::DstImage dst;
+	dst.fourcc = dest->fourcc;
+	dst.width = dest->width;
+	dst.height = dest->height;
+	dst.data = dest->data;
+	dst.stride = dest->stride;
+	dst.size = dest->size;
+
+	std::vector<core::Rect> rects;
+	if (damage != nullptr) {
+		int n = 0;
+		const pixman_box32_t *boxes = pixman_region32_rectangles(const_cast<pixman_region32_t *>(damage), &n);
+		rects.reserve(static_cast<size_t>(n));
+		for (int i = 0; i < n; i++) {
+			// Clamp: damage_buffer may name pixels outside the buffer.
+			int32_t x1 = std::clamp(boxes[i].x1, 0, dest->width), x2 = std::clamp(boxes[i].x2, 0, dest->width);
+			int32_t y1 = std::clamp(boxes[i].y1, 0, dest->height), y2 = std::clamp(boxes[i].y2, 0, dest->height);
+			if (x2 > x1 && y2 > y1) {
+				rects.push_back({x1, y1, x2 - x1, y2 - y1});
+			}
+		}
+	} else {
+		rects.push_back({0, 0, dest->width, dest->height});
+	}
+	core::Status status = core::convert_rects(src, dst, rects, buffer->plugin->convert_options);
+	if (status != core::Status::Ok) {
+		wlr_log(WLR_ERROR, "pixelport: converting %s %dx%d failed: %s", core::format_name(buffer->fourcc),
+			dest->width, dest->height, core::status_str(status));
+		return false;
+	}
+	pixelport_stats &stats = buffer->plugin->stats;
+	stats.converted_uploads++;
+	for (const core::Rect &r : rects) {
+		stats.converted_pixels += static_cast<uint64_t>(r.width) * static_cast<uint64_t>(r.height);
+	}
+	return true;
+}
+
+static bool buffer_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, uint32_t *format,
+		size_t *stride) {
+	PixelBuffer *buffer = from_base(base);
+	if (flags & WLR_BUFFER_DATA_PTR_ACCESS_WRITE) {
+		// Only screencopy-style users write, and only into a native, writable mapping.
+		if (!buffer->native() || buffer->impl->writable == nullptr || !buffer->impl->writable(buffer)) {
+			return false;
+		}
+	}
+	if (buffer->native()) {
+		core::SrcImage src;
+		if (!buffer->impl->source(buffer, &src)) {
+			return false;
+		}
+		if (!(flags & WLR_BUFFER_DATA_PTR_ACCESS_WRITE)) {
+			buffer->plugin->stats.native_uploads++;
+		}
+		*data = const_cast<uint8_t *>(src.planes[0].data);
+		*format = buffer->fourcc;
+		*stride = src.planes[0].stride;
+		return true;
+	}
+
+	// After release the client may be writing new pixels: hand out what was converted.
+	if (!buffer->busy && buffer->handed != nullptr) {
+		*data = buffer->handed->data;
+		*format = buffer->handed->fourcc;
+		*stride = buffer->handed->stride;
+		return true;
+	}
+
+	std::shared_ptr<DestImage> dest;
+	const pixman_region32_t *damage = nullptr;
+	SurfaceState *surface = applying_surface(buffer);
+	if (surface != nullptr) {
+		if (surface->dest == nullptr || surface->dest->fourcc != buffer->target ||
+				surface->dest->width != base->width || surface->dest->height != base->height) {
+			surface->dest = DestImage::create(buffer->target, base->width, base->height);
+			surface->dest_valid = false;
+		}
+		dest = surface->dest;
+		if (surface->dest_valid) {
+			damage = &surface->surface->buffer_damage;
+		}
+	} else {
+		// Not inside a commit (another user of the buffer): a private full conversion.
+		dest = buffer->handed;
+		if (dest == nullptr || dest->fourcc != buffer->target) {
+			dest = DestImage::create(buffer->target, base->width, base->height);
+		}
+	}
+	if (dest == nullptr || !convert_into(buffer, dest.get(), damage)) {
+		return false;
+	}
+	if (surface != nullptr) {
+		surface->dest_valid = true;
+		surface->converted_this_commit = true;
+	}
+	buffer->handed = dest;
+	// Every pixel the renderer needs is in `dest` now: the client may have its buffer back.
+	pixel_buffer_release_to_client(buffer);
+	*data = dest->data;
+	*format = dest->fourcc;
+	*stride = dest->stride;
+	return true;
+}
+
+static void buffer_end_data_ptr_access(wlr_buffer *) {}
+
+static bool buffer_get_shm(wlr_buffer *base, wlr_shm_attributes *attrs) {
+	PixelBuffer *buffer = from_base(base);
+	return buffer->native() && buffer->impl->get_shm != nullptr && buffer->impl->get_shm(buffer, attrs);
+}
+
+static const wlr_buffer_impl kBufferImpl = {
+	.destroy = buffer_destroy,
+	.get_dmabuf = nullptr,
+	.get_shm = buffer_get_shm,
+	.begin_data_ptr_access = buffer_begin_data_ptr_access,
+	.end_data_ptr_access = buffer_end_data_ptr_access,
+};
+
+void pixel_buffer_init(PixelBuffer *buffer, const PixelBufferImpl *impl, int width, int height) {
+	buffer->impl = impl;
+	wlr_buffer_init(&buffer->base, &kBufferImpl, width, height);
+	// Unlocked by everyone (texture gone): the client may reuse its pixels.
+	buffer->release.connect(&buffer->base.events.release,
+		[buffer](void *) { pixel_buffer_release_to_client(buffer); });
+}
+
+PixelBuffer *pixel_buffer_from_wlr(wlr_buffer *buffer) {
+	return buffer != nullptr && buffer->impl == &kBufferImpl ? from_base(buffer) : nullptr;
+}
+
+void pixel_buffer_resource_destroyed(PixelBuffer *buffer) {
+	buffer->resource = nullptr;
+	buffer->busy = false;
+	wlr_buffer_drop(&buffer->base);
+}
+
+void pixel_buffer_release_to_client(PixelBuffer *buffer) {
+	if (buffer->busy && buffer->resource != nullptr) {
+		wl_buffer_send_release(buffer->resource);
+	}
+	buffer->busy = false;
+}
+
+void pixel_buffer_committed(PixelBuffer *buffer, wlr_surface *surface) {
+	buffer->busy = true;
+	std::erase_if(buffer->surfaces, [buffer](wlr_surface *s) { return buffer->plugin->surface_state(s) == nullptr; });
+	if (std::find(buffer->surfaces.begin(), buffer->surfaces.end(), surface) == buffer->surfaces.end()) {
+		buffer->surfaces.push_back(surface);
+	}
+}
+
+} // namespace pixelport

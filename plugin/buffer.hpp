@@ -1,0 +1,61 @@
+// PixelBuffer: the wlr_buffer behind every wl_buffer the plugin creates (wl_shm now, the
+// pixelport stream later). It hands the renderer either the client's pixels in place (native
+// formats) or, for formats the renderer lacks, a renderer-format image into which the damaged
+// rows are converted at the moment the renderer asks for the data (convert during upload).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "plugin.hpp"
+
+namespace pixelport {
+
+struct PixelBuffer;
+
+/** What a kind of PixelBuffer (shm, stream) implements. */
+struct PixelBufferImpl {
+	/** The client's pixels, planes filled for the buffer's format. False if unavailable. */
+	bool (*source)(PixelBuffer *buffer, core::SrcImage *out);
+	/** Frees the concrete buffer (called once the wlr_buffer is dropped and unlocked). */
+	void (*destroy)(PixelBuffer *buffer);
+	/** Optional: shm attributes for native buffers (wlr_buffer_get_shm). */
+	bool (*get_shm)(PixelBuffer *buffer, wlr_shm_attributes *attrs);
+	/** Optional: the compositor may write the pixels (screencopy into a client buffer). */
+	bool (*writable)(PixelBuffer *buffer);
+};
+
+struct PixelBuffer {
+	wlr_buffer base; // first: wlr_buffer pointers are cast back to PixelBuffer
+	const PixelBufferImpl *impl = nullptr;
+	pixelport_plugin *plugin = nullptr;
+	wl_resource *resource = nullptr; // the wl_buffer; null once the client destroyed it
+	uint32_t fourcc = 0;             // the client's DRM format
+	uint32_t target = 0;             // the renderer's format; == fourcc when native
+	/** Committed and not yet released: the client must not touch its pixels. */
+	bool busy = false;
+	/** The renderer-format image last handed to the renderer (kept alive by our lock). */
+	std::shared_ptr<DestImage> handed;
+	/** Surfaces this buffer was committed to: candidates when the renderer asks for data. */
+	std::vector<wlr_surface *> surfaces;
+	Listener release;
+
+	bool native() const { return fourcc == target; }
+};
+
+/** Sets up `buffer->base` and the release listener; call once after filling the fields. */
+void pixel_buffer_init(PixelBuffer *buffer, const PixelBufferImpl *impl, int width, int height);
+
+/** The PixelBuffer behind `buffer`, or null if it is not one of ours. */
+PixelBuffer *pixel_buffer_from_wlr(wlr_buffer *buffer);
+
+/** To call from the wl_buffer resource's destroy: forgets the resource and drops the buffer. */
+void pixel_buffer_resource_destroyed(PixelBuffer *buffer);
+
+/** Sends wl_buffer.release if the client is waiting for it. */
+void pixel_buffer_release_to_client(PixelBuffer *buffer);
+
+/** Client commit on `surface` with `buffer` attached: the buffer is busy until released. */
+void pixel_buffer_committed(PixelBuffer *buffer, wlr_surface *surface);
+
+} // namespace pixelport

@@ -1,0 +1,75 @@
+// Internal state of the plugin, shared by its modules (shm.cpp, buffer.cpp, ...).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "listener.hpp"
+#include "pixelport/core/convert.h"
+#include "pixelport/pixelport.h"
+#include "wlr.hpp"
+
+namespace pixelport {
+
+class Shm;
+
+/** Renderer-format pixels the plugin converted into; the renderer reads them in place. */
+struct DestImage {
+	uint32_t fourcc = 0;
+	int32_t width = 0;
+	int32_t height = 0;
+	size_t stride = 0;
+	size_t size = 0;
+	uint8_t *data = nullptr;
+
+	static std::shared_ptr<DestImage> create(uint32_t fourcc, int32_t width, int32_t height);
+	~DestImage();
+};
+
+/** Per wlr_surface: lives exactly as long as the surface (erased on its destroy). */
+struct SurfaceState {
+	pixelport_plugin *plugin = nullptr;
+	wlr_surface *surface = nullptr;
+	uint64_t commits = 0;
+	/**
+	 * What the surface shows, in the renderer's format, when its last buffer needed a
+	 * conversion. Damage is relative to the surface's previous content, so a commit
+	 * converts only its damaged rows into this image. dest_valid is false when the last
+	 * buffer was native (or none): the next converted buffer then converts everything.
+	 */
+	std::shared_ptr<DestImage> dest;
+	bool dest_valid = false;
+	/** Set when this commit's buffer was converted into `dest`; checked after the commit. */
+	bool converted_this_commit = false;
+	Listener client_commit;
+	Listener commit;
+	Listener destroy;
+};
+
+} // namespace pixelport
+
+struct pixelport_plugin {
+	wl_display *display = nullptr;
+	wlr_renderer *renderer = nullptr;
+	pixelport_options options{};
+	/** DRM formats the renderer samples from CPU memory (WLR_BUFFER_CAP_DATA_PTR). */
+	std::vector<uint32_t> renderer_formats;
+	pixelport::core::ConvertOptions convert_options;
+	std::unique_ptr<pixelport::Shm> shm;
+	wlr_compositor *compositor = nullptr;
+	pixelport_stats stats{};
+
+	std::unordered_map<wlr_surface *, std::unique_ptr<pixelport::SurfaceState>> surfaces;
+
+	pixelport::Listener new_surface;
+	pixelport::Listener compositor_destroy;
+	pixelport::Listener display_destroy;
+
+	pixelport::SurfaceState *surface_state(wlr_surface *surface) {
+		auto it = surfaces.find(surface);
+		return it == surfaces.end() ? nullptr : it->second.get();
+	}
+	void track_surface(wlr_surface *surface);
+};

@@ -1,0 +1,408 @@
+#include "shm.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "buffer.hpp"
+#include "pixelport/core/format.h"
+#include "sigbus.hpp"
+
+namespace pixelport {
+
+uint32_t shm_format_to_drm(uint32_t shm_format) {
+	switch (shm_format) {
+	case WL_SHM_FORMAT_ARGB8888: return DRM_FORMAT_ARGB8888;
+	case WL_SHM_FORMAT_XRGB8888: return DRM_FORMAT_XRGB8888;
+	default: return shm_format;
+	}
+}
+
+uint32_t drm_format_to_shm(uint32_t drm_format) {
+	switch (drm_format) {
+	case DRM_FORMAT_ARGB8888: return WL_SHM_FORMAT_ARGB8888;
+	case DRM_FORMAT_XRGB8888: return WL_SHM_FORMAT_XRGB8888;
+	default: return drm_format;
+	}
+}
+
+namespace {
+
+// The client's file, shared by a pool and every mapping made of it.
+struct PoolFile {
+	int fd = -1;
+	bool sealed_shrink = false; // F_SEAL_SHRINK: the file cannot shrink, no SIGBUS possible
+	~PoolFile() {
+		if (fd >= 0) close(fd);
+	}
+};
+
+// One mmap of the pool. A resize makes a new one; buffers keep the mapping they were made
+// from alive, so old buffers stay readable while new ones use the grown pool.
+struct Mapping {
+	std::shared_ptr<PoolFile> file;
+	uint8_t *data = nullptr;
+	size_t size = 0;
+	SigbusGuard guard;
+	bool guarded = false;
+	bool writable = false;
+	bool fault_logged = false;
+
+	~Mapping() {
+		if (guarded) sigbus_guard_remove(&guard);
+		if (data != nullptr) munmap(data, size);
+	}
+};
+
+std::shared_ptr<Mapping> map_file(const std::shared_ptr<PoolFile> &file, size_t size) {
+	// Writable when the fd allows it: screencopy clients (grim) let the compositor render
+	// into their wl_shm buffers.
+	bool writable = true;
+	void *data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, file->fd, 0);
+	if (data == MAP_FAILED) {
+		writable = false;
+		data = mmap(nullptr, size, PROT_READ, MAP_SHARED, file->fd, 0);
+	}
+	if (data == MAP_FAILED) {
+		return nullptr;
+	}
+	auto mapping = std::make_shared<Mapping>();
+	mapping->file = file;
+	mapping->data = static_cast<uint8_t *>(data);
+	mapping->size = size;
+	mapping->writable = writable;
+	if (!file->sealed_shrink) {
+		mapping->guard.addr = data;
+		mapping->guard.size = size;
+		mapping->guarded = sigbus_guard_add(&mapping->guard);
+	}
+	return mapping;
+}
+
+struct ShmPool {
+	pixelport_plugin *plugin = nullptr;
+	Shm *shm = nullptr;
+	wl_resource *resource = nullptr;
+	std::shared_ptr<PoolFile> file;
+	std::shared_ptr<Mapping> mapping;
+};
+
+// Where each plane of a wl_shm buffer lies: plane 0 at `offset` with the buffer's stride; the
+// chroma planes follow it directly, with the same stride for semi-planar formats (NV12, NV16,
+// P010) and half of it for the 3-plane formats (YUV420, YVU420), as Weston lays them out.
+struct PlaneLayout {
+	uint64_t offset[core::kMaxPlanes] = {};
+	uint64_t stride[core::kMaxPlanes] = {};
+	uint64_t rows[core::kMaxPlanes] = {};
+	uint64_t end = 0; // one past the last byte of the last plane, from the pool start
+};
+
+bool layout_planes(const core::FormatInfo &info, int32_t width, int32_t height, int32_t stride,
+		int32_t offset, PlaneLayout *out) {
+	uint64_t pos = static_cast<uint64_t>(offset);
+	for (int p = 0; p < info.num_planes; p++) {
+		uint64_t plane_stride = static_cast<uint64_t>(stride);
+		if (info.num_planes == 3 && p > 0) {
+			if (stride % 2 != 0) return false;
+			plane_stride /= 2;
+		}
+		if (plane_stride < core::min_stride(info, p, static_cast<uint32_t>(width))) {
+			return false;
+		}
+		out->offset[p] = pos;
+		out->stride[p] = plane_stride;
+		out->rows[p] = core::plane_rows(info, p, static_cast<uint32_t>(height));
+		pos += plane_stride * out->rows[p]; // < 2^31 * 2^31 * 3: no 64-bit overflow
+	}
+	out->end = pos;
+	return true;
+}
+
+struct ShmBuffer {
+	PixelBuffer pixel; // first
+	std::shared_ptr<Mapping> mapping;
+	PlaneLayout layout;
+	int32_t stride = 0;
+	int32_t offset = 0;
+};
+
+ShmBuffer *shm_buffer(PixelBuffer *buffer) { return reinterpret_cast<ShmBuffer *>(buffer); }
+
+bool shm_buffer_source(PixelBuffer *buffer, core::SrcImage *out) {
+	ShmBuffer *shm = shm_buffer(buffer);
+	Mapping &m = *shm->mapping;
+	if (m.guard.faulted.load(std::memory_order_relaxed) && !m.fault_logged) {
+		m.fault_logged = true;
+		buffer->plugin->stats.sigbus_faults++;
+		wlr_log(WLR_ERROR, "pixelport: a client shrank its wl_shm pool under a buffer; reading zeroes");
+	}
+	const core::FormatInfo *info = core::format_info(buffer->fourcc);
+	out->fourcc = buffer->fourcc;
+	out->width = buffer->base.width;
+	out->height = buffer->base.height;
+	for (int p = 0; p < info->num_planes; p++) {
+		out->planes[p].data = m.data + shm->layout.offset[p];
+		out->planes[p].stride = shm->layout.stride[p];
+		out->planes[p].size = shm->layout.stride[p] * shm->layout.rows[p];
+	}
+	return true;
+}
+
+void shm_buffer_destroy(PixelBuffer *buffer) { delete shm_buffer(buffer); }
+
+bool shm_buffer_writable(PixelBuffer *buffer) { return shm_buffer(buffer)->mapping->writable; }
+
+bool shm_buffer_get_shm(PixelBuffer *buffer, wlr_shm_attributes *attrs) {
+	ShmBuffer *shm = shm_buffer(buffer);
+	*attrs = {};
+	attrs->fd = shm->mapping->file->fd;
+	attrs->format = buffer->fourcc;
+	attrs->width = buffer->base.width;
+	attrs->height = buffer->base.height;
+	attrs->stride = shm->stride;
+	attrs->offset = shm->offset;
+	return true;
+}
+
+const PixelBufferImpl kShmBufferImpl = {
+	.source = shm_buffer_source,
+	.destroy = shm_buffer_destroy,
+	.get_shm = shm_buffer_get_shm,
+	.writable = shm_buffer_writable,
+};
+
+// ---- wl_buffer ----------------------------------------------------------------------------
+
+void buffer_handle_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
+
+const struct wl_buffer_interface kWlBufferImpl = {
+	.destroy = buffer_handle_destroy,
+};
+
+void buffer_resource_destroy(wl_resource *resource) {
+	auto *buffer = static_cast<ShmBuffer *>(wl_resource_get_user_data(resource));
+	pixel_buffer_resource_destroyed(&buffer->pixel);
+}
+
+bool buffer_resource_is_instance(wl_resource *resource) {
+	return wl_resource_instance_of(resource, &wl_buffer_interface, &kWlBufferImpl);
+}
+
+// wlr_buffer_try_from_resource() takes the lock itself.
+wlr_buffer *buffer_from_resource(wl_resource *resource) {
+	auto *buffer = static_cast<ShmBuffer *>(wl_resource_get_user_data(resource));
+	return &buffer->pixel.base;
+}
+
+// Process-global and never unregistered (wlroots has no unregister): it must live forever.
+const wlr_buffer_resource_interface kResourceInterface = {
+	.name = "pixelport_shm",
+	.is_instance = buffer_resource_is_instance,
+	.from_resource = buffer_from_resource,
+};
+
+// ---- wl_shm_pool --------------------------------------------------------------------------
+
+ShmPool *pool_from_resource(wl_resource *resource) {
+	return static_cast<ShmPool *>(wl_resource_get_user_data(resource));
+}
+
+void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, int32_t offset, int32_t width,
+		int32_t height, int32_t stride, uint32_t format) {
+	ShmPool *pool = pool_from_resource(resource);
+	uint32_t drm = shm_format_to_drm(format);
+	uint32_t target = pool->shm->target_for(drm);
+	if (target == 0) {
+		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FORMAT, "unsupported format 0x%08x", format);
+		return;
+	}
+	const core::FormatInfo *info = core::format_info(drm);
+	if (info == nullptr) {
+		// A renderer format the core does not describe: one 32-bit plane is all we serve natively.
+		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FORMAT, "format 0x%08x has no layout", format);
+		return;
+	}
+	PlaneLayout layout;
+	if (offset < 0 || width <= 0 || height <= 0 || stride <= 0 ||
+			!layout_planes(*info, width, height, stride, offset, &layout)) {
+		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE,
+			"invalid buffer: offset %d, %dx%d, stride %d for %s", offset, width, height, stride,
+			core::format_name(drm));
+		return;
+	}
+	if (layout.end > pool->mapping->size) {
+		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE,
+			"buffer (offset %d, stride %d, height %d) ends at byte %llu, beyond the pool's %zu", offset,
+			stride, height, static_cast<unsigned long long>(layout.end), pool->mapping->size);
+		return;
+	}
+
+	auto *buffer = new ShmBuffer();
+	buffer->mapping = pool->mapping;
+	buffer->layout = layout;
+	buffer->stride = stride;
+	buffer->offset = offset;
+	buffer->pixel.plugin = pool->plugin;
+	buffer->pixel.fourcc = drm;
+	buffer->pixel.target = target;
+	buffer->pixel.resource = wl_resource_create(client, &wl_buffer_interface, 1, id);
+	if (buffer->pixel.resource == nullptr) {
+		delete buffer;
+		wl_client_post_no_memory(client);
+		return;
+	}
+	pixel_buffer_init(&buffer->pixel, &kShmBufferImpl, width, height);
+	wl_resource_set_implementation(buffer->pixel.resource, &kWlBufferImpl, buffer, buffer_resource_destroy);
+	pool->plugin->stats.shm_buffers++;
+}
+
+void pool_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
+
+bool file_holds(int fd, int64_t size) {
+	struct stat st;
+	if (fstat(fd, &st) != 0) return false;
+	// Regular files and memfds must already be as large as the pool they back.
+	return !S_ISREG(st.st_mode) || st.st_size >= size;
+}
+
+void pool_resize(wl_client *, wl_resource *resource, int32_t size) {
+	ShmPool *pool = pool_from_resource(resource);
+	if (size <= 0 || static_cast<size_t>(size) < pool->mapping->size) {
+		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE,
+			"pools can only grow (size %d, was %zu)", size, pool->mapping->size);
+		return;
+	}
+	if (static_cast<size_t>(size) == pool->mapping->size) {
+		return;
+	}
+	if (!file_holds(pool->file->fd, size)) {
+		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FD, "resize to %d beyond the end of the file", size);
+		return;
+	}
+	auto mapping = map_file(pool->file, static_cast<size_t>(size));
+	if (mapping == nullptr) {
+		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FD, "cannot map the resized pool");
+		return;
+	}
+	pool->mapping = std::move(mapping); // old buffers keep the old mapping
+}
+
+const struct wl_shm_pool_interface kPoolImpl = {
+	.create_buffer = pool_create_buffer,
+	.destroy = pool_destroy,
+	.resize = pool_resize,
+};
+
+void pool_resource_destroy(wl_resource *resource) { delete pool_from_resource(resource); }
+
+// ---- wl_shm -------------------------------------------------------------------------------
+
+void shm_create_pool(wl_client *client, wl_resource *resource, uint32_t id, int32_t fd, int32_t size) {
+	auto *shm = static_cast<Shm *>(wl_resource_get_user_data(resource));
+	auto file = std::make_shared<PoolFile>();
+	file->fd = fd; // ours now: closed with the last mapping
+	if (size <= 0) {
+		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE, "invalid pool size %d", size);
+		return;
+	}
+	int seals = fcntl(fd, F_GET_SEALS);
+	file->sealed_shrink = seals >= 0 && (seals & F_SEAL_SHRINK);
+	if (!file_holds(fd, size)) {
+		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FD, "pool size %d beyond the end of the file", size);
+		return;
+	}
+	auto mapping = map_file(file, static_cast<size_t>(size));
+	if (mapping == nullptr) {
+		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FD, "cannot map the pool's fd");
+		return;
+	}
+	auto *pool = new ShmPool();
+	pool->plugin = shm->plugin();
+	pool->shm = shm;
+	pool->file = std::move(file);
+	pool->mapping = std::move(mapping);
+	pool->resource = wl_resource_create(client, &wl_shm_pool_interface, wl_resource_get_version(resource), id);
+	if (pool->resource == nullptr) {
+		delete pool;
+		wl_client_post_no_memory(client);
+		return;
+	}
+	wl_resource_set_implementation(pool->resource, &kPoolImpl, pool, pool_resource_destroy);
+}
+
+void shm_release(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
+
+const struct wl_shm_interface kShmImpl = {
+	.create_pool = shm_create_pool,
+	.release = shm_release,
+};
+
+} // namespace
+
+std::unique_ptr<Shm> Shm::create(pixelport_plugin *plugin, uint32_t version) {
+	static std::once_flag registered;
+	std::call_once(registered, [] { wlr_buffer_register_resource_interface(&kResourceInterface); });
+
+	std::unique_ptr<Shm> shm(new Shm());
+	shm->plugin_ = plugin;
+	// Native: what the renderer samples from CPU memory. Converted: every format the core
+	// can turn into one of those. ARGB8888 and XRGB8888 are required by wl_shm.
+	auto add = [&shm](uint32_t drm, uint32_t target) {
+		for (const auto &t : shm->targets_) {
+			if (t.first == drm) return;
+		}
+		shm->targets_.emplace_back(drm, target);
+		shm->formats_.push_back(drm_format_to_shm(drm));
+	};
+	for (uint32_t drm : plugin->renderer_formats) {
+		add(drm, drm);
+	}
+	for (const core::FormatInfo &info : core::all_formats()) {
+		uint32_t target = core::pick_target(info.fourcc, plugin->renderer_formats);
+		if (target != 0) {
+			add(info.fourcc, target);
+		}
+	}
+	if (shm->target_for(DRM_FORMAT_ARGB8888) == 0 || shm->target_for(DRM_FORMAT_XRGB8888) == 0) {
+		wlr_log(WLR_ERROR, "pixelport: the renderer cannot show ARGB8888 and XRGB8888 from CPU memory");
+		return nullptr;
+	}
+	shm->global_ = wl_global_create(plugin->display, &wl_shm_interface, static_cast<int>(version),
+		shm.get(), bind);
+	if (shm->global_ == nullptr) {
+		return nullptr;
+	}
+	return shm;
+}
+
+Shm::~Shm() {
+	if (global_ != nullptr) {
+		wl_global_destroy(global_);
+	}
+}
+
+uint32_t Shm::target_for(uint32_t drm_format) const {
+	for (const auto &t : targets_) {
+		if (t.first == drm_format) return t.second;
+	}
+	return 0;
+}
+
+void Shm::bind(wl_client *client, void *data, uint32_t version, uint32_t id) {
+	auto *shm = static_cast<Shm *>(data);
+	wl_resource *resource = wl_resource_create(client, &wl_shm_interface, static_cast<int>(version), id);
+	if (resource == nullptr) {
+		wl_client_post_no_memory(client);
+		return;
+	}
+	wl_resource_set_implementation(resource, &kShmImpl, shm, nullptr);
+	for (uint32_t format : shm->formats_) {
+		wl_shm_send_format(resource, format);
+	}
+}
+
+} // namespace pixelport
