@@ -1,14 +1,18 @@
-// pixelport-paint: shows a known pattern in one wl_shm buffer and reports when it is on screen.
+// pixelport-paint: shows known patterns through wl_shm, frame by frame, in any format the
+// compositor advertises, and reports when each frame is on screen.
 //
-// Tests use it as the "real client": it commits pattern_argb() in the chosen format and size,
-// waits for the presentation (or frame) event, prints "presented FORMAT WxH" on stdout, then
-// stays mapped for --hold-ms (forever with -1) so a screenshot can be taken.
-#include <poll.h>
+// Tests use it as the "real client". Each --frame is painted into one of two buffers,
+// attached with its damage, committed, and waited for (presentation feedback); then
+// "presented FORMAT WxH" is printed. Afterwards it stays mapped for --hold-ms (default:
+// until killed) so a screenshot can be taken.
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -18,41 +22,114 @@
 using namespace pixelport;
 using namespace pixelport::client;
 
+namespace {
+
+struct FrameSpec {
+	uint32_t format = WL_SHM_FORMAT_XRGB8888;
+	int width = 128, height = 96;
+	uint32_t seed = 0;
+	int damage[4] = {0, 0, -1, -1}; // x, y, w, h; w < 0: whole buffer
+	bool fill_all = true;           // false: write only the damaged pixels
+	int slot = 0;
+};
+
+struct Slot {
+	ShmPool pool;
+	wl_buffer *buffer = nullptr;
+	uint32_t format = 0;
+	int width = 0, height = 0;
+	size_t stride = 0;
+	bool busy = false;
+	~Slot() {
+		if (buffer) wl_buffer_destroy(buffer);
+	}
+};
+
+bool parse_size(const std::string &s, int *w, int *h) {
+	return sscanf(s.c_str(), "%dx%d", w, h) == 2 && *w > 0 && *h > 0 && *w <= 65535 && *h <= 65535;
+}
+
+bool parse_frame(const std::string &spec, FrameSpec *f, std::string *error) {
+	std::stringstream in(spec);
+	std::string item;
+	while (std::getline(in, item, ',')) {
+		size_t eq = item.find('=');
+		std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+		if (key == "format") {
+			if (!parse_format(value, &f->format)) {
+				*error = "unknown format '" + value + "'";
+				return false;
+			}
+		} else if (key == "size") {
+			if (!parse_size(value, &f->width, &f->height)) {
+				*error = "bad size '" + value + "'";
+				return false;
+			}
+		} else if (key == "seed") {
+			f->seed = static_cast<uint32_t>(std::stoul(value));
+		} else if (key == "damage") {
+			if (sscanf(value.c_str(), "%d:%d:%d:%d", &f->damage[0], &f->damage[1], &f->damage[2], &f->damage[3]) != 4) {
+				*error = "bad damage '" + value + "' (want x:y:w:h)";
+				return false;
+			}
+		} else if (key == "fill") {
+			f->fill_all = value == "all";
+		} else if (key == "buffer") {
+			f->slot = value == "1" ? 1 : 0;
+		} else {
+			*error = "unknown frame key '" + key + "'";
+			return false;
+		}
+	}
+	return true;
+}
+
+} // namespace
+
 int main(int argc, char *argv[]) {
 	std::string format_arg = "XRGB8888";
 	std::string size_arg = "128x96";
 	uint32_t seed = 0;
 	int stride_pad = 0;
 	int hold_ms = -1;
-	CLI::App app{"pixelport-paint: show a known test pattern in a wl_shm buffer"};
-	app.add_option("--format", format_arg, "XRGB8888 or ARGB8888");
+	std::vector<std::string> frame_args;
+	CLI::App app{"pixelport-paint: show known test patterns through wl_shm"};
+	app.add_option("--format", format_arg, "pixel format (DRM name, e.g. XRGB8888, NV12, RGB565)");
 	app.add_option("--size", size_arg, "buffer size WIDTHxHEIGHT in pixels");
 	app.add_option("--seed", seed, "pattern seed");
 	app.add_option("--stride-pad", stride_pad, "bytes of padding after each row")->check(CLI::Range(0, 4096));
-	app.add_option("--hold-ms", hold_ms, "stay mapped this long after presentation (-1: until killed)");
+	app.add_option("--hold-ms", hold_ms, "stay mapped this long after the last frame (-1: until killed)");
+	app.add_option("--frame", frame_args,
+		"a frame: format=F,size=WxH,seed=N,damage=x:y:w:h,fill=all|damage,buffer=0|1 (repeatable; "
+		"unset keys take the options above)");
 	CLI11_PARSE(app, argc, argv);
 
-	uint32_t format;
-	int width = 0, height = 0;
-	if (!parse_format(format_arg, &format) ||
-			(format != WL_SHM_FORMAT_ARGB8888 && format != WL_SHM_FORMAT_XRGB8888)) {
-		fprintf(stderr, "pixelport-paint: unsupported format '%s'\n", format_arg.c_str());
+	FrameSpec defaults;
+	if (!parse_format(format_arg, &defaults.format)) {
+		fprintf(stderr, "pixelport-paint: unknown format '%s'\n", format_arg.c_str());
 		return 2;
 	}
-	if (sscanf(size_arg.c_str(), "%dx%d", &width, &height) != 2 || width <= 0 || height <= 0 ||
-			width > 16384 || height > 16384) {
+	if (!parse_size(size_arg, &defaults.width, &defaults.height)) {
 		fprintf(stderr, "pixelport-paint: bad --size '%s'\n", size_arg.c_str());
 		return 2;
 	}
+	defaults.seed = seed;
+	std::vector<FrameSpec> frames;
+	for (const std::string &spec : frame_args) {
+		FrameSpec f = defaults;
+		std::string error;
+		if (!parse_frame(spec, &f, &error)) {
+			fprintf(stderr, "pixelport-paint: --frame '%s': %s\n", spec.c_str(), error.c_str());
+			return 2;
+		}
+		frames.push_back(f);
+	}
+	if (frames.empty()) frames.push_back(defaults);
 
 	Connection conn;
 	std::string error;
 	if (!conn.connect(&error)) {
 		fprintf(stderr, "pixelport-paint: %s\n", error.c_str());
-		return 1;
-	}
-	if (!conn.has_shm_format(format)) {
-		fprintf(stderr, "pixelport-paint: compositor does not advertise %s\n", format_arg.c_str());
 		return 1;
 	}
 	Window window;
@@ -61,36 +138,71 @@ int main(int argc, char *argv[]) {
 		return 1;
 	}
 
-	const size_t stride = static_cast<size_t>(width) * 4 + static_cast<size_t>(stride_pad);
-	ShmPool pool;
-	if (!pool.create(&conn, stride * static_cast<size_t>(height), &error)) {
-		fprintf(stderr, "pixelport-paint: %s\n", error.c_str());
-		return 1;
-	}
-	auto *base = static_cast<uint8_t *>(pool.data);
-	memset(base, 0xa5, pool.size); // padding bytes must never be shown
-	for (int y = 0; y < height; y++) {
-		auto *row = reinterpret_cast<uint32_t *>(base + stride * static_cast<size_t>(y));
-		for (int x = 0; x < width; x++) {
-			uint32_t p = pattern_argb(static_cast<uint32_t>(x), static_cast<uint32_t>(y), seed);
-			// XRGB8888's X byte is undefined: fill it with junk to prove it is ignored.
-			row[x] = format == WL_SHM_FORMAT_XRGB8888 ? (p & 0x00ffffffu) | ((x * 37u + y) & 0xff) << 24 : p;
+	Slot slots[2];
+	static const wl_buffer_listener buffer_listener = {
+		.release = [](void *data, wl_buffer *) { static_cast<Slot *>(data)->busy = false; },
+	};
+	for (const FrameSpec &f : frames) {
+		uint32_t drm = shm_to_drm(f.format);
+		if (!conn.has_shm_format(f.format)) {
+			fprintf(stderr, "pixelport-paint: compositor does not advertise %s\n", format_name(f.format).c_str());
+			return 1;
 		}
+		Slot &slot = slots[f.slot];
+		// The compositor owns a committed buffer until wl_buffer.release.
+		uint64_t deadline = now_ns() + 2000000000ull;
+		while (slot.busy && now_ns() < deadline) {
+			if (!conn.dispatch_timeout(50) && wl_display_get_error(conn.display) != 0) break;
+		}
+		if (slot.busy) {
+			fprintf(stderr, "pixelport-paint: buffer %d was never released\n", f.slot);
+			return 1;
+		}
+		if (slot.buffer == nullptr || slot.format != f.format || slot.width != f.width || slot.height != f.height) {
+			if (slot.buffer) wl_buffer_destroy(slot.buffer);
+			slot.buffer = nullptr;
+			slot.pool.destroy();
+			slot.stride = shm_min_stride(drm, f.width) + static_cast<size_t>(stride_pad);
+			ShmLayout layout;
+			if (!shm_layout(drm, f.width, f.height, slot.stride, &layout) ||
+					!slot.pool.create(&conn, layout.size, &error)) {
+				fprintf(stderr, "pixelport-paint: cannot make a %s buffer: %s\n", format_name(f.format).c_str(),
+					error.c_str());
+				return 1;
+			}
+			memset(slot.pool.data, 0xa5, slot.pool.size); // padding bytes must never be shown
+			slot.buffer = wl_shm_pool_create_buffer(slot.pool.pool, 0, f.width, f.height,
+				static_cast<int32_t>(slot.stride), f.format);
+			wl_buffer_add_listener(slot.buffer, &buffer_listener, &slot);
+			slot.format = f.format;
+			slot.width = f.width;
+			slot.height = f.height;
+		}
+		int dx = f.damage[0], dy = f.damage[1], dw = f.damage[2], dh = f.damage[3];
+		if (dw < 0) {
+			dx = dy = 0;
+			dw = f.width;
+			dh = f.height;
+		}
+		auto *base = static_cast<uint8_t *>(slot.pool.data);
+		if (f.fill_all) {
+			encode_pattern(drm, f.width, f.height, slot.stride, base, f.seed, 0, 0, f.width, f.height);
+		} else {
+			encode_pattern(drm, f.width, f.height, slot.stride, base, f.seed, dx, dy, dw, dh);
+		}
+		CommitWaiter waiter;
+		wl_surface_attach(window.surface, slot.buffer, 0, 0);
+		wl_surface_damage_buffer(window.surface, dx, dy, dw, dh);
+		waiter.arm(&conn, window.surface);
+		wl_surface_commit(window.surface);
+		slot.busy = true;
+		if (!waiter.wait(&conn, 10000) || !waiter.presented) {
+			fprintf(stderr, "pixelport-paint: frame not presented: %s\n", conn.error_text().c_str());
+			return 1;
+		}
+		printf("presented %s %dx%d\n", format_name(f.format).c_str(), f.width, f.height);
+		fflush(stdout);
 	}
-	wl_buffer *buffer = wl_shm_pool_create_buffer(pool.pool, 0, width, height,
-		static_cast<int32_t>(stride), format);
-
-	CommitWaiter waiter;
-	wl_surface_attach(window.surface, buffer, 0, 0);
-	wl_surface_damage_buffer(window.surface, 0, 0, width, height);
-	waiter.arm(&conn, window.surface);
-	wl_surface_commit(window.surface);
-	if (!waiter.wait(&conn, 10000) || !waiter.presented) {
-		fprintf(stderr, "pixelport-paint: frame not presented: %s\n", conn.error_text().c_str());
-		return 1;
-	}
-	printf("presented %s %dx%d\n", format_name(format).c_str(), width, height);
-	fflush(stdout);
 
 	// Stay mapped, answering pings, until the hold time ends or the compositor goes away.
 	uint64_t end = hold_ms < 0 ? UINT64_MAX : now_ns() + static_cast<uint64_t>(hold_ms) * 1000000u;
@@ -100,6 +212,5 @@ int main(int argc, char *argv[]) {
 			return 1;
 		}
 	}
-	wl_buffer_destroy(buffer);
 	return 0;
 }

@@ -264,18 +264,29 @@ constexpr NamedFormat kNames[] = {
 	{"RGB888", DRM_FORMAT_RGB888}, {"BGR888", DRM_FORMAT_BGR888},
 	{"XRGB2101010", DRM_FORMAT_XRGB2101010}, {"ARGB2101010", DRM_FORMAT_ARGB2101010},
 	{"XBGR2101010", DRM_FORMAT_XBGR2101010}, {"ABGR2101010", DRM_FORMAT_ABGR2101010},
-	{"NV12", DRM_FORMAT_NV12}, {"YUYV", DRM_FORMAT_YUYV},
+	{"XRGB1555", DRM_FORMAT_XRGB1555}, {"ARGB1555", DRM_FORMAT_ARGB1555},
+	{"XRGB4444", DRM_FORMAT_XRGB4444}, {"ARGB4444", DRM_FORMAT_ARGB4444},
+	{"XBGR16161616F", DRM_FORMAT_XBGR16161616F}, {"ABGR16161616F", DRM_FORMAT_ABGR16161616F},
+	{"YUYV", DRM_FORMAT_YUYV}, {"UYVY", DRM_FORMAT_UYVY}, {"NV12", DRM_FORMAT_NV12},
+	{"NV21", DRM_FORMAT_NV21}, {"NV16", DRM_FORMAT_NV16}, {"YUV420", DRM_FORMAT_YUV420},
+	{"YVU420", DRM_FORMAT_YVU420}, {"P010", DRM_FORMAT_P010},
 };
 } // namespace
 
-static uint32_t to_drm(uint32_t shm_format) {
+uint32_t shm_to_drm(uint32_t shm_format) {
 	if (shm_format == WL_SHM_FORMAT_ARGB8888) return DRM_FORMAT_ARGB8888;
 	if (shm_format == WL_SHM_FORMAT_XRGB8888) return DRM_FORMAT_XRGB8888;
 	return shm_format;
 }
 
+uint32_t drm_to_shm(uint32_t drm_format) {
+	if (drm_format == DRM_FORMAT_ARGB8888) return WL_SHM_FORMAT_ARGB8888;
+	if (drm_format == DRM_FORMAT_XRGB8888) return WL_SHM_FORMAT_XRGB8888;
+	return drm_format;
+}
+
 std::string format_name(uint32_t format) {
-	uint32_t drm = to_drm(format);
+	uint32_t drm = shm_to_drm(format);
 	for (const auto &n : kNames) {
 		if (n.drm == drm) return n.name;
 	}
@@ -289,9 +300,7 @@ bool parse_format(const std::string &name, uint32_t *format) {
 	std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char ch) { return std::toupper(ch); });
 	for (const auto &n : kNames) {
 		if (upper == n.name) {
-			*format = n.drm;
-			if (n.drm == DRM_FORMAT_ARGB8888) *format = WL_SHM_FORMAT_ARGB8888;
-			if (n.drm == DRM_FORMAT_XRGB8888) *format = WL_SHM_FORMAT_XRGB8888;
+			*format = drm_to_shm(n.drm);
 			return true;
 		}
 	}

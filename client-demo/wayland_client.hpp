@@ -83,6 +83,10 @@ struct CommitWaiter {
 /** CLOCK_MONOTONIC in ns. */
 uint64_t now_ns();
 
+/** wl_shm format code <-> DRM fourcc (they differ only for ARGB8888 and XRGB8888). */
+uint32_t shm_to_drm(uint32_t shm_format);
+uint32_t drm_to_shm(uint32_t drm_format);
+
 /** Name of a wl_shm / DRM format for messages ("XRGB8888"), or the hex code. */
 std::string format_name(uint32_t format);
 /** Parses a DRM format name ("ARGB8888", case-insensitive) to its wl_shm code; false if unknown. */

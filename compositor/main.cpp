@@ -11,6 +11,7 @@ int main(int argc, char *argv[]) {
 	pixelport::ServerOptions options;
 	std::string output_mode;
 	std::string log_level = "info";
+	bool print_stats = false;
 
 	CLI::App app{"pixelport-compositor: headless wlroots 0.18 compositor that hosts the pixelport plugin"};
 	app.add_option("--plugin", options.plugin_path,
@@ -23,6 +24,8 @@ int main(int argc, char *argv[]) {
 	app.add_option("--outputs", options.outputs, "number of headless outputs")->check(CLI::Range(1, 16));
 	app.add_option("--log-level", log_level, "silent, error, info or debug")
 		->check(CLI::IsMember({"silent", "error", "info", "debug"}));
+	app.add_flag("--print-stats", print_stats,
+		"at exit, print the plugin's counters as one JSON line on stdout, after 'pixelport-stats '");
 	CLI11_PARSE(app, argc, argv);
 
 	if (!output_mode.empty()) {
@@ -55,6 +58,17 @@ int main(int argc, char *argv[]) {
 	}
 	server->run();
 	int code = server->exit_code();
+	pixelport_stats stats{};
+	if (print_stats && server->plugin_stats(&stats)) {
+		printf("pixelport-stats {\"native_uploads\":%llu,\"converted_uploads\":%llu,\"converted_pixels\":%llu,"
+			"\"shm_buffers\":%llu,\"sigbus_faults\":%llu}\n",
+			static_cast<unsigned long long>(stats.native_uploads),
+			static_cast<unsigned long long>(stats.converted_uploads),
+			static_cast<unsigned long long>(stats.converted_pixels),
+			static_cast<unsigned long long>(stats.shm_buffers),
+			static_cast<unsigned long long>(stats.sigbus_faults));
+		fflush(stdout);
+	}
 	server.reset();
 	return code;
 }

@@ -68,6 +68,7 @@ bool load_plugin(const std::string &path, PluginApi *api, std::string *error) {
 		*api = {};
 		return false;
 	}
+	api->get_stats = reinterpret_cast<decltype(api->get_stats)>(dlsym(handle, "pixelport_get_stats"));
 	api->handle = handle;
 	return true;
 }

@@ -12,6 +12,7 @@ struct PluginApi {
 	decltype(&pixelport_create) create = nullptr;
 	decltype(&pixelport_attach_compositor) attach_compositor = nullptr;
 	decltype(&pixelport_destroy) destroy = nullptr;
+	decltype(&pixelport_get_stats) get_stats = nullptr; // optional
 };
 
 /** The plugin built or installed beside this executable, or "" if none is found. */

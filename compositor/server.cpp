@@ -203,6 +203,14 @@ bool Server::start(std::string *error) {
 
 void Server::run() { wl_display_run(display_); }
 
+bool Server::plugin_stats(pixelport_stats *stats) const {
+	if (plugin_ == nullptr || plugin_api_.get_stats == nullptr) {
+		return false;
+	}
+	plugin_api_.get_stats(plugin_, stats);
+	return true;
+}
+
 void Server::stop() { wl_display_terminate(display_); }
 
 int Server::handle_signal(int signal, void *data) {

@@ -53,6 +53,8 @@ public:
 	const std::string &socket_name() const { return socket_; }
 	wl_display *display() const { return display_; }
 	bool plugin_loaded() const { return plugin_ != nullptr; }
+	/** The plugin's counters; false without a plugin. */
+	bool plugin_stats(pixelport_stats *stats) const;
 
 	// Used by the per-object handlers in server.cpp.
 	wlr_scene *scene() const { return scene_; }

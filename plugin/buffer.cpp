@@ -129,6 +129,9 @@ static bool buffer_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void 
 			surface->dest = DestImage::create(buffer->target, base->width, base->height);
 			surface->dest_valid = false;
 		}
+		if (surface->dest_source != buffer->fourcc) {
+			surface->dest_valid = false;
+		}
 		dest = surface->dest;
 		if (surface->dest_valid) {
 			damage = &surface->surface->buffer_damage;
@@ -145,6 +148,7 @@ static bool buffer_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void 
 	}
 	if (surface != nullptr) {
 		surface->dest_valid = true;
+		surface->dest_source = buffer->fourcc;
 		surface->converted_this_commit = true;
 	}
 	buffer->handed = dest;

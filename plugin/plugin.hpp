@@ -41,6 +41,8 @@ struct SurfaceState {
 	 */
 	std::shared_ptr<DestImage> dest;
 	bool dest_valid = false;
+	/** The client format last converted into `dest`: a format change converts everything. */
+	uint32_t dest_source = 0;
 	/** Set when this commit's buffer was converted into `dest`; checked after the commit. */
 	bool converted_this_commit = false;
 	Listener client_commit;

@@ -198,7 +198,10 @@ bool CompositorFixture::start(const std::vector<std::string> &args, const std::s
 	std::vector<std::string> argv = {build_path("PIXELPORT_COMPOSITOR"), "--socket", socket_, "--output",
 		output, "--log-level", "error"};
 	argv.insert(argv.end(), args.begin(), args.end());
-	std::map<std::string, std::string> env = {{"XDG_RUNTIME_DIR", runtime_dir_}};
+	// Rerender whole outputs: the screenshot then shows each surface's full texture, not
+	// only what the last damage repainted, so tests see exactly what the plugin produced.
+	std::map<std::string, std::string> env = {{"XDG_RUNTIME_DIR", runtime_dir_},
+		{"WLR_SCENE_DEBUG_DAMAGE", "rerender"}};
 	if (!compositor_.start(argv, env)) return false;
 	std::string path = runtime_dir_ + "/" + socket_;
 	uint64_t deadline = now_ms() + 10000;

@@ -42,6 +42,17 @@ constexpr FormatInfo kFormats[] = {
 	{f::YUV420,        "YUV420",        ColorModel::YUV, 3, {P(1,1,1), P(2,2,1), P(2,2,1)},          2, 2, 8,  false, false, "Y, Cb, Cr planes, 2x2 subsampled", TGT_8},
 	{f::YVU420,        "YVU420",        ColorModel::YUV, 3, {P(1,1,1), P(2,2,1), P(2,2,1)},          2, 2, 8,  false, false, "Y, Cr, Cb planes, 2x2 subsampled", TGT_8},
 	{f::P010,          "P010",          ColorModel::YUV, 2, {P(1,1,2), P(2,2,4)},                    2, 2, 10, false, false, "[15:0] Y:x 10:6 LE plane; [31:0] Cr:x:Cb:x 10:6:10:6 LE plane, 2x2", TGT_10},
+	// Renderer-native only (pixman, GLES2): layout for wl_shm validation, no conversion.
+	{f::RGBA8888,      "RGBA8888",      ColorModel::RGB, 1, {P(1,1,4)},                              1, 1, 8,  true,  false, "[31:0] R:G:B:A 8:8:8:8 LE", 0, {}},
+	{f::RGBX8888,      "RGBX8888",      ColorModel::RGB, 1, {P(1,1,4)},                              1, 1, 8,  false, false, "[31:0] R:G:B:x 8:8:8:8 LE", 0, {}},
+	{f::BGRA8888,      "BGRA8888",      ColorModel::RGB, 1, {P(1,1,4)},                              1, 1, 8,  true,  false, "[31:0] B:G:R:A 8:8:8:8 LE", 0, {}},
+	{f::BGRX8888,      "BGRX8888",      ColorModel::RGB, 1, {P(1,1,4)},                              1, 1, 8,  false, false, "[31:0] B:G:R:x 8:8:8:8 LE", 0, {}},
+	{f::RGBA4444,      "RGBA4444",      ColorModel::RGB, 1, {P(1,1,2)},                              1, 1, 4,  true,  false, "[15:0] R:G:B:A 4:4:4:4 LE", 0, {}},
+	{f::RGBX4444,      "RGBX4444",      ColorModel::RGB, 1, {P(1,1,2)},                              1, 1, 4,  false, false, "[15:0] R:G:B:x 4:4:4:4 LE", 0, {}},
+	{f::RGBA5551,      "RGBA5551",      ColorModel::RGB, 1, {P(1,1,2)},                              1, 1, 5,  true,  false, "[15:0] R:G:B:A 5:5:5:1 LE", 0, {}},
+	{f::RGBX5551,      "RGBX5551",      ColorModel::RGB, 1, {P(1,1,2)},                              1, 1, 5,  false, false, "[15:0] R:G:B:x 5:5:5:1 LE", 0, {}},
+	{f::XBGR16161616,  "XBGR16161616",  ColorModel::RGB, 1, {P(1,1,8)},                              1, 1, 16, false, false, "[63:0] x:B:G:R 16:16:16:16 LE", 0, {}},
+	{f::ABGR16161616,  "ABGR16161616",  ColorModel::RGB, 1, {P(1,1,8)},                              1, 1, 16, true,  false, "[63:0] A:B:G:R 16:16:16:16 LE", 0, {}},
 };
 // clang-format on
 

@@ -30,6 +30,17 @@ inline constexpr uint32_t XRGB8888 = code('X', 'R', '2', '4');
 inline constexpr uint32_t ARGB8888 = code('A', 'R', '2', '4');
 inline constexpr uint32_t XBGR8888 = code('X', 'B', '2', '4');
 inline constexpr uint32_t ABGR8888 = code('A', 'B', '2', '4');
+// Formats some renderers sample natively; the core only describes their layout (no kernels).
+inline constexpr uint32_t RGBA8888 = code('R', 'A', '2', '4');
+inline constexpr uint32_t RGBX8888 = code('R', 'X', '2', '4');
+inline constexpr uint32_t BGRA8888 = code('B', 'A', '2', '4');
+inline constexpr uint32_t BGRX8888 = code('B', 'X', '2', '4');
+inline constexpr uint32_t RGBA4444 = code('R', 'A', '1', '2');
+inline constexpr uint32_t RGBX4444 = code('R', 'X', '1', '2');
+inline constexpr uint32_t RGBA5551 = code('R', 'A', '1', '5');
+inline constexpr uint32_t RGBX5551 = code('R', 'X', '1', '5');
+inline constexpr uint32_t XBGR16161616 = code('X', 'B', '4', '8');
+inline constexpr uint32_t ABGR16161616 = code('A', 'B', '4', '8');
 inline constexpr uint32_t XRGB2101010 = code('X', 'R', '3', '0');
 inline constexpr uint32_t ARGB2101010 = code('A', 'R', '3', '0');
 inline constexpr uint32_t XBGR2101010 = code('X', 'B', '3', '0');

@@ -1,0 +1,156 @@
+#include "reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <drm_fourcc.h>
+
+#include "pattern.hpp"
+
+namespace pixelport::test {
+
+namespace {
+
+uint32_t get16(const uint8_t *p) { return p[0] | p[1] << 8; }
+uint32_t get32(const uint8_t *p) { return get16(p) | get16(p + 2) << 16; }
+
+double half_to_double(uint32_t h) {
+	int exp = (h >> 10) & 0x1f;
+	int mant = h & 0x3ff;
+	double v = exp == 0 ? std::ldexp(mant, -24) : std::ldexp(1024 + mant, exp - 25);
+	return (h & 0x8000) ? -v : v;
+}
+
+// Low-precision channels widen by replicating their high bits (31 -> 255 for 5 bits), as the
+// issue fixes it and as pixman does: not the same as round(v * 255 / 31).
+uint32_t widen(uint32_t v, int bits) {
+	uint32_t out = 0;
+	for (int shift = 8 - bits; shift > -bits; shift -= bits) out |= shift >= 0 ? v << shift : v >> -shift;
+	return out & 0xff;
+}
+uint32_t rgb8(uint32_t r, uint32_t g, uint32_t b) { return r << 16 | g << 8 | b; }
+
+uint32_t pack(double r, double g, double b) { // 0..1 each -> 0xRRGGBB, round to nearest
+	auto c = [](double v) { return static_cast<uint32_t>(std::lround(std::clamp(v, 0.0, 1.0) * 255)); };
+	return c(r) << 16 | c(g) << 8 | c(b);
+}
+
+// ITU-R BT.601-7, limited range: Y 16..235, Cb/Cr 16..240 (8-bit; x4 for 10-bit).
+uint32_t yuv601(double y, double cb, double cr, int bits) {
+	double s = 1 << (bits - 8);
+	double yn = (y / s - 16) / 219, u = (cb / s - 128) / 224, v = (cr / s - 128) / 224;
+	const double kr = 0.299, kb = 0.114, kg = 1 - kr - kb;
+	double r = yn + 2 * (1 - kr) * v;
+	double b = yn + 2 * (1 - kb) * u;
+	double g = (yn - kr * r - kb * b) / kg;
+	return pack(r, g, b);
+}
+
+} // namespace
+
+int reference_tolerance(uint32_t fmt) {
+	switch (fmt) {
+	case DRM_FORMAT_P010: return 2; // 10-bit YUV -> 10-bit RGB -> 8 bits: two roundings
+	case DRM_FORMAT_YUYV: case DRM_FORMAT_UYVY: case DRM_FORMAT_NV12: case DRM_FORMAT_NV21:
+	case DRM_FORMAT_NV16: case DRM_FORMAT_YUV420: case DRM_FORMAT_YVU420:
+	case DRM_FORMAT_XRGB2101010: case DRM_FORMAT_ARGB2101010: case DRM_FORMAT_XBGR2101010:
+	case DRM_FORMAT_ABGR2101010: case DRM_FORMAT_XBGR16161616F: case DRM_FORMAT_ABGR16161616F:
+		return 1; // fixed-point matrix or 10-bit -> 8-bit rounding in the renderer
+	default: return 0;
+	}
+}
+
+bool reference_rgb(uint32_t fmt, int width, int height, size_t stride, const uint8_t *base,
+		std::vector<uint32_t> *out) {
+	ShmLayout l;
+	if (!shm_layout(fmt, width, height, stride, &l)) return false;
+	out->assign(static_cast<size_t>(width) * static_cast<size_t>(height), 0);
+	for (int y = 0; y < height; y++) {
+		const uint8_t *row = base + l.stride[0] * static_cast<size_t>(y);
+		for (int x = 0; x < width; x++) {
+			uint32_t &o = (*out)[static_cast<size_t>(y) * width + x];
+			switch (fmt) {
+			case DRM_FORMAT_ARGB8888: case DRM_FORMAT_XRGB8888: o = get32(row + 4 * x) & 0xffffff; break;
+			case DRM_FORMAT_ABGR8888: case DRM_FORMAT_XBGR8888: {
+				uint32_t v = get32(row + 4 * x);
+				o = (v & 0xff) << 16 | (v & 0xff00) | ((v >> 16) & 0xff);
+				break;
+			}
+			case DRM_FORMAT_RGBA8888: case DRM_FORMAT_RGBX8888: o = get32(row + 4 * x) >> 8; break;
+			case DRM_FORMAT_BGRA8888: case DRM_FORMAT_BGRX8888: {
+				uint32_t v = get32(row + 4 * x);
+				o = ((v >> 8) & 0xff) << 16 | ((v >> 16) & 0xff) << 8 | (v >> 24);
+				break;
+			}
+			case DRM_FORMAT_RGB888: { // [23:0] R:G:B little endian
+				const uint8_t *p = row + 3 * x;
+				o = static_cast<uint32_t>(p[2]) << 16 | p[1] << 8 | p[0];
+				break;
+			}
+			case DRM_FORMAT_BGR888: {
+				const uint8_t *p = row + 3 * x;
+				o = static_cast<uint32_t>(p[0]) << 16 | p[1] << 8 | p[2];
+				break;
+			}
+			case DRM_FORMAT_RGB565: case DRM_FORMAT_BGR565: {
+				uint32_t v = get16(row + 2 * x);
+				uint32_t hi = widen(v >> 11, 5), g = widen((v >> 5) & 63, 6), lo = widen(v & 31, 5);
+				o = fmt == DRM_FORMAT_RGB565 ? rgb8(hi, g, lo) : rgb8(lo, g, hi);
+				break;
+			}
+			case DRM_FORMAT_XRGB1555: case DRM_FORMAT_ARGB1555: {
+				uint32_t v = get16(row + 2 * x);
+				o = rgb8(widen((v >> 10) & 31, 5), widen((v >> 5) & 31, 5), widen(v & 31, 5));
+				break;
+			}
+			case DRM_FORMAT_XRGB4444: case DRM_FORMAT_ARGB4444: {
+				uint32_t v = get16(row + 2 * x);
+				o = rgb8(widen((v >> 8) & 15, 4), widen((v >> 4) & 15, 4), widen(v & 15, 4));
+				break;
+			}
+			case DRM_FORMAT_XRGB2101010: case DRM_FORMAT_ARGB2101010: case DRM_FORMAT_XBGR2101010:
+			case DRM_FORMAT_ABGR2101010: {
+				uint32_t v = get32(row + 4 * x);
+				double hi = ((v >> 20) & 1023) / 1023.0, g = ((v >> 10) & 1023) / 1023.0, lo = (v & 1023) / 1023.0;
+				bool rgb = fmt == DRM_FORMAT_XRGB2101010 || fmt == DRM_FORMAT_ARGB2101010;
+				o = rgb ? pack(hi, g, lo) : pack(lo, g, hi);
+				break;
+			}
+			case DRM_FORMAT_XBGR16161616F: case DRM_FORMAT_ABGR16161616F: {
+				const uint8_t *p = row + 8 * x;
+				o = pack(half_to_double(get16(p)), half_to_double(get16(p + 2)), half_to_double(get16(p + 4)));
+				break;
+			}
+			case DRM_FORMAT_YUYV: case DRM_FORMAT_UYVY: {
+				const uint8_t *p = row + (x / 2) * 4;
+				bool yuyv = fmt == DRM_FORMAT_YUYV;
+				double yv = p[yuyv ? (x % 2) * 2 : 1 + (x % 2) * 2];
+				o = yuv601(yv, p[yuyv ? 1 : 0], p[yuyv ? 3 : 2], 8);
+				break;
+			}
+			default: { // semi-planar and planar YUV
+				int vsub = fmt == DRM_FORMAT_NV16 ? 1 : 2;
+				size_t cx = static_cast<size_t>(x / 2), cy = static_cast<size_t>(y / vsub);
+				if (fmt == DRM_FORMAT_P010) {
+					const uint8_t *c = base + l.offset[1] + l.stride[1] * cy + cx * 4;
+					o = yuv601(get16(row + 2 * x) >> 6, get16(c) >> 6, get16(c + 2) >> 6, 10);
+				} else if (l.planes == 3) {
+					bool yu12 = fmt == DRM_FORMAT_YUV420;
+					double cb = base[l.offset[yu12 ? 1 : 2] + l.stride[1] * cy + cx];
+					double cr = base[l.offset[yu12 ? 2 : 1] + l.stride[1] * cy + cx];
+					o = yuv601(row[x], cb, cr, 8);
+				} else if (fmt == DRM_FORMAT_NV12 || fmt == DRM_FORMAT_NV21 || fmt == DRM_FORMAT_NV16) {
+					const uint8_t *c = base + l.offset[1] + l.stride[1] * cy + cx * 2;
+					bool nv21 = fmt == DRM_FORMAT_NV21;
+					o = yuv601(row[x], nv21 ? c[1] : c[0], nv21 ? c[0] : c[1], 8);
+				} else {
+					return false;
+				}
+			}
+			}
+		}
+	}
+	return true;
+}
+
+} // namespace pixelport::test

@@ -1,0 +1,23 @@
+// Independent reference decoder for the integration tests: turns the bytes of a wl_shm buffer
+// back into the 8-bit RGB a correct compositor shows over a black background, with plain
+// float formulas written separately from the plugin's conversion kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace pixelport::test {
+
+/**
+ * Decodes every pixel of a `drm_format` buffer (pixelport's wl_shm plane layout, see
+ * client-demo/pattern.hpp) into 0xRRGGBB, premultiplied colour as it appears over black.
+ * YUV is BT.601 limited range with chroma replicated over its block. False if unknown.
+ */
+bool reference_rgb(uint32_t drm_format, int width, int height, size_t stride, const uint8_t *base,
+	std::vector<uint32_t> *out);
+
+/** Largest per-channel difference allowed between the screen and reference_rgb(). */
+int reference_tolerance(uint32_t drm_format);
+
+} // namespace pixelport::test

@@ -1,0 +1,269 @@
+// The wl_shm path through the real pipeline: pixelport-paint -> plugin -> pixman -> grim.
+// Every advertised format shows its pattern; converted formats redo only damaged rows and
+// keep the surface's previous content elsewhere; native formats are used in place.
+#include <gtest/gtest.h>
+
+#include <drm_fourcc.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "harness.hpp"
+#include "pattern.hpp"
+#include "reference.hpp"
+
+using namespace pixelport;
+using namespace pixelport::test;
+
+namespace {
+
+const std::map<std::string, uint32_t> kFormats = {
+	{"ARGB8888", DRM_FORMAT_ARGB8888}, {"XRGB8888", DRM_FORMAT_XRGB8888}, {"ABGR8888", DRM_FORMAT_ABGR8888},
+	{"XBGR8888", DRM_FORMAT_XBGR8888}, {"RGBA8888", DRM_FORMAT_RGBA8888}, {"RGBX8888", DRM_FORMAT_RGBX8888},
+	{"BGRA8888", DRM_FORMAT_BGRA8888}, {"BGRX8888", DRM_FORMAT_BGRX8888}, {"RGB565", DRM_FORMAT_RGB565},
+	{"BGR565", DRM_FORMAT_BGR565}, {"XRGB2101010", DRM_FORMAT_XRGB2101010},
+	{"ARGB2101010", DRM_FORMAT_ARGB2101010}, {"XBGR2101010", DRM_FORMAT_XBGR2101010},
+	{"ABGR2101010", DRM_FORMAT_ABGR2101010}, {"RGB888", DRM_FORMAT_RGB888}, {"BGR888", DRM_FORMAT_BGR888},
+	{"XRGB1555", DRM_FORMAT_XRGB1555}, {"ARGB1555", DRM_FORMAT_ARGB1555}, {"XRGB4444", DRM_FORMAT_XRGB4444},
+	{"ARGB4444", DRM_FORMAT_ARGB4444}, {"XBGR16161616F", DRM_FORMAT_XBGR16161616F},
+	{"ABGR16161616F", DRM_FORMAT_ABGR16161616F}, {"YUYV", DRM_FORMAT_YUYV}, {"UYVY", DRM_FORMAT_UYVY},
+	{"NV12", DRM_FORMAT_NV12}, {"NV21", DRM_FORMAT_NV21}, {"NV16", DRM_FORMAT_NV16},
+	{"YUV420", DRM_FORMAT_YUV420}, {"YVU420", DRM_FORMAT_YVU420}, {"P010", DRM_FORMAT_P010},
+};
+
+// One frame of pixelport-paint, and the same frame simulated here to know what to expect.
+struct Frame {
+	std::string format;
+	int width, height;
+	uint32_t seed;
+	int dx = 0, dy = 0, dw = -1, dh = -1; // damage; dw < 0: whole buffer
+	bool fill_all = true;
+	int slot = 0;
+
+	std::string spec() const {
+		std::ostringstream s;
+		s << "format=" << format << ",size=" << width << "x" << height << ",seed=" << seed
+		  << ",fill=" << (fill_all ? "all" : "damage") << ",buffer=" << slot;
+		if (dw >= 0) s << ",damage=" << dx << ":" << dy << ":" << dw << ":" << dh;
+		return s.str();
+	}
+};
+
+// What the surface shows after each frame, by the protocol's rules: converted formats update
+// only the damage (unless size or format changed, or the previous buffer was native).
+class SurfaceModel {
+public:
+	void apply(const Frame &f, bool converted) {
+		uint32_t drm = kFormats.at(f.format);
+		Slot &slot = slots_[f.slot];
+		if (slot.format != drm || slot.width != f.width || slot.height != f.height) {
+			slot.stride = shm_min_stride(drm, f.width);
+			ShmLayout l;
+			shm_layout(drm, f.width, f.height, slot.stride, &l);
+			slot.bytes.assign(l.size, 0xa5); // as pixelport-paint fills new buffers
+			slot.format = drm;
+			slot.width = f.width;
+			slot.height = f.height;
+		}
+		int dx = f.dx, dy = f.dy, dw = f.dw, dh = f.dh;
+		if (dw < 0) {
+			dx = dy = 0;
+			dw = f.width;
+			dh = f.height;
+		}
+		if (f.fill_all) {
+			encode_pattern(drm, f.width, f.height, slot.stride, slot.bytes.data(), f.seed, 0, 0, f.width, f.height);
+		} else {
+			encode_pattern(drm, f.width, f.height, slot.stride, slot.bytes.data(), f.seed, dx, dy, dw, dh);
+		}
+		std::vector<uint32_t> decoded;
+		ASSERT_TRUE(reference_rgb(drm, f.width, f.height, slot.stride, slot.bytes.data(), &decoded));
+		bool partial = converted && last_converted_ && width_ == f.width && height_ == f.height && format_ == drm;
+		if (!partial) {
+			shown_ = decoded;
+		} else {
+			for (int y = dy; y < dy + dh; y++)
+				for (int x = dx; x < dx + dw; x++) shown_[static_cast<size_t>(y) * f.width + x] = decoded[static_cast<size_t>(y) * f.width + x];
+		}
+		width_ = f.width;
+		height_ = f.height;
+		format_ = drm;
+		last_converted_ = converted;
+		tolerance_ = reference_tolerance(drm);
+	}
+
+	// Compares the window area at the output origin; everything else must be black.
+	int mismatches(const Image &shot) const {
+		int bad = 0;
+		for (int y = 0; y < shot.height; y++) {
+			for (int x = 0; x < shot.width; x++) {
+				uint32_t want = x < width_ && y < height_ ? shown_[static_cast<size_t>(y) * width_ + x] : 0;
+				uint32_t got = shot.pixel(x, y);
+				for (int c = 0; c < 3; c++) {
+					int d = static_cast<int>((got >> (8 * c)) & 0xff) - static_cast<int>((want >> (8 * c)) & 0xff);
+					if (std::abs(d) > (x < width_ && y < height_ ? tolerance_ : 0)) {
+						if (bad++ < 5) {
+							ADD_FAILURE() << "pixel (" << x << "," << y << "): got " << std::hex << got << " want " << want;
+						}
+						break;
+					}
+				}
+			}
+		}
+		return bad;
+	}
+
+private:
+	struct Slot {
+		uint32_t format = 0;
+		int width = 0, height = 0;
+		size_t stride = 0;
+		std::vector<uint8_t> bytes;
+	};
+	Slot slots_[2];
+	std::vector<uint32_t> shown_;
+	int width_ = 0, height_ = 0, tolerance_ = 0;
+	uint32_t format_ = 0;
+	bool last_converted_ = false;
+};
+
+// pixman takes these from CPU memory itself; all others are converted by the plugin.
+bool is_native(const std::string &f) {
+	static const std::set<std::string> native = {"ARGB8888", "XRGB8888", "ABGR8888", "XBGR8888", "RGBA8888",
+		"RGBX8888", "BGRA8888", "BGRX8888", "RGB565", "BGR565", "XRGB2101010", "ARGB2101010", "XBGR2101010",
+		"ABGR2101010"};
+	return native.count(f) != 0;
+}
+
+struct Stats {
+	uint64_t native_uploads = 0, converted_uploads = 0, converted_pixels = 0, shm_buffers = 0;
+};
+
+bool parse_stats(const std::string &out, Stats *s) {
+	size_t at = out.find("pixelport-stats ");
+	if (at == std::string::npos) return false;
+	return sscanf(out.c_str() + at,
+		"pixelport-stats {\"native_uploads\":%lu,\"converted_uploads\":%lu,\"converted_pixels\":%lu,\"shm_buffers\":%lu",
+		&s->native_uploads, &s->converted_uploads, &s->converted_pixels, &s->shm_buffers) == 4;
+}
+
+// Runs the frames through pixelport-paint, checks the screen after the last one, returns stats.
+void run_frames(const std::vector<Frame> &frames, Stats *stats = nullptr) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--print-stats"})) << fx.compositor().err();
+	std::vector<std::string> argv = {build_path("PIXELPORT_PAINT")};
+	for (const Frame &f : frames) {
+		argv.push_back("--frame");
+		argv.push_back(f.spec());
+	}
+	Process client;
+	ASSERT_TRUE(client.start(argv, fx.client_env()));
+	SurfaceModel model;
+	for (const Frame &f : frames) {
+		std::string line;
+		ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+		ASSERT_EQ(line, "presented " + f.format + " " + std::to_string(f.width) + "x" + std::to_string(f.height));
+		model.apply(f, !is_native(f.format));
+	}
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	EXPECT_EQ(model.mismatches(shot), 0);
+	client.terminate();
+	ASSERT_EQ(fx.stop(), 0) << fx.compositor().err();
+	if (stats != nullptr) {
+		ASSERT_TRUE(parse_stats(fx.compositor().out(), stats)) << fx.compositor().out();
+	}
+}
+
+class EveryFormat : public testing::TestWithParam<std::string> {};
+
+TEST_P(EveryFormat, ShowsThePatternAtAnOddSize) {
+	Stats stats;
+	run_frames({{GetParam(), 61, 37, 5}}, &stats);
+	if (is_native(GetParam())) {
+		EXPECT_EQ(stats.converted_uploads, 0u);
+	} else {
+		EXPECT_EQ(stats.converted_uploads, 1u);
+		EXPECT_EQ(stats.converted_pixels, 61u * 37u);
+	}
+}
+
+INSTANTIATE_TEST_SUITE_P(Shm, EveryFormat, testing::Values("ARGB8888", "XRGB8888", "ABGR8888", "XBGR8888",
+	"RGBA8888", "RGBX8888", "BGRA8888", "BGRX8888", "RGB565", "BGR565", "XRGB2101010", "ARGB2101010",
+	"XBGR2101010", "ABGR2101010", "RGB888", "BGR888", "XRGB1555", "ARGB1555", "XRGB4444", "ARGB4444",
+	"XBGR16161616F", "ABGR16161616F", "YUYV", "UYVY", "NV12", "NV21", "NV16", "YUV420", "YVU420", "P010"));
+
+TEST(ShmNative, IsUsedInPlaceWithoutAnyConversion) {
+	Stats stats;
+	run_frames({{"XRGB8888", 64, 48, 1, 0, 0, -1, -1, true, 0}, {"XRGB8888", 64, 48, 2, 0, 0, -1, -1, true, 1}},
+		&stats);
+	EXPECT_EQ(stats.converted_uploads, 0u);
+	EXPECT_EQ(stats.converted_pixels, 0u);
+	EXPECT_GE(stats.native_uploads, 2u);
+}
+
+class ConvertedDamage : public testing::TestWithParam<std::string> {};
+
+// The client rewrites its whole buffer but damages one band: only that band may change.
+TEST_P(ConvertedDamage, RedoesOnlyTheDamagedRows) {
+	Stats stats;
+	run_frames({{GetParam(), 64, 48, 1}, {GetParam(), 64, 48, 2, 8, 10, 20, 12, true, 0}}, &stats);
+	EXPECT_EQ(stats.converted_uploads, 2u);
+	EXPECT_EQ(stats.converted_pixels, 64u * 48u + 20u * 12u);
+}
+
+// Damage is relative to the surface's last content, not to this buffer's: a fresh second
+// buffer holding junk outside the damage must not show that junk.
+TEST_P(ConvertedDamage, IsRelativeToTheSurfacesPreviousContent) {
+	run_frames({{GetParam(), 64, 48, 1, 0, 0, -1, -1, true, 0}, {GetParam(), 64, 48, 2, 16, 8, 24, 16, false, 1},
+		{GetParam(), 64, 48, 3, 32, 30, 16, 10, false, 0}});
+}
+
+TEST_P(ConvertedDamage, ReconvertsEverythingWhenTheSizeChanges) {
+	Stats stats;
+	run_frames({{GetParam(), 64, 48, 1}, {GetParam(), 40, 30, 2, 0, 0, 8, 8, true, 0}}, &stats);
+	EXPECT_EQ(stats.converted_pixels, 64u * 48u + 40u * 30u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shm, ConvertedDamage, testing::Values("RGB888", "NV12", "YUYV", "XBGR16161616F"));
+
+TEST(ShmFormatChange, ReconvertsEverythingWhenTheFormatChanges) {
+	Stats stats;
+	run_frames({{"RGB888", 64, 48, 1}, {"NV12", 64, 48, 2, 0, 0, 16, 16, true, 1}}, &stats);
+	EXPECT_EQ(stats.converted_pixels, 2u * 64u * 48u);
+}
+
+TEST(ShmFormatChange, ANativeFrameMakesTheNextConvertedFrameFull) {
+	run_frames({{"RGB888", 64, 48, 1}, {"XRGB8888", 64, 48, 2, 0, 0, -1, -1, true, 1},
+		{"RGB888", 64, 48, 3, 0, 0, 8, 8, true, 0}});
+}
+
+TEST(ShmStride, OddStridesForThreeByteFormatsDisplayExactly) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	Process client;
+	// 61 * 3 = 183 bytes per row; +6 makes a stride of 192; +3 an odd 189 (not a multiple of 4).
+	for (const char *pad : {"3", "9"}) {
+		Process c;
+		ASSERT_TRUE(c.start({build_path("PIXELPORT_PAINT"), "--format", "RGB888", "--size", "61x37", "--seed", "4",
+			"--stride-pad", pad}, fx.client_env()));
+		std::string line;
+		ASSERT_TRUE(c.read_line(&line, 10000)) << c.err();
+		Image shot;
+		ASSERT_TRUE(fx.screenshot(&shot));
+		size_t stride = shm_min_stride(DRM_FORMAT_RGB888, 61) + std::stoul(pad);
+		std::vector<uint8_t> bytes(stride * 37, 0xa5);
+		encode_pattern(DRM_FORMAT_RGB888, 61, 37, stride, bytes.data(), 4, 0, 0, 61, 37);
+		std::vector<uint32_t> want;
+		ASSERT_TRUE(reference_rgb(DRM_FORMAT_RGB888, 61, 37, stride, bytes.data(), &want));
+		int bad = 0;
+		for (int y = 0; y < 37; y++)
+			for (int x = 0; x < 61; x++) bad += shot.pixel(x, y) != want[static_cast<size_t>(y) * 61 + x];
+		EXPECT_EQ(bad, 0) << "stride pad " << pad;
+		c.terminate();
+	}
+}
+
+} // namespace
