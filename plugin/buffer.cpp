@@ -76,6 +76,9 @@ static bool convert_into(PixelBuffer *buffer, DestImage *dest, const pixman_regi
 		rects.push_back({0, 0, dest->width, dest->height});
 	}
 	core::Status status = core::convert_rects(src, dst, rects, buffer->plugin->convert_options);
+	if (buffer->impl->after_read != nullptr) {
+		buffer->impl->after_read(buffer);
+	}
 	if (status != core::Status::Ok) {
 		wlr_log(WLR_ERROR, "pixelport: converting %s %dx%d failed: %s", core::format_name(buffer->fourcc),
 			dest->width, dest->height, core::status_str(status));

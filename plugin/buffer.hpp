@@ -21,6 +21,8 @@ struct PixelBufferImpl {
 	void (*destroy)(PixelBuffer *buffer);
 	/** Optional: shm attributes for native buffers (wlr_buffer_get_shm). */
 	bool (*get_shm)(PixelBuffer *buffer, wlr_shm_attributes *attrs);
+	/** Optional: called after the client's pixels were read, to notice faults (SIGBUS). */
+	void (*after_read)(PixelBuffer *buffer);
 	/** Optional: the compositor may write the pixels (screencopy into a client buffer). */
 	bool (*writable)(PixelBuffer *buffer);
 };

@@ -132,14 +132,20 @@ struct ShmBuffer {
 
 ShmBuffer *shm_buffer(PixelBuffer *buffer) { return reinterpret_cast<ShmBuffer *>(buffer); }
 
-bool shm_buffer_source(PixelBuffer *buffer, core::SrcImage *out) {
-	ShmBuffer *shm = shm_buffer(buffer);
-	Mapping &m = *shm->mapping;
+// A shrunk file reads as zeroes (sigbus.hpp); say so once per mapping.
+void shm_buffer_after_read(PixelBuffer *buffer) {
+	Mapping &m = *shm_buffer(buffer)->mapping;
 	if (m.guard.faulted.load(std::memory_order_relaxed) && !m.fault_logged) {
 		m.fault_logged = true;
 		buffer->plugin->stats.sigbus_faults++;
 		wlr_log(WLR_ERROR, "pixelport: a client shrank its wl_shm pool under a buffer; reading zeroes");
 	}
+}
+
+bool shm_buffer_source(PixelBuffer *buffer, core::SrcImage *out) {
+	ShmBuffer *shm = shm_buffer(buffer);
+	Mapping &m = *shm->mapping;
+	shm_buffer_after_read(buffer); // faults from the renderer's own reads, since the last call
 	const core::FormatInfo *info = core::format_info(buffer->fourcc);
 	out->fourcc = buffer->fourcc;
 	out->width = buffer->base.width;
@@ -172,6 +178,7 @@ const PixelBufferImpl kShmBufferImpl = {
 	.source = shm_buffer_source,
 	.destroy = shm_buffer_destroy,
 	.get_shm = shm_buffer_get_shm,
+	.after_read = shm_buffer_after_read,
 	.writable = shm_buffer_writable,
 };
 

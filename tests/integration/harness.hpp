@@ -36,6 +36,7 @@ public:
 	/** SIGTERM, then SIGKILL after `grace_ms`; returns the exit status. */
 	int terminate(int grace_ms = 3000);
 	bool running() const { return pid_ > 0; }
+	pid_t pid() const { return pid_; }
 	/** Everything read from stdout and stderr so far (drained on wait/terminate). */
 	const std::string &out() const { return out_; }
 	const std::string &err() const { return err_; }

@@ -1,0 +1,256 @@
+// pixelport-hostile-client: does one thing a well-behaved wl_shm client never does, then reports
+// how the compositor answered: "error CODE INTERFACE" for a protocol error, "ok" otherwise.
+// Usage: pixelport-hostile-client MODE   (modes listed in main()).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+
+#include <drm_fourcc.h>
+
+#include "pattern.hpp"
+#include "wayland_client.hpp"
+
+using namespace pixelport;
+using namespace pixelport::client;
+
+namespace {
+
+Connection conn;
+
+int memfd(size_t size) {
+	int fd = memfd_create("hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) < 0) {
+		perror("memfd");
+		exit(3);
+	}
+	return fd;
+}
+
+// Sends what was queued and reports the compositor's verdict.
+int report() {
+	conn.roundtrip();
+	int err = wl_display_get_error(conn.display);
+	if (err == EPROTO) {
+		const wl_interface *interface = nullptr;
+		uint32_t id = 0;
+		uint32_t code = wl_display_get_protocol_error(conn.display, &interface, &id);
+		printf("error %u %s\n", code, interface ? interface->name : "?");
+		return 0;
+	}
+	if (err != 0) {
+		printf("disconnected %s\n", strerror(err));
+		return 0;
+	}
+	printf("ok\n");
+	return 0;
+}
+
+wl_shm_pool *pool_of(int fd, int32_t size) {
+	wl_shm_pool *pool = wl_shm_create_pool(conn.shm, fd, size);
+	return pool;
+}
+
+// Commits `buffer` on a new toplevel and waits until it was presented.
+bool show(Window *window, wl_buffer *buffer, int w, int h) {
+	CommitWaiter waiter;
+	wl_surface_attach(window->surface, buffer, 0, 0);
+	wl_surface_damage_buffer(window->surface, 0, 0, w, h);
+	waiter.arm(&conn, window->surface);
+	wl_surface_commit(window->surface);
+	return waiter.wait(&conn, 5000) && waiter.presented;
+}
+
+void hold_until_killed() {
+	printf("holding\n");
+	fflush(stdout);
+	while (conn.dispatch_timeout(100) || wl_display_get_error(conn.display) == 0) {
+	}
+}
+
+} // namespace
+
+int main(int argc, char *argv[]) {
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s MODE\n", argv[0]);
+		return 2;
+	}
+	std::string error;
+	if (!conn.connect(&error)) {
+		fprintf(stderr, "%s\n", error.c_str());
+		return 1;
+	}
+	const std::string mode = argv[1];
+	const uint32_t argb = WL_SHM_FORMAT_ARGB8888;
+
+	std::map<std::string, std::function<int()>> modes = {
+		{"pool-size-zero", [] { pool_of(memfd(4096), 0); return report(); }},
+		{"pool-size-negative", [] { pool_of(memfd(4096), -4096); return report(); }},
+		{"pool-pipe-fd", [] {
+			int p[2];
+			if (pipe(p) < 0) return 3;
+			pool_of(p[0], 4096);
+			return report();
+		}},
+		{"pool-larger-than-file", [] { pool_of(memfd(4096), 1 << 20); return report(); }},
+		{"buffer-negative-offset", [argb] {
+			wl_shm_pool_create_buffer(pool_of(memfd(1 << 20), 1 << 20), -4, 16, 16, 64, argb);
+			return report();
+		}},
+		{"buffer-zero-width", [argb] {
+			wl_shm_pool_create_buffer(pool_of(memfd(1 << 20), 1 << 20), 0, 0, 16, 64, argb);
+			return report();
+		}},
+		{"buffer-negative-height", [argb] {
+			wl_shm_pool_create_buffer(pool_of(memfd(1 << 20), 1 << 20), 0, 16, -16, 64, argb);
+			return report();
+		}},
+		// The classic mistake: stride given in pixels, not bytes.
+		{"buffer-stride-in-pixels", [argb] {
+			wl_shm_pool_create_buffer(pool_of(memfd(200 * 200 * 4), 200 * 200 * 4), 0, 200, 200, 200, argb);
+			return report();
+		}},
+		{"buffer-beyond-pool", [argb] {
+			wl_shm_pool_create_buffer(pool_of(memfd(4096), 4096), 0, 16, 65, 64, argb); // 4160 > 4096
+			return report();
+		}},
+		// stride * height overflows 32 bits: only 64-bit maths sees it is beyond the pool.
+		{"buffer-overflowing-size", [argb] {
+			wl_shm_pool_create_buffer(pool_of(memfd(1 << 20), 1 << 20), INT_MAX - 64, 16, 0x10000, 0x10000, argb);
+			return report();
+		}},
+		{"buffer-unknown-format", [] {
+			wl_shm_pool_create_buffer(pool_of(memfd(1 << 20), 1 << 20), 0, 16, 16, 64, 0x12345678);
+			return report();
+		}},
+		{"buffer-yuv420-odd-stride", [] {
+			wl_shm_pool_create_buffer(pool_of(memfd(1 << 20), 1 << 20), 0, 16, 16, 17, DRM_FORMAT_YUV420);
+			return report();
+		}},
+		{"pool-shrink", [] {
+			wl_shm_pool *pool = pool_of(memfd(8192), 8192);
+			wl_shm_pool_resize(pool, 4096);
+			return report();
+		}},
+		// Grow the pool while a buffer of the old mapping is on screen; new buffers in the grown
+		// part must work at once.
+		{"pool-grow", [argb] {
+			const int w = 64, h = 64, stride = w * 4, size = stride * h;
+			int fd = memfd(size);
+			wl_shm_pool *pool = pool_of(fd, size);
+			auto *m = static_cast<uint8_t *>(mmap(nullptr, size * 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+			Window window;
+			std::string e;
+			if (!window.create(&conn, "hostile", &e)) return 3;
+			encode_pattern(DRM_FORMAT_ARGB8888, w, h, stride, m, 1, 0, 0, w, h);
+			wl_buffer *first = wl_shm_pool_create_buffer(pool, 0, w, h, stride, argb);
+			if (!show(&window, first, w, h)) return report();
+			if (ftruncate(fd, size * 2) < 0) return 3;
+			wl_shm_pool_resize(pool, size * 2);
+			encode_pattern(DRM_FORMAT_ARGB8888, w, h, stride, m + size, 2, 0, 0, w, h);
+			wl_buffer *second = wl_shm_pool_create_buffer(pool, size, w, h, stride, argb);
+			if (!show(&window, second, w, h)) return report();
+			report();
+			hold_until_killed();
+			return 0;
+		}},
+		// Truncate the file behind a buffer that is on screen: SIGBUS territory.
+		{"truncate-attached", [argb] {
+			const int w = 64, h = 64, stride = w * 4, size = stride * h;
+			int fd = memfd(size);
+			auto *m = static_cast<uint8_t *>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+			encode_pattern(DRM_FORMAT_ARGB8888, w, h, stride, m, 1, 0, 0, w, h);
+			wl_shm_pool *pool = pool_of(fd, size);
+			Window window;
+			std::string e;
+			if (!window.create(&conn, "hostile", &e)) return 3;
+			wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, w, h, stride, argb);
+			if (!show(&window, buffer, w, h)) return report();
+			if (ftruncate(fd, 0) < 0) return 3;
+			report();
+			hold_until_killed();
+			return 0;
+		}},
+		// Same, for a format the plugin converts, after destroying pool and buffer.
+		{"truncate-converted-destroyed", [] {
+			const int w = 64, h = 64, stride = w * 3, size = stride * h;
+			int fd = memfd(size);
+			auto *m = static_cast<uint8_t *>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+			encode_pattern(DRM_FORMAT_RGB888, w, h, stride, m, 1, 0, 0, w, h);
+			wl_shm_pool *pool = pool_of(fd, size);
+			Window window;
+			std::string e;
+			if (!window.create(&conn, "hostile", &e)) return 3;
+			wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, w, h, stride, DRM_FORMAT_RGB888);
+			wl_surface_attach(window.surface, buffer, 0, 0);
+			wl_surface_damage_buffer(window.surface, 0, 0, w, h);
+			if (ftruncate(fd, 0) < 0) return 3; // before the compositor reads it
+			wl_surface_commit(window.surface);
+			wl_buffer_destroy(buffer);
+			wl_shm_pool_destroy(pool);
+			report();
+			hold_until_killed();
+			return 0;
+		}},
+		// Destroying a buffer right after its commit still shows that commit's content.
+		{"destroy-after-commit", [argb] {
+			const int w = 64, h = 64, stride = w * 4, size = stride * h;
+			int fd = memfd(size);
+			auto *m = static_cast<uint8_t *>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+			encode_pattern(DRM_FORMAT_ARGB8888, w, h, stride, m, 1, 0, 0, w, h);
+			wl_shm_pool *pool = pool_of(fd, size);
+			Window window;
+			std::string e;
+			if (!window.create(&conn, "hostile", &e)) return 3;
+			wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, w, h, stride, argb);
+			CommitWaiter waiter;
+			wl_surface_attach(window.surface, buffer, 0, 0);
+			wl_surface_damage_buffer(window.surface, 0, 0, w, h);
+			waiter.arm(&conn, window.surface);
+			wl_surface_commit(window.surface);
+			wl_buffer_destroy(buffer);
+			wl_shm_pool_destroy(pool);
+			munmap(m, size);
+			close(fd);
+			if (!waiter.wait(&conn, 5000)) return report();
+			report();
+			hold_until_killed();
+			return 0;
+		}},
+		// Thousands of pools, buffers and commits: the compositor must not keep fds or mappings.
+		{"churn", [argb] {
+			const int w = 32, h = 32, stride = w * 4, size = stride * h;
+			Window window;
+			std::string e;
+			if (!window.create(&conn, "hostile", &e)) return 3;
+			for (int i = 0; i < 2000; i++) {
+				int fd = memfd(size);
+				wl_shm_pool *pool = pool_of(fd, size);
+				uint32_t format = i % 2 ? argb : DRM_FORMAT_RGB888;
+				wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, w, h, stride, format);
+				wl_surface_attach(window.surface, buffer, 0, 0);
+				wl_surface_damage_buffer(window.surface, 0, 0, w, h);
+				wl_surface_commit(window.surface);
+				wl_buffer_destroy(buffer);
+				wl_shm_pool_destroy(pool);
+				close(fd);
+				if (i % 100 == 0 && !conn.roundtrip()) break;
+			}
+			report();
+			hold_until_killed();
+			return 0;
+		}},
+	};
+	auto it = modes.find(mode);
+	if (it == modes.end()) {
+		fprintf(stderr, "unknown mode %s\n", mode.c_str());
+		return 2;
+	}
+	return it->second();
+}

@@ -1,0 +1,184 @@
+// Hostile wl_shm clients get the protocol error the issue names and are disconnected; the
+// compositor and every other client go on.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <fstream>
+
+#include <drm_fourcc.h>
+
+#include "harness.hpp"
+#include "pattern.hpp"
+#include "reference.hpp"
+
+using namespace pixelport::test;
+
+namespace {
+
+constexpr int kInvalidFormat = 0, kInvalidStride = 1, kInvalidFd = 2; // wl_shm.error
+
+// A normal client still gets its frame on screen.
+void expect_compositor_serves_others(CompositorFixture &fx) {
+	std::string out, err;
+	EXPECT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0"}, 10000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "presented XRGB8888 128x96\n");
+	EXPECT_TRUE(fx.compositor().running());
+}
+
+struct ErrorCase {
+	const char *mode;
+	int code;
+	const char *interface;
+};
+
+class HostileShm : public testing::TestWithParam<ErrorCase> {};
+
+TEST_P(HostileShm, GetsTheProtocolErrorAndOthersGoOn) {
+	const ErrorCase &c = GetParam();
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_HOSTILE_CLIENT"), c.mode}, 10000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "error " + std::to_string(c.code) + " " + c.interface + "\n");
+	expect_compositor_serves_others(fx);
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+}
+
+INSTANTIATE_TEST_SUITE_P(Shm, HostileShm,
+	testing::Values(ErrorCase{"pool-size-zero", kInvalidStride, "wl_shm"},
+		ErrorCase{"pool-size-negative", kInvalidStride, "wl_shm"},
+		ErrorCase{"pool-pipe-fd", kInvalidFd, "wl_shm"},
+		ErrorCase{"pool-larger-than-file", kInvalidFd, "wl_shm"},
+		ErrorCase{"buffer-negative-offset", kInvalidStride, "wl_shm_pool"},
+		ErrorCase{"buffer-zero-width", kInvalidStride, "wl_shm_pool"},
+		ErrorCase{"buffer-negative-height", kInvalidStride, "wl_shm_pool"},
+		ErrorCase{"buffer-stride-in-pixels", kInvalidStride, "wl_shm_pool"},
+		ErrorCase{"buffer-beyond-pool", kInvalidStride, "wl_shm_pool"},
+		ErrorCase{"buffer-overflowing-size", kInvalidStride, "wl_shm_pool"},
+		ErrorCase{"buffer-unknown-format", kInvalidFormat, "wl_shm_pool"},
+		ErrorCase{"buffer-yuv420-odd-stride", kInvalidStride, "wl_shm_pool"},
+		ErrorCase{"pool-shrink", kInvalidStride, "wl_shm_pool"}),
+	[](const auto &info) {
+		std::string name = info.param.mode;
+		for (char &ch : name) ch = ch == '-' ? '_' : ch;
+		return name;
+	});
+
+int count_window_pixels_not(const Image &shot, int w, int h, uint32_t value) {
+	int n = 0;
+	for (int y = 0; y < h; y++)
+		for (int x = 0; x < w; x++) n += shot.pixel(x, y) != value;
+	return n;
+}
+
+// Runs a hostile mode that ends in "holding", and returns with the client still connected.
+void start_holding(CompositorFixture &fx, Process *client, const char *mode, std::string *verdict) {
+	ASSERT_TRUE(client->start({build_path("PIXELPORT_HOSTILE_CLIENT"), mode}, fx.client_env()));
+	ASSERT_TRUE(client->read_line(verdict, 20000)) << client->err();
+	std::string holding;
+	ASSERT_TRUE(client->read_line(&holding, 5000)) << client->err();
+	ASSERT_EQ(holding, "holding");
+}
+
+TEST(HostileShmTruncate, ShrinkingTheFileUnderAShownBufferReadsZeroes) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	Process client;
+	std::string verdict;
+	start_holding(fx, &client, "truncate-attached", &verdict);
+	EXPECT_EQ(verdict, "ok"); // the plugin keeps the client: its content reads as zeroes
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot)); // rerenders from the truncated mapping
+	EXPECT_EQ(count_window_pixels_not(shot, 64, 64, 0), 0);
+	expect_compositor_serves_others(fx);
+	client.terminate();
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+}
+
+TEST(HostileShmTruncate, ShrinkingTheFileOfAConvertedBufferReadsZeroes) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--print-stats"}));
+	Process client;
+	std::string verdict;
+	start_holding(fx, &client, "truncate-converted-destroyed", &verdict);
+	EXPECT_EQ(verdict, "ok");
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	EXPECT_EQ(count_window_pixels_not(shot, 64, 64, 0), 0);
+	expect_compositor_serves_others(fx);
+	client.terminate();
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+	EXPECT_NE(fx.compositor().out().find("\"sigbus_faults\":1"), std::string::npos) << fx.compositor().out();
+}
+
+TEST(HostileShmPool, GrowingAPoolInUseServesNewBuffersAtOnce) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	Process client;
+	std::string verdict;
+	start_holding(fx, &client, "pool-grow", &verdict);
+	EXPECT_EQ(verdict, "ok");
+	client.terminate();
+	EXPECT_EQ(fx.stop(), 0);
+}
+
+TEST(HostileShmBuffer, DestroyedRightAfterCommitStillShowsThatCommit) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	Process client;
+	std::string verdict;
+	start_holding(fx, &client, "destroy-after-commit", &verdict);
+	EXPECT_EQ(verdict, "ok");
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	std::vector<uint8_t> bytes(64 * 64 * 4);
+	pixelport::encode_pattern(DRM_FORMAT_ARGB8888, 64, 64, 256, bytes.data(), 1, 0, 0, 64, 64);
+	std::vector<uint32_t> want;
+	ASSERT_TRUE(reference_rgb(DRM_FORMAT_ARGB8888, 64, 64, 256, bytes.data(), &want));
+	int bad = 0;
+	for (int y = 0; y < 64; y++)
+		for (int x = 0; x < 64; x++) bad += shot.pixel(x, y) != want[static_cast<size_t>(y) * 64 + x];
+	EXPECT_EQ(bad, 0);
+	client.terminate();
+	EXPECT_EQ(fx.stop(), 0);
+}
+
+size_t count_fds(pid_t pid) {
+	size_t n = 0;
+	DIR *dir = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
+	if (dir == nullptr) return 0;
+	while (readdir(dir) != nullptr) n++;
+	closedir(dir);
+	return n;
+}
+
+size_t count_maps(pid_t pid) {
+	std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+	size_t n = 0;
+	std::string line;
+	while (std::getline(in, line)) n++;
+	return n;
+}
+
+TEST(HostileShmChurn, ThousandsOfPoolsLeaveNoFdOrMappingBehind) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	expect_compositor_serves_others(fx); // warm up: first-use allocations
+	pid_t pid = fx.compositor().pid();
+	size_t fds0 = count_fds(pid), maps0 = count_maps(pid);
+	Process client;
+	std::string verdict;
+	start_holding(fx, &client, "churn", &verdict);
+	EXPECT_EQ(verdict, "ok");
+	// While connected only the shown buffer's pool may remain (plus the client's socket).
+	EXPECT_LE(count_fds(pid), fds0 + 3);
+	EXPECT_LE(count_maps(pid), maps0 + 8);
+	client.terminate();
+	expect_compositor_serves_others(fx);
+	EXPECT_LE(count_fds(pid), fds0 + 1);
+	EXPECT_LE(count_maps(pid), maps0 + 4);
+	EXPECT_EQ(fx.stop(), 0);
+}
+
+} // namespace
