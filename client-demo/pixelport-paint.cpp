@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 
 #include "pattern.hpp"
+#include "transport.hpp"
 #include "wayland_client.hpp"
 
 using namespace pixelport;
@@ -93,6 +94,8 @@ int main(int argc, char *argv[]) {
 	int stride_pad = 0;
 	int hold_ms = -1;
 	std::vector<std::string> frame_args;
+	std::string transport_arg = "shm";
+	std::string chunk_arg;
 	CLI::App app{"pixelport-paint: show known test patterns through wl_shm"};
 	app.add_option("--format", format_arg, "pixel format (DRM name, e.g. XRGB8888, NV12, RGB565)");
 	app.add_option("--size", size_arg, "buffer size WIDTHxHEIGHT in pixels");
@@ -102,7 +105,22 @@ int main(int argc, char *argv[]) {
 	app.add_option("--frame", frame_args,
 		"a frame: format=F,size=WxH,seed=N,damage=x:y:w:h,fill=all|damage,buffer=0|1 (repeatable; "
 		"unset keys take the options above)");
+	app.add_option("--transport", transport_arg,
+		"shm (two buffers, painted in place), shm-new, socket, pipe or auto (client-demo/transport.hpp)");
+	app.add_option("--chunk", chunk_arg, "stream sends in pieces: N bytes, or random:N (tests)");
 	CLI11_PARSE(app, argc, argv);
+
+	Transport transport = Transport::ShmReused;
+	if (!parse_transport(transport_arg, &transport)) {
+		fprintf(stderr, "pixelport-paint: unknown transport '%s'\n", transport_arg.c_str());
+		return 2;
+	}
+	// "shm" keeps this program's own two-buffer painting (exact damage semantics tests);
+	// every other transport goes through the transport library.
+	const bool use_writer = transport_arg != "shm";
+	size_t chunk = 0;
+	bool chunk_random = chunk_arg.rfind("random:", 0) == 0;
+	if (!chunk_arg.empty()) chunk = std::stoul(chunk_random ? chunk_arg.substr(7) : chunk_arg);
 
 	FrameSpec defaults;
 	if (!parse_format(format_arg, &defaults.format)) {
@@ -138,6 +156,12 @@ int main(int argc, char *argv[]) {
 		return 1;
 	}
 
+	SurfaceWriter writer(&conn, window.surface, transport);
+	writer.set_chunking(chunk, chunk_random);
+	std::vector<uint8_t> image; // the writer's frame in client memory
+	uint32_t image_format = 0;
+	int image_w = 0, image_h = 0;
+
 	Slot slots[2];
 	static const wl_buffer_listener buffer_listener = {
 		.release = [](void *data, wl_buffer *) { static_cast<Slot *>(data)->busy = false; },
@@ -147,6 +171,47 @@ int main(int argc, char *argv[]) {
 		if (!conn.has_shm_format(f.format)) {
 			fprintf(stderr, "pixelport-paint: compositor does not advertise %s\n", format_name(f.format).c_str());
 			return 1;
+		}
+		if (use_writer) {
+			size_t stride = shm_min_stride(drm, f.width) + static_cast<size_t>(stride_pad);
+			ShmLayout layout;
+			if (!shm_layout(drm, f.width, f.height, stride, &layout)) {
+				fprintf(stderr, "pixelport-paint: no layout for %s\n", format_name(f.format).c_str());
+				return 1;
+			}
+			// The pipe transport may still have our pages in the pipe: wait before changing them.
+			if (!writer.wait_consumed(10000)) {
+				fprintf(stderr, "pixelport-paint: stream writes never consumed\n");
+				return 1;
+			}
+			if (image_format != drm || image_w != f.width || image_h != f.height) {
+				image.assign(layout.size, 0xa5);
+				image_format = drm;
+				image_w = f.width;
+				image_h = f.height;
+			}
+			Rect d = {f.damage[0], f.damage[1], f.damage[2], f.damage[3]};
+			if (d.width < 0) d = {0, 0, f.width, f.height};
+			if (f.fill_all) {
+				encode_pattern(drm, f.width, f.height, stride, image.data(), f.seed, 0, 0, f.width, f.height);
+			} else {
+				encode_pattern(drm, f.width, f.height, stride, image.data(), f.seed, d.x, d.y, d.width, d.height);
+			}
+			Pixels px = {drm, f.width, f.height, stride, image.data(), image.size()};
+			CommitWaiter waiter;
+			waiter.arm(&conn, window.surface); // applies to the commit put() sends
+			if (!writer.put(px, &d, &error)) {
+				fprintf(stderr, "pixelport-paint: %s\n", error.c_str());
+				return 1;
+			}
+			if (!waiter.wait(&conn, 10000) || !waiter.presented) {
+				fprintf(stderr, "pixelport-paint: frame not presented: %s\n", conn.error_text().c_str());
+				return 1;
+			}
+			printf("presented %s %dx%d via %s\n", format_name(f.format).c_str(), f.width, f.height,
+				transport_name(writer.timing().transport));
+			fflush(stdout);
+			continue;
 		}
 		Slot &slot = slots[f.slot];
 		// The compositor owns a committed buffer until wl_buffer.release.

@@ -36,6 +36,25 @@ static void registry_global(void *data, wl_registry *registry, uint32_t name, co
 			.ping = [](void *, xdg_wm_base *base, uint32_t serial) { xdg_wm_base_pong(base, serial); },
 		};
 		xdg_wm_base_add_listener(c->wm_base, &wm_listener, c);
+	} else if (strcmp(interface, pp_stream_manager_v1_interface.name) == 0) {
+		c->stream_manager = static_cast<pp_stream_manager_v1 *>(
+			wl_registry_bind(registry, name, &pp_stream_manager_v1_interface, 1));
+		static const pp_stream_manager_v1_listener listener = {
+			.format = [](void *data, pp_stream_manager_v1 *, uint32_t format) {
+				static_cast<Connection *>(data)->stream_formats.push_back(format);
+			},
+			.size_hint = [](void *data, pp_stream_manager_v1 *, uint32_t bytes) {
+				static_cast<Connection *>(data)->stream_size_hint = bytes;
+			},
+			.limits = [](void *data, pp_stream_manager_v1 *, uint32_t max_buffer, uint32_t max_buffers,
+					uint32_t max_inflight) {
+				auto *conn = static_cast<Connection *>(data);
+				conn->stream_max_buffer_bytes = max_buffer;
+				conn->stream_max_buffers = max_buffers;
+				conn->stream_max_inflight_bytes = max_inflight;
+			},
+		};
+		pp_stream_manager_v1_add_listener(c->stream_manager, &listener, c);
 	} else if (strcmp(interface, wp_presentation_interface.name) == 0) {
 		c->presentation = static_cast<wp_presentation *>(
 			wl_registry_bind(registry, name, &wp_presentation_interface, 1));
@@ -71,6 +90,7 @@ void Connection::disconnect() {
 		return;
 	}
 	if (presentation) wp_presentation_destroy(presentation);
+	if (stream_manager) pp_stream_manager_v1_destroy(stream_manager);
 	if (wm_base) xdg_wm_base_destroy(wm_base);
 	if (shm) wl_shm_destroy(shm);
 	if (compositor) wl_compositor_destroy(compositor);

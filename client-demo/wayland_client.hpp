@@ -8,6 +8,7 @@
 
 #include <wayland-client.h>
 
+#include "pixelport-stream-v1-client-protocol.h"
 #include "presentation-time-client-protocol.h"
 #include "xdg-shell-client-protocol.h"
 
@@ -23,6 +24,11 @@ struct Connection {
 	wp_presentation *presentation = nullptr;
 	/** wl_shm formats the compositor advertised (DRM fourcc, with 0 and 1 for ARGB/XRGB8888). */
 	std::vector<uint32_t> shm_formats;
+	/** pixelport-stream-v1, when the compositor has the plugin; its formats are DRM fourcc. */
+	pp_stream_manager_v1 *stream_manager = nullptr;
+	std::vector<uint32_t> stream_formats;
+	uint32_t stream_size_hint = 0;
+	uint32_t stream_max_buffer_bytes = 0, stream_max_buffers = 0, stream_max_inflight_bytes = 0;
 
 	/** Connects to $WAYLAND_DISPLAY and binds globals; false with `error` set on failure. */
 	bool connect(std::string *error);

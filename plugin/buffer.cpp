@@ -8,18 +8,22 @@
 
 namespace pixelport {
 
-std::shared_ptr<DestImage> DestImage::create(uint32_t fourcc, int32_t width, int32_t height) {
+std::shared_ptr<DestImage> DestImage::create(uint32_t fourcc, int32_t width, int32_t height,
+		int bytes_per_pixel, bool zero) {
 	auto image = std::make_shared<DestImage>();
 	image->fourcc = fourcc;
 	image->width = width;
 	image->height = height;
-	image->stride = static_cast<size_t>(width) * 4; // all targets are 32 bits per pixel
+	image->stride = static_cast<size_t>(width) * static_cast<size_t>(bytes_per_pixel);
 	image->size = image->stride * static_cast<size_t>(height);
 	// 64-byte aligned rows start for the SIMD kernels and the renderer.
 	size_t alloc = (image->size + 63) & ~size_t{63};
 	image->data = static_cast<uint8_t *>(aligned_alloc(64, alloc));
 	if (image->data == nullptr) {
 		return nullptr;
+	}
+	if (zero) {
+		memset(image->data, 0, image->size);
 	}
 	return image;
 }

@@ -6,6 +6,7 @@
 #include "buffer.hpp"
 #include "plugin.hpp"
 #include "shm.hpp"
+#include "stream.hpp"
 
 extern "C" PIXELPORT_API const uint32_t pixelport_abi_version = PIXELPORT_ABI_VERSION;
 
@@ -16,6 +17,7 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 	SurfaceState *s = state.get();
 	s->plugin = this;
 	s->surface = surface;
+	s->id = next_surface_id++;
 	// Before wlroots caches or applies the state: mark our buffer busy and note the surface,
 	// so the conversion at texture time knows whose damage and destination to use.
 	s->client_commit.connect(&surface->events.client_commit, [s](void *) {
@@ -25,6 +27,7 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 		}
 		if (PixelBuffer *buffer = pixel_buffer_from_wlr(s->surface->pending.buffer)) {
 			pixel_buffer_committed(buffer, s->surface);
+			s->plugin->streams->handle_client_commit(s, &buffer->base);
 		}
 	});
 	// After the state is applied: a buffer that was not converted into `dest` (native, or a
@@ -66,6 +69,11 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *displ
 	for (size_t i = 0; formats != nullptr && i < formats->len; i++) {
 		pp->renderer_formats.push_back(formats->formats[i].format);
 	}
+	pixelport_options &o = pp->options;
+	if (o.stream_size_hint == 0) o.stream_size_hint = 1u << 20;
+	if (o.stream_max_buffer_bytes == 0) o.stream_max_buffer_bytes = 1ull << 30;
+	if (o.stream_max_buffers == 0) o.stream_max_buffers = 64;
+	if (o.stream_max_inflight_bytes == 0) o.stream_max_inflight_bytes = 512ull << 20;
 	pp->convert_options.threads = pp->options.convert_threads == 0 ? 1 : static_cast<int32_t>(pp->options.convert_threads);
 
 	pp->shm = Shm::create(pp, version);
@@ -74,9 +82,16 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *displ
 		delete pp;
 		return nullptr;
 	}
-	// libwayland destroys globals with the display; the Shm must not destroy its own twice.
+	pp->streams = StreamManager::create(pp);
+	if (pp->streams == nullptr) {
+		wlr_log(WLR_ERROR, "pixelport: failed to create the stream global");
+		delete pp;
+		return nullptr;
+	}
+	// libwayland destroys globals with the display; ours must not destroy theirs twice.
 	pp->display_destroy.connect_display_destroy(display, [pp](void *) {
 		if (pp->shm) pp->shm->forget_global();
+		if (pp->streams) pp->streams->forget_global();
 	});
 	wlr_log(WLR_INFO, "pixelport: serving wl_shm v%u with %zu formats (%zu native) (ABI %u)", version,
 		pp->shm->formats().size(), pp->renderer_formats.size(), PIXELPORT_ABI_VERSION);

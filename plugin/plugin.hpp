@@ -14,6 +14,7 @@
 namespace pixelport {
 
 class Shm;
+class StreamManager;
 
 /** Renderer-format pixels the plugin converted into; the renderer reads them in place. */
 struct DestImage {
@@ -24,7 +25,13 @@ struct DestImage {
 	size_t size = 0;
 	uint8_t *data = nullptr;
 
-	static std::shared_ptr<DestImage> create(uint32_t fourcc, int32_t width, int32_t height);
+	/**
+	 * An image of `bytes_per_pixel` (4 for every conversion target), rows tightly packed,
+	 * zero-filled only if `zero` (a conversion that writes it all next need not pay for it).
+	 * Null when out of memory.
+	 */
+	static std::shared_ptr<DestImage> create(uint32_t fourcc, int32_t width, int32_t height,
+		int bytes_per_pixel = 4, bool zero = false);
 	~DestImage();
 };
 
@@ -32,6 +39,8 @@ struct DestImage {
 struct SurfaceState {
 	pixelport_plugin *plugin = nullptr;
 	wlr_surface *surface = nullptr;
+	/** Unique for the plugin's life: tells a surface from a later one at the same address. */
+	uint64_t id = 0;
 	uint64_t commits = 0;
 	/**
 	 * What the surface shows, in the renderer's format, when its last buffer needed a
@@ -60,6 +69,8 @@ struct pixelport_plugin {
 	std::vector<uint32_t> renderer_formats;
 	pixelport::core::ConvertOptions convert_options;
 	std::unique_ptr<pixelport::Shm> shm;
+	std::unique_ptr<pixelport::StreamManager> streams;
+	uint64_t next_surface_id = 1;
 	wlr_compositor *compositor = nullptr;
 	pixelport_stats stats{};
 
@@ -72,6 +83,11 @@ struct pixelport_plugin {
 	pixelport::SurfaceState *surface_state(wlr_surface *surface) {
 		auto it = surfaces.find(surface);
 		return it == surfaces.end() ? nullptr : it->second.get();
+	}
+	/** The surface with this id, if it still exists. */
+	pixelport::SurfaceState *surface_state(wlr_surface *surface, uint64_t id) {
+		pixelport::SurfaceState *state = surface_state(surface);
+		return state != nullptr && state->id == id ? state : nullptr;
 	}
 	void track_surface(wlr_surface *surface);
 };

@@ -48,6 +48,17 @@ struct pixelport_options {
 	uint32_t shm_version;
 	/** Threads for one conversion (the calling thread included); 0 means 1. */
 	uint32_t convert_threads;
+	/**
+	 * pixelport-stream-v1: the size_hint event, in bytes (below it streaming is expected to
+	 * beat a new wl_shm buffer); 0 means 1 MiB.
+	 */
+	uint32_t stream_size_hint;
+	/** Largest stream buffer in bytes of the renderer's format; 0 means 1 GiB. */
+	uint64_t stream_max_buffer_bytes;
+	/** Stream buffers alive per client; 0 means 64. */
+	uint32_t stream_max_buffers;
+	/** Announced stream bytes not yet read, per client; 0 means 512 MiB. */
+	uint64_t stream_max_inflight_bytes;
 };
 
 /** Counters since pixelport_create(), for tests and hosts that want them. */
@@ -62,6 +73,11 @@ struct pixelport_stats {
 	uint64_t shm_buffers;
 	/** Pools whose file a client shrank while mapped (read back as zeroes). */
 	uint64_t sigbus_faults;
+	/** Bytes read from stream data fds, and stream writes completed. */
+	uint64_t stream_bytes;
+	uint64_t stream_writes;
+	/** Commits held until their stream bytes arrived. */
+	uint64_t held_commits;
 };
 
 /** The ABI version the library was built with (equal to its PIXELPORT_ABI_VERSION). */

@@ -1,0 +1,32 @@
+// The pixelport stream (protocols/pixelport-stream-v1.xml): pixel rows through a socket or a
+// pipe instead of shared memory. Reads never block and never go past what was announced;
+// renderer formats land straight in the buffer's storage, other formats pass through a
+// bounded receive window and are converted band by band as they arrive. A commit of a buffer
+// whose bytes are still in flight is held with wlr_surface_lock_pending() until they are in.
+#pragma once
+
+#include <memory>
+
+#include "plugin.hpp"
+
+namespace pixelport {
+
+class StreamManager {
+public:
+	static std::unique_ptr<StreamManager> create(pixelport_plugin *plugin);
+	~StreamManager();
+
+	/** From the surface's client_commit: holds the commit if `buffer`'s bytes are in flight. */
+	void handle_client_commit(SurfaceState *surface, wlr_buffer *buffer);
+
+	pixelport_plugin *plugin() const { return plugin_; }
+	void forget_global() { global_ = nullptr; }
+
+private:
+	StreamManager() = default;
+	static void bind(wl_client *client, void *data, uint32_t version, uint32_t id);
+	pixelport_plugin *plugin_ = nullptr;
+	wl_global *global_ = nullptr;
+};
+
+} // namespace pixelport
