@@ -14,7 +14,9 @@ std::shared_ptr<DestImage> DestImage::create(uint32_t fourcc, int32_t width, int
 	image->fourcc = fourcc;
 	image->width = width;
 	image->height = height;
-	image->stride = static_cast<size_t>(width) * static_cast<size_t>(bytes_per_pixel);
+	// Rows start on 4-byte boundaries: pixman refuses other strides, and GL's default
+	// unpack alignment is 4.
+	image->stride = (static_cast<size_t>(width) * static_cast<size_t>(bytes_per_pixel) + 3) & ~size_t{3};
 	image->size = image->stride * static_cast<size_t>(height);
 	// 64-byte aligned rows start for the SIMD kernels and the renderer.
 	size_t alloc = (image->size + 63) & ~size_t{63};

@@ -227,6 +227,20 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FORMAT, "unsupported format 0x%08x", format);
 		return;
 	}
+	if (target == drm && stride % 4 != 0) {
+		// pixman (and GL's default unpack alignment) need 4-byte row starts: a native format
+		// with another stride is converted instead of used in place, when the core can.
+		std::vector<uint32_t> others;
+		for (uint32_t f : pool->plugin->renderer_formats) {
+			if (f != drm) others.push_back(f);
+		}
+		target = core::pick_target(drm, others);
+		if (target == 0) {
+			wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE,
+				"stride %d of %s is not a multiple of 4", stride, core::format_name(drm));
+			return;
+		}
+	}
 	const core::FormatInfo *info = core::format_info(drm);
 	if (info == nullptr) {
 		// A renderer format the core does not describe: one 32-bit plane is all we serve natively.

@@ -1,6 +1,8 @@
 #include "harness.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -249,6 +251,39 @@ bool CompositorFixture::screenshot(Image *image) {
 	image->rgb.resize(static_cast<size_t>(image->width) * image->height * 3);
 	in.read(reinterpret_cast<char *>(image->rgb.data()), static_cast<std::streamsize>(image->rgb.size()));
 	return static_cast<size_t>(in.gcount()) == image->rgb.size();
+}
+
+void expect_compositor_serves_others(CompositorFixture &fx) {
+	std::string out, err;
+	EXPECT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0"}, 10000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "presented XRGB8888 128x96\n");
+	EXPECT_TRUE(fx.compositor().running());
+}
+
+void start_holding(CompositorFixture &fx, Process *client, const std::string &program, const char *mode,
+		std::string *verdict) {
+	ASSERT_TRUE(client->start({program, mode}, fx.client_env()));
+	ASSERT_TRUE(client->read_line(verdict, 20000)) << client->err();
+	std::string holding;
+	ASSERT_TRUE(client->read_line(&holding, 5000)) << client->err();
+	ASSERT_EQ(holding, "holding");
+}
+
+size_t count_fds(pid_t pid) {
+	size_t n = 0;
+	DIR *dir = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
+	if (dir == nullptr) return 0;
+	while (readdir(dir) != nullptr) n++;
+	closedir(dir);
+	return n;
+}
+
+size_t count_maps(pid_t pid) {
+	std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+	size_t n = 0;
+	std::string line;
+	while (std::getline(in, line)) n++;
+	return n;
 }
 
 } // namespace pixelport::test

@@ -96,4 +96,18 @@ private:
 	Process compositor_;
 };
 
+/** A normal client (pixelport-paint) still gets its frame presented; the compositor runs. */
+void expect_compositor_serves_others(CompositorFixture &fx);
+
+/**
+ * Starts `program MODE` as a client and reads its verdict line, then expects "holding":
+ * the client stays connected until terminated.
+ */
+void start_holding(CompositorFixture &fx, Process *client, const std::string &program, const char *mode,
+	std::string *verdict);
+
+/** Open file descriptors and memory mappings of a process (from /proc). */
+size_t count_fds(pid_t pid);
+size_t count_maps(pid_t pid);
+
 } // namespace pixelport::test

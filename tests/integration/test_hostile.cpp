@@ -2,10 +2,6 @@
 // compositor and every other client go on.
 #include <gtest/gtest.h>
 
-#include <dirent.h>
-
-#include <fstream>
-
 #include <drm_fourcc.h>
 
 #include "harness.hpp"
@@ -17,14 +13,6 @@ using namespace pixelport::test;
 namespace {
 
 constexpr int kInvalidFormat = 0, kInvalidStride = 1, kInvalidFd = 2; // wl_shm.error
-
-// A normal client still gets its frame on screen.
-void expect_compositor_serves_others(CompositorFixture &fx) {
-	std::string out, err;
-	EXPECT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0"}, 10000, &out, &err), 0) << err;
-	EXPECT_EQ(out, "presented XRGB8888 128x96\n");
-	EXPECT_TRUE(fx.compositor().running());
-}
 
 struct ErrorCase {
 	const char *mode;
@@ -72,21 +60,12 @@ int count_window_pixels_not(const Image &shot, int w, int h, uint32_t value) {
 	return n;
 }
 
-// Runs a hostile mode that ends in "holding", and returns with the client still connected.
-void start_holding(CompositorFixture &fx, Process *client, const char *mode, std::string *verdict) {
-	ASSERT_TRUE(client->start({build_path("PIXELPORT_HOSTILE_CLIENT"), mode}, fx.client_env()));
-	ASSERT_TRUE(client->read_line(verdict, 20000)) << client->err();
-	std::string holding;
-	ASSERT_TRUE(client->read_line(&holding, 5000)) << client->err();
-	ASSERT_EQ(holding, "holding");
-}
-
 TEST(HostileShmTruncate, ShrinkingTheFileUnderAShownBufferReadsZeroes) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
 	Process client;
 	std::string verdict;
-	start_holding(fx, &client, "truncate-attached", &verdict);
+	start_holding(fx, &client, build_path("PIXELPORT_HOSTILE_CLIENT"), "truncate-attached", &verdict);
 	EXPECT_EQ(verdict, "ok"); // the plugin keeps the client: its content reads as zeroes
 	Image shot;
 	ASSERT_TRUE(fx.screenshot(&shot)); // rerenders from the truncated mapping
@@ -101,7 +80,7 @@ TEST(HostileShmTruncate, ShrinkingTheFileOfAConvertedBufferReadsZeroes) {
 	ASSERT_TRUE(fx.start({"--print-stats"}));
 	Process client;
 	std::string verdict;
-	start_holding(fx, &client, "truncate-converted-destroyed", &verdict);
+	start_holding(fx, &client, build_path("PIXELPORT_HOSTILE_CLIENT"), "truncate-converted-destroyed", &verdict);
 	EXPECT_EQ(verdict, "ok");
 	Image shot;
 	ASSERT_TRUE(fx.screenshot(&shot));
@@ -117,7 +96,7 @@ TEST(HostileShmPool, GrowingAPoolInUseServesNewBuffersAtOnce) {
 	ASSERT_TRUE(fx.start());
 	Process client;
 	std::string verdict;
-	start_holding(fx, &client, "pool-grow", &verdict);
+	start_holding(fx, &client, build_path("PIXELPORT_HOSTILE_CLIENT"), "pool-grow", &verdict);
 	EXPECT_EQ(verdict, "ok");
 	client.terminate();
 	EXPECT_EQ(fx.stop(), 0);
@@ -128,7 +107,7 @@ TEST(HostileShmBuffer, DestroyedRightAfterCommitStillShowsThatCommit) {
 	ASSERT_TRUE(fx.start());
 	Process client;
 	std::string verdict;
-	start_holding(fx, &client, "destroy-after-commit", &verdict);
+	start_holding(fx, &client, build_path("PIXELPORT_HOSTILE_CLIENT"), "destroy-after-commit", &verdict);
 	EXPECT_EQ(verdict, "ok");
 	Image shot;
 	ASSERT_TRUE(fx.screenshot(&shot));
@@ -144,23 +123,6 @@ TEST(HostileShmBuffer, DestroyedRightAfterCommitStillShowsThatCommit) {
 	EXPECT_EQ(fx.stop(), 0);
 }
 
-size_t count_fds(pid_t pid) {
-	size_t n = 0;
-	DIR *dir = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
-	if (dir == nullptr) return 0;
-	while (readdir(dir) != nullptr) n++;
-	closedir(dir);
-	return n;
-}
-
-size_t count_maps(pid_t pid) {
-	std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-	size_t n = 0;
-	std::string line;
-	while (std::getline(in, line)) n++;
-	return n;
-}
-
 TEST(HostileShmChurn, ThousandsOfPoolsLeaveNoFdOrMappingBehind) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
@@ -169,7 +131,7 @@ TEST(HostileShmChurn, ThousandsOfPoolsLeaveNoFdOrMappingBehind) {
 	size_t fds0 = count_fds(pid), maps0 = count_maps(pid);
 	Process client;
 	std::string verdict;
-	start_holding(fx, &client, "churn", &verdict);
+	start_holding(fx, &client, build_path("PIXELPORT_HOSTILE_CLIENT"), "churn", &verdict);
 	EXPECT_EQ(verdict, "ok");
 	// While connected only the shown buffer's pool may remain (plus the client's socket).
 	EXPECT_LE(count_fds(pid), fds0 + 3);

@@ -240,30 +240,37 @@ TEST(ShmFormatChange, ANativeFrameMakesTheNextConvertedFrameFull) {
 		{"RGB888", 64, 48, 3, 0, 0, 8, 8, true, 0}});
 }
 
-TEST(ShmStride, OddStridesForThreeByteFormatsDisplayExactly) {
+class ShmStride : public testing::TestWithParam<std::pair<std::string, int>> {};
+
+// 61 RGB888 pixels are 183 bytes; pads make strides of 186 (odd multiple of 2) and 192.
+// RGB565 with a stride that is not a multiple of 4 cannot be used in place by pixman: the
+// plugin converts it instead of failing the upload.
+TEST_P(ShmStride, OddStridesDisplayExactly) {
+	const auto &[format, pad] = GetParam();
+	uint32_t drm = kFormats.at(format);
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
-	Process client;
-	// 61 * 3 = 183 bytes per row; +6 makes a stride of 192; +3 an odd 189 (not a multiple of 4).
-	for (const char *pad : {"3", "9"}) {
-		Process c;
-		ASSERT_TRUE(c.start({build_path("PIXELPORT_PAINT"), "--format", "RGB888", "--size", "61x37", "--seed", "4",
-			"--stride-pad", pad}, fx.client_env()));
-		std::string line;
-		ASSERT_TRUE(c.read_line(&line, 10000)) << c.err();
-		Image shot;
-		ASSERT_TRUE(fx.screenshot(&shot));
-		size_t stride = shm_min_stride(DRM_FORMAT_RGB888, 61) + std::stoul(pad);
-		std::vector<uint8_t> bytes(stride * 37, 0xa5);
-		encode_pattern(DRM_FORMAT_RGB888, 61, 37, stride, bytes.data(), 4, 0, 0, 61, 37);
-		std::vector<uint32_t> want;
-		ASSERT_TRUE(reference_rgb(DRM_FORMAT_RGB888, 61, 37, stride, bytes.data(), &want));
-		int bad = 0;
-		for (int y = 0; y < 37; y++)
-			for (int x = 0; x < 61; x++) bad += shot.pixel(x, y) != want[static_cast<size_t>(y) * 61 + x];
-		EXPECT_EQ(bad, 0) << "stride pad " << pad;
-		c.terminate();
-	}
+	Process c;
+	ASSERT_TRUE(c.start({build_path("PIXELPORT_PAINT"), "--format", format, "--size", "61x37", "--seed", "4",
+		"--stride-pad", std::to_string(pad)}, fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(c.read_line(&line, 10000)) << c.err();
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	size_t stride = shm_min_stride(drm, 61) + static_cast<size_t>(pad);
+	std::vector<uint8_t> bytes(stride * 37, 0xa5);
+	encode_pattern(drm, 61, 37, stride, bytes.data(), 4, 0, 0, 61, 37);
+	std::vector<uint32_t> want;
+	ASSERT_TRUE(reference_rgb(drm, 61, 37, stride, bytes.data(), &want));
+	int bad = 0;
+	for (int y = 0; y < 37; y++)
+		for (int x = 0; x < 61; x++) bad += shot.pixel(x, y) != want[static_cast<size_t>(y) * 61 + x];
+	EXPECT_EQ(bad, 0) << format << " stride " << stride;
+	c.terminate();
 }
+
+INSTANTIATE_TEST_SUITE_P(Shm, ShmStride,
+	testing::Values(std::pair{"RGB888", 2}, std::pair{"RGB888", 9}, std::pair{"RGB565", 2}, std::pair{"BGR565", 6}),
+	[](const auto &info) { return info.param.first + "_pad" + std::to_string(info.param.second); });
 
 } // namespace

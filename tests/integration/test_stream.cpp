@@ -1,0 +1,329 @@
+// pixelport-stream-v1 through the real pipeline: pixel-exact frames over socket and pipe in
+// every accepted format, any split of the bytes, interleaved buffers and surfaces, held
+// commits in order, and every bad input answered without hurting anyone else.
+#include <gtest/gtest.h>
+
+#include <drm_fourcc.h>
+
+#include <map>
+
+#include "harness.hpp"
+#include "pattern.hpp"
+#include "reference.hpp"
+
+using namespace pixelport;
+using namespace pixelport::test;
+
+namespace {
+
+uint32_t drm_of(const std::string &name) {
+	static const std::map<std::string, uint32_t> formats = {
+		{"ARGB8888", DRM_FORMAT_ARGB8888}, {"XRGB8888", DRM_FORMAT_XRGB8888}, {"ABGR8888", DRM_FORMAT_ABGR8888},
+		{"RGB565", DRM_FORMAT_RGB565}, {"XRGB2101010", DRM_FORMAT_XRGB2101010}, {"RGB888", DRM_FORMAT_RGB888},
+		{"BGR888", DRM_FORMAT_BGR888}, {"ARGB1555", DRM_FORMAT_ARGB1555}, {"ARGB4444", DRM_FORMAT_ARGB4444},
+		{"XBGR16161616F", DRM_FORMAT_XBGR16161616F}, {"ABGR16161616F", DRM_FORMAT_ABGR16161616F},
+		{"YUYV", DRM_FORMAT_YUYV}, {"UYVY", DRM_FORMAT_UYVY}, {"NV12", DRM_FORMAT_NV12},
+		{"NV21", DRM_FORMAT_NV21}, {"NV16", DRM_FORMAT_NV16}, {"YUV420", DRM_FORMAT_YUV420},
+		{"YVU420", DRM_FORMAT_YVU420}, {"P010", DRM_FORMAT_P010},
+	};
+	return formats.at(name);
+}
+
+// Mismatching pixels between the screen's top-left w x h and `format` pattern `seed`.
+int mismatches(const Image &shot, const std::string &format, int w, int h, uint32_t seed) {
+	if (shot.width < w || shot.height < h) {
+		ADD_FAILURE() << "screenshot " << shot.width << "x" << shot.height << " smaller than the frame";
+		return -1;
+	}
+	uint32_t drm = drm_of(format);
+	size_t stride = shm_min_stride(drm, w);
+	ShmLayout layout;
+	shm_layout(drm, w, h, stride, &layout);
+	std::vector<uint8_t> bytes(layout.size, 0xa5);
+	encode_pattern(drm, w, h, stride, bytes.data(), seed, 0, 0, w, h);
+	std::vector<uint32_t> want;
+	if (!reference_rgb(drm, w, h, stride, bytes.data(), &want)) return -1;
+	int tol = reference_tolerance(drm), bad = 0;
+	for (int y = 0; y < h; y++) {
+		for (int x = 0; x < w; x++) {
+			uint32_t got = shot.pixel(x, y), exp = want[static_cast<size_t>(y) * w + x];
+			for (int c = 0; c < 24; c += 8) {
+				if (std::abs(static_cast<int>((got >> c) & 0xff) - static_cast<int>((exp >> c) & 0xff)) > tol) {
+					if (bad++ < 3) ADD_FAILURE() << "(" << x << "," << y << ") got " << std::hex << got << " want " << exp;
+					break;
+				}
+			}
+		}
+	}
+	return bad;
+}
+
+// pixelport-paint with `args` must print `frames` "presented ... via TRANSPORT" lines; the
+// screen then shows the last frame's pattern.
+void paint_and_check(const std::vector<std::string> &args, const std::string &format, int w, int h, uint32_t seed,
+		const std::string &via, std::string *compositor_out = nullptr, const std::string &output = "256x256") {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--print-stats"}, output));
+	std::vector<std::string> argv = {build_path("PIXELPORT_PAINT"), "--format", format, "--size",
+		std::to_string(w) + "x" + std::to_string(h), "--seed", std::to_string(seed)};
+	argv.insert(argv.end(), args.begin(), args.end());
+	Process client;
+	ASSERT_TRUE(client.start(argv, fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(client.read_line(&line, 20000)) << client.err();
+	EXPECT_EQ(line, "presented " + format + " " + std::to_string(w) + "x" + std::to_string(h) + " via " + via);
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	EXPECT_EQ(mismatches(shot, format, w, h, seed), 0);
+	client.terminate();
+	ASSERT_EQ(fx.stop(), 0) << fx.compositor().err();
+	if (compositor_out) *compositor_out = fx.compositor().out();
+}
+
+class StreamFormat : public testing::TestWithParam<std::string> {};
+
+TEST_P(StreamFormat, ArrivesPixelExactOverASocket) {
+	std::string out;
+	paint_and_check({"--transport", "socket"}, GetParam(), 61, 37, 3, "socket", &out);
+	EXPECT_NE(out.find("\"stream_writes\":1,"), std::string::npos) << out;
+}
+
+TEST_P(StreamFormat, ArrivesPixelExactThroughAVmsplicedPipe) {
+	paint_and_check({"--transport", "pipe"}, GetParam(), 61, 37, 4, "pipe");
+}
+
+INSTANTIATE_TEST_SUITE_P(Stream, StreamFormat, testing::Values("XRGB8888", "ARGB8888", "ABGR8888", "RGB565",
+	"XRGB2101010", "RGB888", "BGR888", "ARGB1555", "ARGB4444", "XBGR16161616F", "ABGR16161616F", "YUYV", "UYVY",
+	"NV12", "NV21", "NV16", "YUV420", "YVU420", "P010"));
+
+class StreamSplit : public testing::TestWithParam<std::pair<std::string, std::string>> {};
+
+// However the kernel hands the bytes over, the frame is the same.
+TEST_P(StreamSplit, GivesTheSameFrame) {
+	paint_and_check({"--transport", "socket", "--chunk", GetParam().second}, GetParam().first, 33, 17, 6, "socket");
+}
+
+INSTANTIATE_TEST_SUITE_P(Stream, StreamSplit,
+	testing::Values(std::pair{"XRGB8888", "1"}, std::pair{"NV12", "1"}, std::pair{"RGB888", "random:97"},
+		std::pair{"YUV420", "random:13"}, std::pair{"XRGB8888", "random:4096"}),
+	[](const auto &info) {
+		std::string name = info.param.first + "_" + info.param.second;
+		for (char &c : name) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
+		return name;
+	});
+
+TEST(StreamLarge, OneHugeFrameArrivesWhole) {
+	// 1920x1080 XRGB8888: 8 MiB in one writev, more than the socket and one dispatch take.
+	paint_and_check({"--transport", "socket", "--frame", "size=1920x1080,seed=8"}, "XRGB8888", 1920, 1080, 8, "socket",
+		nullptr, "1920x1080");
+}
+
+TEST(StreamLarge, ALargeConvertedFramePassesTheWindowManyTimes) {
+	// NV12 1280x720: 1.3 MiB through a 1 MiB receive window.
+	paint_and_check({"--transport", "pipe", "--frame", "size=1280x720,seed=9"}, "NV12", 1280, 720, 9, "pipe", nullptr,
+		"1280x720");
+}
+
+TEST(StreamDamage, DoubleBufferedFramesWithPartialDamageStayExact) {
+	// Five frames alternating two stream buffers, each changing one rectangle.
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	Process client;
+	ASSERT_TRUE(client.start({build_path("PIXELPORT_PAINT"), "--transport", "socket", "--format", "NV12", "--size", "64x48", "--frame",
+		"size=64x48,seed=1", "--frame", "seed=2,fill=damage,damage=8:8:16:16", "--frame",
+		"seed=3,fill=damage,damage=32:20:20:10", "--frame", "seed=4,fill=damage,damage=0:40:64:8"}, fx.client_env()));
+	for (int i = 0; i < 4; i++) {
+		std::string line;
+		ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+	}
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	// Expected: seed 1 everywhere, overwritten by each frame's rectangle.
+	size_t stride = shm_min_stride(DRM_FORMAT_NV12, 64);
+	ShmLayout layout;
+	shm_layout(DRM_FORMAT_NV12, 64, 48, stride, &layout);
+	std::vector<uint8_t> bytes(layout.size, 0xa5);
+	encode_pattern(DRM_FORMAT_NV12, 64, 48, stride, bytes.data(), 1, 0, 0, 64, 48);
+	encode_pattern(DRM_FORMAT_NV12, 64, 48, stride, bytes.data(), 2, 8, 8, 16, 16);
+	encode_pattern(DRM_FORMAT_NV12, 64, 48, stride, bytes.data(), 3, 32, 20, 20, 10);
+	encode_pattern(DRM_FORMAT_NV12, 64, 48, stride, bytes.data(), 4, 0, 40, 64, 8);
+	std::vector<uint32_t> want;
+	ASSERT_TRUE(reference_rgb(DRM_FORMAT_NV12, 64, 48, stride, bytes.data(), &want));
+	int bad = 0;
+	for (int y = 0; y < 48; y++)
+		for (int x = 0; x < 64; x++) {
+			uint32_t got = shot.pixel(x, y), exp = want[static_cast<size_t>(y) * 64 + x];
+			for (int c = 0; c < 24; c += 8) {
+				if (std::abs(static_cast<int>((got >> c) & 0xff) - static_cast<int>((exp >> c) & 0xff)) > 1) {
+					bad++;
+					break;
+				}
+			}
+		}
+	EXPECT_EQ(bad, 0);
+}
+
+// ---- the stream client's modes --------------------------------------------------------------
+
+constexpr int kInvalidFd = 0;                                              // manager errors
+constexpr int kInvalidFormat = 0, kInvalidSize = 1, kInvalidRect = 2, kBadLength = 3, kForeign = 4, kDataFd = 5,
+	kLimit = 6;                                                            // stream errors
+
+struct ErrorCase {
+	const char *mode;
+	int code;
+	const char *interface;
+};
+
+class StreamBadInput : public testing::TestWithParam<ErrorCase> {};
+
+TEST_P(StreamBadInput, GetsTheProtocolErrorAndOthersGoOn) {
+	const ErrorCase &c = GetParam();
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), c.mode}, 20000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "error " + std::to_string(c.code) + " " + c.interface + "\n");
+	expect_compositor_serves_others(fx);
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+}
+
+INSTANTIATE_TEST_SUITE_P(Stream, StreamBadInput,
+	testing::Values(ErrorCase{"not-a-socket", kInvalidFd, "pp_stream_manager_v1"},
+		ErrorCase{"write-end-of-pipe", kInvalidFd, "pp_stream_manager_v1"},
+		ErrorCase{"unknown-format", kInvalidFormat, "pp_stream_v1"},
+		ErrorCase{"zero-size", kInvalidSize, "pp_stream_v1"},
+		ErrorCase{"negative-size", kInvalidSize, "pp_stream_v1"},
+		ErrorCase{"huge-size", kInvalidSize, "pp_stream_v1"},
+		ErrorCase{"rect-outside", kInvalidRect, "pp_stream_v1"},
+		ErrorCase{"rect-overflowing", kInvalidRect, "pp_stream_v1"},
+		ErrorCase{"rect-off-chroma-grid", kInvalidRect, "pp_stream_v1"},
+		ErrorCase{"bad-length", kBadLength, "pp_stream_v1"},
+		ErrorCase{"foreign-buffer", kForeign, "pp_stream_v1"},
+		ErrorCase{"too-many-buffers", kLimit, "pp_stream_v1"},
+		ErrorCase{"too-many-bytes-in-flight", kLimit, "pp_stream_v1"},
+		ErrorCase{"eof-mid-write", kDataFd, "pp_stream_v1"}),
+	[](const auto &info) {
+		std::string name = info.param.mode;
+		for (char &ch : name) ch = ch == '-' ? '_' : ch;
+		return name;
+	});
+
+TEST(StreamBytes, ExtraAndUnannouncedBytesAreNotReadAndHarmNothing) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "extra-bytes"}, 10000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "ok\n");
+	expect_compositor_serves_others(fx);
+}
+
+TEST(StreamBytes, ABufferDestroyedWithBytesInFlightKeepsTheStreamInStep) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	Process client;
+	std::string verdict;
+	start_holding(fx, &client, build_path("PIXELPORT_STREAM_CLIENT"), "destroy-in-flight", &verdict);
+	EXPECT_EQ(verdict, "ok");
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	EXPECT_EQ(mismatches(shot, "XRGB8888", 32, 32, 2), 0); // the second buffer's bytes, not the first's
+	client.terminate();
+}
+
+TEST(StreamHeld, AStalledClientHoldsOnlyItsOwnSurface) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	Process stalled;
+	std::string verdict;
+	start_holding(fx, &stalled, build_path("PIXELPORT_STREAM_CLIENT"), "stall", &verdict);
+	EXPECT_EQ(verdict, "ok");
+	// Another client keeps committing and every frame is presented.
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0", "--frame", "seed=1", "--frame",
+		"seed=2,buffer=1", "--frame", "seed=3"}, 10000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "presented XRGB8888 128x96\npresented XRGB8888 128x96\npresented XRGB8888 128x96\n");
+	stalled.terminate();
+	EXPECT_EQ(fx.stop(), 0);
+}
+
+TEST(StreamHeld, CommitsApplyInOrderOnceTheBytesArrive) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	Process client;
+	ASSERT_TRUE(client.start({build_path("PIXELPORT_STREAM_CLIENT"), "held-order"}, fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+	EXPECT_EQ(line, "held 0 0"); // neither commit is applied while A's bytes are missing
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	EXPECT_EQ(mismatches(shot, "XRGB8888", 64, 64, 10), 0); // still the frame before A
+	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+	EXPECT_EQ(line, "order discarded presented"); // A applied, then replaced by B before a frame
+	ASSERT_TRUE(client.read_line(&line, 10000));
+	EXPECT_EQ(line, "ok");
+	ASSERT_TRUE(fx.screenshot(&shot));
+	EXPECT_EQ(mismatches(shot, "XRGB8888", 64, 64, 12), 0); // B on top
+	client.terminate();
+}
+
+TEST(StreamMany, BuffersAndSurfacesInterleaveOnOneStream) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	Process client;
+	std::string verdict;
+	start_holding(fx, &client, build_path("PIXELPORT_STREAM_CLIENT"), "interleave", &verdict);
+	EXPECT_EQ(verdict, "ok");
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	// The small surface (later, on top) covers the big one's top-left 32x32.
+	std::vector<uint8_t> big(96 * 64 * 4), small(32 * 32 * 4);
+	encode_pattern(DRM_FORMAT_XRGB8888, 96, 64, 384, big.data(), 21, 0, 0, 96, 64);
+	encode_pattern(DRM_FORMAT_XRGB8888, 32, 32, 128, small.data(), 22, 0, 0, 32, 32);
+	int bad = 0;
+	for (int y = 0; y < 64; y++)
+		for (int x = 0; x < 96; x++) {
+			uint32_t want = x < 32 && y < 32 ? reinterpret_cast<uint32_t *>(small.data())[y * 32 + x]
+			                                 : reinterpret_cast<uint32_t *>(big.data())[y * 96 + x];
+			bad += shot.pixel(x, y) != (want & 0xffffff);
+		}
+	EXPECT_EQ(bad, 0);
+	client.terminate();
+}
+
+TEST(StreamLifetime, ADisconnectMidFrameFreesEverything) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	expect_compositor_serves_others(fx);
+	pid_t pid = fx.compositor().pid();
+	size_t fds0 = count_fds(pid), maps0 = count_maps(pid);
+	for (int i = 0; i < 20; i++) {
+		std::string out, err;
+		ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "disconnect-mid-frame"}, 10000, &out, &err), 0);
+	}
+	expect_compositor_serves_others(fx);
+	EXPECT_LE(count_fds(pid), fds0 + 1);
+	EXPECT_LE(count_maps(pid), maps0 + 4);
+}
+
+TEST(StreamLifetime, ThousandsOfFramesLeaveNoFdOrMappingBehind) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--print-stats"}));
+	expect_compositor_serves_others(fx);
+	pid_t pid = fx.compositor().pid();
+	size_t fds0 = count_fds(pid), maps0 = count_maps(pid);
+	Process client;
+	std::string verdict;
+	start_holding(fx, &client, build_path("PIXELPORT_STREAM_CLIENT"), "churn", &verdict);
+	EXPECT_EQ(verdict, "ok");
+	EXPECT_LE(count_fds(pid), fds0 + 4);
+	EXPECT_LE(count_maps(pid), maps0 + 8);
+	client.terminate();
+	expect_compositor_serves_others(fx);
+	EXPECT_LE(count_fds(pid), fds0 + 1);
+	EXPECT_LE(count_maps(pid), maps0 + 4);
+	ASSERT_EQ(fx.stop(), 0);
+	EXPECT_NE(fx.compositor().out().find("\"stream_writes\":2000,"), std::string::npos) << fx.compositor().out();
+}
+
+} // namespace
