@@ -1,4 +1,7 @@
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdio>
@@ -162,6 +165,86 @@ TEST_F(LogWriterTest, FilesAreCompleteWhenCloseRunsWhileRecordsAreStillQueued) {
   EXPECT_EQ(w.written(), 200u);
   EXPECT_EQ(events(trace(), "X").size(), 400u);  // convert + upload per commit
   EXPECT_EQ(jsonl().size(), 201u);
+}
+
+// The host's way: the signal arrives through a signalfd in its event loop (as
+// wl_event_loop_add_signal does), and the handler calls close() while records keep coming.
+class LogWriterSignalTest : public LogWriterTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(LogWriterSignalTest, FilesAreCompleteAfterTheEventLoopClosesOnTheSignal) {
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, GetParam());
+    sigprocmask(SIG_BLOCK, &set, nullptr);
+    pollfd pfd{::signalfd(-1, &set, SFD_CLOEXEC), POLLIN, 0};
+    LogWriter w(options(64));  // small: some records are still queued when the signal comes
+    bool announced = false;
+    std::uint64_t seq = 0;
+    for (;; ++seq) {
+      w.push(test::sample_commit(seq, 1'000'000 + seq * 1000));
+      if (!announced && seq == 100) {
+        announced = w.flush() && ::write(report[1], "r", 1) == 1;
+      }
+      if (::poll(&pfd, 1, 0) == 1) break;  // the event loop's signal source fired
+      if (seq % 16 == 0) ::usleep(100);
+    }
+    w.close();
+    const std::string counts =
+        std::to_string(seq + 1) + " " + std::to_string(w.written()) + " " + std::to_string(w.dropped()) + "\n";
+    const bool ok = ::write(report[1], counts.data(), counts.size()) == static_cast<ssize_t>(counts.size());
+    ::_exit(ok ? 0 : 1);
+  }
+  ::close(report[1]);
+  char ready = 0;
+  ASSERT_EQ(::read(report[0], &ready, 1), 1);
+  ::kill(child, GetParam());
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  char buf[64] = {};
+  ASSERT_GT(::read(report[0], buf, sizeof buf - 1), 0);
+  ::close(report[0]);
+  unsigned long long pushed = 0, written = 0, dropped = 0;
+  ASSERT_EQ(std::sscanf(buf, "%llu %llu %llu", &pushed, &written, &dropped), 3);
+
+  std::uint64_t commits = 0, drops = 0;
+  for (const json& line : jsonl()) {  // every line parses
+    commits += line["type"] == "commit";
+    if (line["type"] == "drops") drops += line["count"].get<std::uint64_t>();
+  }
+  EXPECT_GT(written, 0u);
+  EXPECT_EQ(written + dropped, pushed);
+  EXPECT_EQ(commits, written);
+  EXPECT_EQ(drops, dropped);
+  const json t = trace();  // parses: the document is closed
+  EXPECT_GE(events(t, "X").size(), 2 * written);
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, LogWriterSignalTest, ::testing::Values(SIGTERM, SIGINT),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::string(info.param == SIGTERM ? "SIGTERM" : "SIGINT");
+                         });
+
+TEST_F(LogWriterTest, FlushTimesOutWhileTheWriterIsHeldBack) {
+  LogWriter w(options());
+  w.pause_writer_for_test(true);
+  w.push(test::sample_frame(1, 1000));
+  EXPECT_FALSE(w.flush(std::chrono::milliseconds(30)));
+  w.pause_writer_for_test(false);
+  EXPECT_TRUE(w.flush());
+  EXPECT_EQ(w.written(), 1u);
+}
+
+TEST_F(LogWriterTest, ConstructorThrowsWhenTheHeaderCannotBeWritten) {
+  LogWriter::Options o = options();
+  o.jsonl_path = "/dev/full";
+  o.trace_path.clear();
+  EXPECT_THROW(LogWriter{o}, std::system_error);
 }
 
 TEST_F(LogWriterTest, TraceIsValidJsonBetweenBatchesBeforeClose) {

@@ -32,7 +32,12 @@ LogWriter::LogWriter(Options opts) : opts_(std::move(opts)) {
     }
     jsonl_offset_ = header.size();
   }
-  thread_ = std::thread(&LogWriter::run, this);
+  try {
+    thread_ = std::thread(&LogWriter::run, this);
+  } catch (...) {
+    if (jsonl_fd_ >= 0) ::close(jsonl_fd_);
+    throw;
+  }
 }
 
 LogWriter::~LogWriter() { close(); }
@@ -151,9 +156,9 @@ bool LogWriter::flush(std::chrono::milliseconds timeout) {
   if (closed_) return true;
   const std::uint64_t target = tail_.load(std::memory_order_relaxed);
   const std::uint64_t drops = dropped_.load(std::memory_order_relaxed);
-  wake_pending_.store(true);
-  wake_cv_.notify_one();
   std::unique_lock lock(mu_);
+  wake_pending_.store(true);  // under mu_: this wake must not be lost between check and sleep
+  wake_cv_.notify_one();
   return done_cv_.wait_for(lock, timeout, [&] { return done_ >= target && dropped_reported_ >= drops; });
 }
 
@@ -177,6 +182,7 @@ void LogWriter::close() {
 void LogWriter::pause_writer_for_test(bool paused) {
   paused_.store(paused);
   if (!paused) {
+    std::lock_guard lock(mu_);
     wake_pending_.store(true);
     wake_cv_.notify_one();
   }
