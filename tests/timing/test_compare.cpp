@@ -238,6 +238,25 @@ INSTANTIATE_TEST_SUITE_P(
                  ":3: not valid JSON"}),
     [](const ::testing::TestParamInfo<BadInput>& info) { return std::string(info.param.name); });
 
+TEST(CompareReport, ShowsAPhaseMeasuredInOnlyOneRunWithoutARatio) {
+  Log base, cand;
+  base.commits.push_back(test::sample_commit(1, 1000));
+  CommitRecord streamed = test::sample_commit(1, 1000);
+  streamed.t_data_complete = streamed.t_commit + 500;  // same group, but a transfer phase
+  cand.commits.push_back(streamed);
+  const compare::Report r = compare::compare(base, cand, {});
+  const auto transfer = std::find_if(r.rows.begin(), r.rows.end(),
+                                     [](const compare::Row& row) { return row.phase == Phase::Transfer; });
+  ASSERT_NE(transfer, r.rows.end());
+  EXPECT_EQ(transfer->base.count, 0u);
+  EXPECT_EQ(transfer->cand.count, 1u);
+  EXPECT_FALSE(transfer->ratio.has_value());
+  const std::string table = compare::format_table(r);
+  EXPECT_NE(table.find("transfer         0          -          -          -       1     500 ns     500 ns     500 ns        -"),
+            std::string::npos)
+      << table;
+}
+
 TEST(BootstrapMedianRatio, IsReproducibleAndBracketsTheObservedRatio) {
   std::vector<std::uint64_t> base, cand;
   std::mt19937_64 rng(3);

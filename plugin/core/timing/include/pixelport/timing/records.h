@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace pixelport::timing {
 
@@ -87,6 +88,10 @@ struct FrameRecord {
   std::uint64_t refresh_ns = 0;      // output refresh period, 0 = unknown
   bool missed = false;               // the frame missed its vblank
 };
+
+// push() copies records into the queue by plain assignment; keep them free of owned memory.
+static_assert(std::is_trivially_copyable_v<CommitRecord>);
+static_assert(std::is_trivially_copyable_v<FrameRecord>);
 
 // "shm", "shm-new-pool", "stream", "unknown" (the JSONL spelling).
 std::string_view transport_name(Transport t);
