@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -58,7 +59,9 @@ void plot_png(const Report& r, const std::string& png_path) {
     if (!row.base.count || !row.cand.count) continue;
     auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
     // Columns: label, base median, base median (low), base p95 (high), same for candidate.
-    data << '"' << row.group << ' ' << timing::phase_name(row.phase) << "\"\t" << us(row.base.p50)
+    std::string label = row.group + " " + std::string(timing::phase_name(row.phase));
+    std::replace(label.begin(), label.end(), '"', '\'');  // the data file quotes labels with "
+    data << '"' << label << "\"\t" << us(row.base.p50)
          << '\t' << us(row.base.p50) << '\t' << us(row.base.p95) << '\t' << us(row.cand.p50) << '\t'
          << us(row.cand.p50) << '\t' << us(row.cand.p95) << '\n';
     ++points;
