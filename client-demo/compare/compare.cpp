@@ -1,0 +1,212 @@
+#include "compare.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <tuple>
+
+namespace pixelport::compare {
+namespace {
+
+using timing::kPhaseCount;
+using timing::Phase;
+
+// Sort key: commit groups before output groups, then transport, format, size.
+using GroupKey = std::tuple<int, std::string, std::string, unsigned, std::string>;
+using Samples = std::array<std::vector<std::uint64_t>, kPhaseCount>;
+struct Group {
+  std::string label;
+  std::array<Samples, 2> runs;  // [0] base, [1] candidate
+  std::array<bool, 2> present{};
+};
+
+void add(Samples& s, const timing::PhaseDurations& d) {
+  for (std::size_t i = 0; i < kPhaseCount; ++i) {
+    if (d[i]) s[i].push_back(*d[i]);
+  }
+}
+
+void collect(std::map<GroupKey, Group>& groups, const timing::Log& log, int run) {
+  for (const timing::CommitRecord& c : log.commits) {
+    const std::string transport(timing::transport_name(c.transport));
+    const std::string format = timing::format_name(c.format);
+    Group& g = groups[{0, transport, format, timing::size_bucket_index(c.bytes), ""}];
+    g.label = transport + " " + format + " " + timing::size_bucket_label(c.bytes);
+    g.present[run] = true;
+    add(g.runs[run], timing::derive_phases(c));
+  }
+  for (const timing::FrameRecord& f : log.frames) {
+    const std::string output(f.output.view());
+    Group& g = groups[{1, "", "", 0, output}];
+    g.label = "output " + output;
+    g.present[run] = true;
+    add(g.runs[run], timing::derive_phases(f));
+  }
+}
+
+// Nearest-rank median of v, reordering it.
+std::uint64_t median_inplace(std::vector<std::uint64_t>& v) {
+  const auto k = static_cast<std::size_t>(std::ceil(0.5 * static_cast<double>(v.size()))) - 1;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+std::uint64_t median_of(std::span<const std::uint64_t> values) {
+  std::vector<std::uint64_t> v(values.begin(), values.end());
+  return median_inplace(v);
+}
+
+// FNV-1a: a stable per-row stream id, so adding a group does not change another's interval.
+std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+}  // namespace
+
+std::optional<Ratio> bootstrap_median_ratio(std::span<const std::uint64_t> base,
+                                            std::span<const std::uint64_t> cand,
+                                            const Options& opts, std::uint64_t stream) {
+  if (base.empty() || cand.empty()) return std::nullopt;
+  Ratio r;
+  const std::uint64_t mb = median_of(base), mc = median_of(cand);
+  if (mb == 0) return std::nullopt;
+  r.value = static_cast<double>(mc) / static_cast<double>(mb);
+
+  // mt19937_64's output is fixed by the standard; index by multiply-shift instead of
+  // uniform_int_distribution (implementation-defined) so results match across libraries.
+  std::mt19937_64 rng(opts.seed ^ stream);
+  auto draw = [&](std::span<const std::uint64_t> from, std::vector<std::uint64_t>& to) {
+    to.resize(from.size());
+    for (auto& x : to) {
+      const auto i = static_cast<std::size_t>((static_cast<unsigned __int128>(rng()) * from.size()) >> 64);
+      x = from[i];
+    }
+    return median_inplace(to);
+  };
+  std::vector<double> ratios;
+  ratios.reserve(opts.resamples);
+  std::vector<std::uint64_t> sb, sc;
+  for (std::size_t i = 0; i < opts.resamples; ++i) {
+    const std::uint64_t b = draw(base, sb), c = draw(cand, sc);
+    if (b > 0) ratios.push_back(static_cast<double>(c) / static_cast<double>(b));
+  }
+  if (ratios.empty()) return std::nullopt;
+  std::sort(ratios.begin(), ratios.end());
+  const std::span<const double> sorted(ratios);
+  r.low = timing::percentile_sorted(sorted, 100.0 * opts.alpha / 2);
+  r.high = timing::percentile_sorted(sorted, 100.0 * (1 - opts.alpha / 2));
+  return r;
+}
+
+Report compare(const timing::Log& base, const timing::Log& cand, const Options& opts) {
+  std::map<GroupKey, Group> groups;
+  collect(groups, base, 0);
+  collect(groups, cand, 1);
+  Report report;
+  report.alpha = opts.alpha;
+  for (auto& [key, g] : groups) {
+    if (!g.present[1]) {
+      report.only_base.push_back(g.label);
+      continue;
+    }
+    if (!g.present[0]) {
+      report.only_cand.push_back(g.label);
+      continue;
+    }
+    for (Phase p : timing::kAllPhases) {
+      auto& b = g.runs[0][static_cast<std::size_t>(p)];
+      auto& c = g.runs[1][static_cast<std::size_t>(p)];
+      if (b.empty() && c.empty()) continue;
+      Row row{g.label, p, {}, {}, {}, {}};
+      row.ratio = bootstrap_median_ratio(b, c, opts, fnv1a(timing::phase_name(p), fnv1a(g.label)));
+      row.base = timing::percentiles(b);
+      row.cand = timing::percentiles(c);
+      if (row.ratio && row.ratio->low > 1) row.mark = "slower";
+      if (row.ratio && row.ratio->high < 1) row.mark = "faster";
+      report.rows.push_back(std::move(row));
+    }
+  }
+  return report;
+}
+
+std::string format_table(const Report& r) {
+  using timing::pad;
+  auto dur = [](const timing::Percentiles& p, std::uint64_t v) {
+    return p.count ? timing::format_duration_ns(static_cast<double>(v)) : std::string("-");
+  };
+  const std::string ci_title = fixed(100 * (1 - r.alpha), 0) + "% CI";
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    static constexpr std::size_t kWidths[] = {10, 7, 10, 10, 10, 7, 10, 10, 10, 8, 16, 7};
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      out += pad(cells[i], kWidths[i], i != 0 && i != 10 && i != 11);
+      if (i + 1 < cells.size()) out += ' ';
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += '\n';
+  };
+  std::string group;
+  for (const Row& row : r.rows) {
+    if (row.group != group) {
+      group = row.group;
+      out += (out.empty() ? "== " : "\n== ") + group + "\n";
+      line({"phase", "base n", "median", "p95", "p99", "cand n", "median", "p95", "p99", "ratio",
+            ci_title, ""});
+    }
+    std::string ratio = "-", ci;
+    if (row.ratio) {
+      ratio = fixed(row.ratio->value, 2) + "x";
+      ci = "[" + fixed(row.ratio->low, 2) + ", " + fixed(row.ratio->high, 2) + "]";
+    }
+    line({std::string(timing::phase_name(row.phase)), std::to_string(row.base.count),
+          dur(row.base, row.base.p50), dur(row.base, row.base.p95), dur(row.base, row.base.p99),
+          std::to_string(row.cand.count), dur(row.cand, row.cand.p50), dur(row.cand, row.cand.p95),
+          dur(row.cand, row.cand.p99), ratio, ci, row.mark});
+  }
+  if (r.rows.empty()) out += "no group is present in both runs\n";
+  for (const auto& g : r.only_base) out += "only in base: " + g + "\n";
+  for (const auto& g : r.only_cand) out += "only in candidate: " + g + "\n";
+  return out;
+}
+
+std::string format_csv(const Report& r) {
+  std::string out =
+      "group,phase,base_count,base_median_ns,base_p95_ns,base_p99_ns,cand_count,cand_median_ns,"
+      "cand_p95_ns,cand_p99_ns,ratio,ci_low,ci_high,mark\n";
+  auto side = [](const timing::Percentiles& p) {
+    if (!p.count) return std::string("0,,,");
+    return std::to_string(p.count) + "," + std::to_string(p.p50) + "," + std::to_string(p.p95) + "," +
+           std::to_string(p.p99);
+  };
+  for (const Row& row : r.rows) {
+    out += csv_field(row.group) + "," + std::string(timing::phase_name(row.phase)) + "," +
+           side(row.base) + "," + side(row.cand) + ",";
+    if (row.ratio) {
+      out += fixed(row.ratio->value, 4) + "," + fixed(row.ratio->low, 4) + "," + fixed(row.ratio->high, 4);
+    } else {
+      out += ",,";
+    }
+    out += "," + row.mark + "\n";
+  }
+  for (const auto& g : r.only_base) out += csv_field(g) + ",,,,,,,,,,,,,only-base\n";
+  for (const auto& g : r.only_cand) out += csv_field(g) + ",,,,,,,,,,,,,only-candidate\n";
+  return out;
+}
+
+}  // namespace pixelport::compare

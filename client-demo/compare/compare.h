@@ -1,0 +1,57 @@
+// pixelport-compare's engine: groups two timing logs, computes percentiles and a bootstrap
+// confidence interval for the ratio of medians, and renders a text table or CSV.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pixelport/timing/jsonl.h"
+#include "pixelport/timing/phases.h"
+#include "pixelport/timing/stats.h"
+
+namespace pixelport::compare {
+
+struct Options {
+  std::size_t resamples = 2000;
+  std::uint64_t seed = 1;  // fixed default: the same input always prints the same table
+  double alpha = 0.05;     // two-sided; the interval is the (1 - alpha) percentile interval
+};
+
+// Candidate median / base median with its bootstrap interval.
+struct Ratio {
+  double value = 0, low = 0, high = 0;
+};
+
+// Percentile bootstrap of median(cand) / median(base) (nearest-rank medians): each resample
+// draws each run's values with replacement. Empty when either side is empty or a median is 0.
+std::optional<Ratio> bootstrap_median_ratio(std::span<const std::uint64_t> base,
+                                            std::span<const std::uint64_t> cand,
+                                            const Options& opts, std::uint64_t stream);
+
+struct Row {
+  std::string group;  // "shm XRGB8888 1-2 MiB" or "output HEADLESS-1"
+  timing::Phase phase;
+  timing::Percentiles base, cand;  // count 0 = the run has no values for this phase
+  std::optional<Ratio> ratio;
+  std::string mark;  // "faster" / "slower" when the interval excludes 1, else ""
+};
+
+struct Report {
+  std::vector<Row> rows;                 // groups present in both runs
+  std::vector<std::string> only_base;    // group labels found only in the base run
+  std::vector<std::string> only_cand;
+  double alpha = 0.05;
+};
+
+// Commits group by (transport, format, power-of-two bucket of `bytes`), frames by output.
+Report compare(const timing::Log& base, const timing::Log& cand, const Options& opts);
+
+std::string format_table(const Report& r);
+// Header line then one line per row; durations in ns, groups found in one run only as rows
+// with the other side empty and mark "only-base" / "only-candidate".
+std::string format_csv(const Report& r);
+
+}  // namespace pixelport::compare

@@ -1,0 +1,20 @@
+// PNG plot of a Report through gnuplot (run as a subprocess; no plotting of our own).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "compare.h"
+
+namespace pixelport::compare {
+
+// Thrown with a one-line reason: gnuplot missing from PATH, failing, or nothing to plot.
+struct PlotError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Median per (group, phase) for both runs as bars, with error bars up to p95; log y axis in µs.
+// Writes `png_path`. Script and data go to a temporary directory that is removed afterwards.
+void plot_png(const Report& r, const std::string& png_path);
+
+}  // namespace pixelport::compare

@@ -1,0 +1,46 @@
+// JSON Lines schema version 1 (docs/timing.md): formatting used by LogWriter and parsing used by
+// pixelport-compare and the tests, kept side by side so both follow one schema.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pixelport/timing/records.h"
+
+namespace pixelport::timing {
+
+inline constexpr int kSchemaVersion = 1;
+
+// Each returns one line including its trailing '\n'. Absent timestamps (0) and an empty output
+// name are written as null. Strings are valid UTF-8 (invalid bytes become U+FFFD).
+std::string header_line(std::int32_t pid, std::uint64_t start_ns);
+std::string commit_line(const CommitRecord& r);
+std::string frame_line(const FrameRecord& r);
+std::string drops_line(std::uint64_t count, std::uint64_t since_ns);
+
+// A whole log read back. Records keep file order.
+struct Log {
+  std::int32_t pid = 0;
+  std::uint64_t start_ns = 0;
+  std::vector<CommitRecord> commits;
+  std::vector<FrameRecord> frames;
+  std::uint64_t dropped = 0;  // sum of all drops records
+};
+
+// Thrown by read_log(); what() is one line "PATH:LINE: reason" (LINE omitted when the file
+// cannot be opened). `line` is 1-based, 0 for errors about the whole file.
+class LogError : public std::runtime_error {
+ public:
+  LogError(const std::string& path, std::size_t line, const std::string& reason);
+  std::string path;
+  std::size_t line;
+};
+
+// Reads a schema-1 log. Throws LogError for a missing/unreadable or empty file, a first line
+// that is not a version-1 header, a line that is not JSON or lacks a field (a cut last line
+// is reported as truncated), an unknown record type, or a NUL byte (binary file).
+Log read_log(const std::string& path);
+
+}  // namespace pixelport::timing

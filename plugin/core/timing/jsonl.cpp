@@ -1,0 +1,215 @@
+#include "pixelport/timing/jsonl.h"
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace pixelport::timing {
+namespace {
+
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;  // keeps the documented key order
+
+ojson ts_or_null(std::uint64_t ns) { return ns ? ojson(ns) : ojson(nullptr); }
+
+std::string to_line(const ojson& j) {
+  // replace: a client's invalid UTF-8 must not abort the writer thread.
+  return j.dump(-1, ' ', false, ojson::error_handler_t::replace) + '\n';
+}
+
+// Reading ---------------------------------------------------------------------------------
+
+struct LineReader {
+  const std::string& path;
+  std::size_t line;
+  const json& j;
+
+  [[noreturn]] void fail(const std::string& why) const { throw LogError(path, line, why); }
+
+  const json& field(const char* name) const {
+    auto it = j.find(name);
+    if (it == j.end()) fail(std::string("missing field \"") + name + "\"");
+    return *it;
+  }
+  std::uint64_t u64(const char* name) const {
+    const json& v = field(name);
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
+      fail(std::string("field \"") + name + "\" is not a non-negative integer");
+    }
+    return v.get<std::uint64_t>();
+  }
+  std::int64_t i64(const char* name) const {
+    const json& v = field(name);
+    if (!v.is_number_integer()) fail(std::string("field \"") + name + "\" is not an integer");
+    return v.get<std::int64_t>();
+  }
+  std::uint64_t ts(const char* name) const { return field(name).is_null() ? 0 : u64(name); }
+  std::string str(const char* name) const {
+    const json& v = field(name);
+    if (!v.is_string()) fail(std::string("field \"") + name + "\" is not a string");
+    return v.get<std::string>();
+  }
+  std::string str_or_null(const char* name) const { return field(name).is_null() ? "" : str(name); }
+  bool boolean(const char* name) const {
+    const json& v = field(name);
+    if (!v.is_boolean()) fail(std::string("field \"") + name + "\" is not a boolean");
+    return v.get<bool>();
+  }
+};
+
+CommitRecord parse_commit(const LineReader& in) {
+  CommitRecord r;
+  r.surface_id = in.u64("surface");
+  r.pid = static_cast<std::int32_t>(in.i64("pid"));
+  r.app_id = in.str("app_id");
+  r.title = in.str("title");
+  r.seq = in.u64("seq");
+  if (!parse_transport(in.str("transport"), r.transport)) in.fail("unknown transport");
+  if (!parse_format(in.str("format"), r.format)) in.fail("unknown format name");
+  r.width = static_cast<std::int32_t>(in.i64("width"));
+  r.height = static_cast<std::int32_t>(in.i64("height"));
+  r.bytes = in.u64("bytes");
+  r.damage_bytes = in.u64("damage_bytes");
+  r.t_commit = in.ts("t_commit");
+  r.t_data_complete = in.ts("t_data_complete");
+  r.t_convert_start = in.ts("t_convert_start");
+  r.t_convert_end = in.ts("t_convert_end");
+  r.t_upload_start = in.ts("t_upload_start");
+  r.t_upload_end = in.ts("t_upload_end");
+  r.t_present = in.ts("t_present");
+  r.output = in.str_or_null("output");
+  r.discarded = in.boolean("discarded");
+  return r;
+}
+
+FrameRecord parse_frame(const LineReader& in) {
+  FrameRecord r;
+  r.output = in.str("output");
+  r.seq = in.u64("seq");
+  r.t_render_start = in.ts("t_render_start");
+  r.t_render_end = in.ts("t_render_end");
+  r.t_present = in.ts("t_present");
+  r.refresh_ns = in.u64("refresh_ns");
+  r.missed = in.boolean("missed");
+  return r;
+}
+
+}  // namespace
+
+std::string header_line(std::int32_t pid, std::uint64_t start_ns) {
+  return to_line({{"v", kSchemaVersion}, {"type", "header"}, {"clock", "CLOCK_MONOTONIC"},
+                  {"unit", "ns"}, {"pid", pid}, {"start_ns", start_ns}});
+}
+
+std::string commit_line(const CommitRecord& r) {
+  ojson j;
+  j["v"] = kSchemaVersion;
+  j["type"] = "commit";
+  j["surface"] = r.surface_id;
+  j["pid"] = r.pid;
+  j["app_id"] = r.app_id.view();
+  j["title"] = r.title.view();
+  j["seq"] = r.seq;
+  j["transport"] = transport_name(r.transport);
+  j["format"] = format_name(r.format);
+  j["width"] = r.width;
+  j["height"] = r.height;
+  j["bytes"] = r.bytes;
+  j["damage_bytes"] = r.damage_bytes;
+  j["t_commit"] = ts_or_null(r.t_commit);
+  j["t_data_complete"] = ts_or_null(r.t_data_complete);
+  j["t_convert_start"] = ts_or_null(r.t_convert_start);
+  j["t_convert_end"] = ts_or_null(r.t_convert_end);
+  j["t_upload_start"] = ts_or_null(r.t_upload_start);
+  j["t_upload_end"] = ts_or_null(r.t_upload_end);
+  j["t_present"] = ts_or_null(r.t_present);
+  j["output"] = r.output.empty() ? ojson(nullptr) : ojson(r.output.view());
+  j["discarded"] = r.discarded;
+  return to_line(j);
+}
+
+std::string frame_line(const FrameRecord& r) {
+  ojson j;
+  j["v"] = kSchemaVersion;
+  j["type"] = "frame";
+  j["output"] = r.output.view();
+  j["seq"] = r.seq;
+  j["t_render_start"] = ts_or_null(r.t_render_start);
+  j["t_render_end"] = ts_or_null(r.t_render_end);
+  j["t_present"] = ts_or_null(r.t_present);
+  j["refresh_ns"] = r.refresh_ns;
+  j["missed"] = r.missed;
+  return to_line(j);
+}
+
+std::string drops_line(std::uint64_t count, std::uint64_t since_ns) {
+  ojson j;
+  j["v"] = kSchemaVersion;
+  j["type"] = "drops";
+  j["count"] = count;
+  j["since_ns"] = since_ns;
+  return to_line(j);
+}
+
+LogError::LogError(const std::string& p, std::size_t l, const std::string& reason)
+    : std::runtime_error(p + (l ? ":" + std::to_string(l) : std::string()) + ": " + reason),
+      path(p),
+      line(l) {}
+
+Log read_log(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw LogError(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  Log log;
+  std::string text;
+  std::size_t lineno = 0;
+  bool saw_header = false;
+  while (std::getline(in, text)) {
+    ++lineno;
+    const bool cut = in.eof();  // getline hit EOF before '\n': the writer always ends lines
+    if (text.find('\0') != std::string::npos) {
+      throw LogError(path, lineno, "binary data, not a pixelport timing log");
+    }
+    if (text.empty()) {
+      if (cut) break;
+      throw LogError(path, lineno, "empty line");
+    }
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded()) {
+      throw LogError(path, lineno, cut ? "truncated line (file ends mid-record)" : "not valid JSON");
+    }
+    if (!j.is_object() || !j.contains("v") || !j.contains("type")) {
+      throw LogError(path, lineno, "not a pixelport timing log record (no \"v\"/\"type\")");
+    }
+    const LineReader rd{path, lineno, j};
+    const json& v = j["v"];
+    if (!v.is_number_integer() || v.get<std::int64_t>() != kSchemaVersion) {
+      rd.fail("unsupported schema version " + v.dump() + " (this tool reads " +
+              std::to_string(kSchemaVersion) + ")");
+    }
+    const std::string type = rd.str("type");
+    if (!saw_header) {
+      if (type != "header") rd.fail("first line is not a pixelport timing header");
+      if (rd.str("clock") != "CLOCK_MONOTONIC" || rd.str("unit") != "ns") {
+        rd.fail("header has an unsupported clock or unit");
+      }
+      log.pid = static_cast<std::int32_t>(rd.i64("pid"));
+      log.start_ns = rd.u64("start_ns");
+      saw_header = true;
+    } else if (type == "commit") {
+      log.commits.push_back(parse_commit(rd));
+    } else if (type == "frame") {
+      log.frames.push_back(parse_frame(rd));
+    } else if (type == "drops") {
+      log.dropped += rd.u64("count");
+    } else if (type == "header") {
+      rd.fail("second header");
+    } else {
+      rd.fail("unknown record type \"" + type + "\"");
+    }
+  }
+  if (lineno == 0) throw LogError(path, 0, "empty file, not a pixelport timing log");
+  if (!saw_header) throw LogError(path, lineno, "no pixelport timing header");
+  return log;
+}
+
+}  // namespace pixelport::timing

@@ -1,0 +1,281 @@
+// pixelport-compare, run as the built binary (PIXELPORT_COMPARE, set by meson) on logs
+// generated here with known distributions.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "compare.h"
+#include "helpers.h"
+#include "pixelport/timing/jsonl.h"
+
+extern char** environ;
+
+namespace pixelport::timing {
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+class CompareTest : public test::TempDirTest {
+ protected:
+  // Runs pixelport-compare with `args`; `path_env` replaces PATH when set.
+  Result run(std::vector<std::string> args, const char* path_env = nullptr) {
+    const char* exe = std::getenv("PIXELPORT_COMPARE");
+    if (!exe) ADD_FAILURE() << "PIXELPORT_COMPARE is not set (run through meson test)";
+    args.insert(args.begin(), exe ? exe : "pixelport-compare");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_store;
+    for (char** e = environ; *e; ++e) {
+      if (!path_env || std::string_view(*e).substr(0, 5) != "PATH=") env_store.emplace_back(*e);
+    }
+    if (path_env) env_store.push_back(std::string("PATH=") + path_env);
+    std::vector<char*> envp;
+    for (auto& e : env_store) envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    const std::string out = path("stdout"), err = path("stderr");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid = 0;
+    Result r;
+    if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data()) == 0) {
+      int st = 0;
+      waitpid(pid, &st, 0);
+      r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    r.out = test::read_file(out);
+    r.err = test::read_file(err);
+    return r;
+  }
+
+  // Base: convert = 10, 20, ... 1010 µs (median 510 µs); candidate the same times `scale`.
+  // Upload and render: the same values in both runs, in another order (ratio exactly 1).
+  void write_runs(double scale) {
+    std::string base = header_line(1, 0), cand = header_line(2, 0);
+    std::vector<std::uint64_t> order(101);
+    std::iota(order.begin(), order.end(), 1);
+    std::vector<std::uint64_t> shuffled = order;
+    std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937_64(7));
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const std::uint64_t t0 = 1'000'000'000 + i * 16'000'000;
+      CommitRecord b = test::sample_commit(i, t0, order[i] * 10'000);
+      b.t_upload_end = b.t_upload_start + order[i] * 1000;
+      CommitRecord c = test::sample_commit(i, t0, static_cast<std::uint64_t>(order[i] * 10'000 * scale));
+      c.t_upload_end = c.t_upload_start + shuffled[i] * 1000;
+      base += commit_line(b);
+      cand += commit_line(c);
+      base += frame_line(test::sample_frame(i, t0, 200'000 + order[i] * 1000));
+      cand += frame_line(test::sample_frame(i, t0, 200'000 + shuffled[i] * 1000));
+    }
+    CommitRecord only_base = test::sample_commit(1, 5);
+    only_base.transport = Transport::Stream;
+    only_base.format = fourcc('N', 'V', '1', '2');
+    only_base.bytes = 3'110'400;
+    base += commit_line(only_base);
+    FrameRecord only_cand = test::sample_frame(1, 5);
+    only_cand.output = "DP-1";
+    cand += frame_line(only_cand);
+    test::write_file(path("base.jsonl"), base);
+    test::write_file(path("cand.jsonl"), cand);
+  }
+
+  static std::string line_with(const std::string& text, const std::string& start) {
+    for (std::size_t pos = 0; pos < text.size();) {
+      const std::size_t end = text.find('\n', pos);
+      const std::string line = text.substr(pos, end - pos);
+      if (line.rfind(start, 0) == 0) return line;
+      if (end == std::string::npos) break;
+      pos = end + 1;
+    }
+    return "";
+  }
+};
+
+TEST_F(CompareTest, PrintsTheKnownMediansAndFlagsATwofoldSlowdown) {
+  write_runs(2.0);
+  const Result r = run({path("base.jsonl"), path("cand.jsonl")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("== shm XRGB8888 1-2 MiB\n"), std::string::npos) << r.out;
+  const std::string convert = line_with(r.out, "convert");
+  EXPECT_NE(convert.find(" 510 µs "), std::string::npos) << convert;
+  EXPECT_NE(convert.find(" 1.02 ms "), std::string::npos) << convert;
+  EXPECT_NE(convert.find(" 2.00x "), std::string::npos) << convert;
+  EXPECT_NE(convert.find("slower"), std::string::npos) << convert;
+}
+
+TEST_F(CompareTest, DoesNotFlagPhasesWhoseRatioIsOne) {
+  write_runs(2.0);
+  const Result r = run({path("base.jsonl"), path("cand.jsonl")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* phase : {"upload", "render", "present"}) {
+    const std::string line = line_with(r.out, phase);
+    EXPECT_NE(line.find(" 1.00x "), std::string::npos) << line;
+    EXPECT_EQ(line.find("slower"), std::string::npos) << line;
+    EXPECT_EQ(line.find("faster"), std::string::npos) << line;
+  }
+  EXPECT_NE(line_with(r.out, "upload").find(" 51.0 µs "), std::string::npos) << r.out;
+}
+
+TEST_F(CompareTest, FlagsAFasterCandidate) {
+  write_runs(0.5);
+  const Result r = run({path("base.jsonl"), path("cand.jsonl")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(line_with(r.out, "convert").find("faster"), std::string::npos) << r.out;
+}
+
+TEST_F(CompareTest, ListsGroupsFoundInOnlyOneRun) {
+  write_runs(1.0);
+  const Result r = run({path("base.jsonl"), path("cand.jsonl")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("only in base: stream NV12 2-4 MiB\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("only in candidate: output DP-1\n"), std::string::npos) << r.out;
+}
+
+TEST_F(CompareTest, OutputIsReproducibleWithTheDefaultSeedAndFollowsSeedAndResamples) {
+  write_runs(1.3);
+  const Result a = run({path("base.jsonl"), path("cand.jsonl")});
+  const Result b = run({path("base.jsonl"), path("cand.jsonl")});
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  const Result c = run({path("base.jsonl"), path("cand.jsonl"), "--seed", "99", "--resamples", "500",
+                        "--alpha", "0.01"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("99% CI"), std::string::npos) << c.out;
+}
+
+TEST_F(CompareTest, WritesCsvWithTheSameColumnsAsTheTable) {
+  write_runs(2.0);
+  const Result r = run({path("base.jsonl"), path("cand.jsonl"), "--csv", path("out.csv")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::string> rows = test::read_lines(path("out.csv"));
+  ASSERT_GE(rows.size(), 2u);
+  EXPECT_EQ(rows[0],
+            "group,phase,base_count,base_median_ns,base_p95_ns,base_p99_ns,cand_count,cand_median_ns,"
+            "cand_p95_ns,cand_p99_ns,ratio,ci_low,ci_high,mark");
+  for (const std::string& row : rows) EXPECT_EQ(std::count(row.begin(), row.end(), ','), 13) << row;
+  EXPECT_NE(std::find_if(rows.begin(), rows.end(),
+                         [](const std::string& s) {
+                           return s.rfind("shm XRGB8888 1-2 MiB,convert,101,510000,", 0) == 0 &&
+                                  s.find(",1020000,") != std::string::npos && s.ends_with(",slower");
+                         }),
+            rows.end());
+  EXPECT_NE(std::find(rows.begin(), rows.end(), "output DP-1,,,,,,,,,,,,,only-candidate"), rows.end());
+}
+
+TEST_F(CompareTest, PlotsAPngThroughGnuplot) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  write_runs(2.0);
+  const Result r = run({path("base.jsonl"), path("cand.jsonl"), "--plot", path("plot.png")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(test::read_file(path("plot.png")).substr(0, 8), "\x89PNG\r\n\x1a\n");
+}
+
+TEST_F(CompareTest, MissingGnuplotIsOneClearErrorAndAFailure) {
+  write_runs(2.0);
+  const Result r = run({path("base.jsonl"), path("cand.jsonl"), "--plot", path("plot.png")},
+                       path("empty-path").c_str());
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.err, "pixelport-compare: error: gnuplot not found on PATH (install gnuplot-nox to use --plot)\n");
+}
+
+// Bad inputs: each is one error line naming the file (and line), a non-zero exit, no table.
+struct BadInput {
+  const char* name;
+  std::string content;  // "<missing>" = do not create the file
+  std::string expected;  // what follows "FILE" in the error line
+};
+
+class CompareBadInput : public CompareTest, public ::testing::WithParamInterface<BadInput> {};
+
+TEST_P(CompareBadInput, GivesOneErrorLineNamingFileAndLineAndFails) {
+  write_runs(1.0);
+  const BadInput& p = GetParam();
+  const std::string bad = path(std::string(p.name) + ".jsonl");
+  if (p.content != "<missing>") test::write_file(bad, p.content);
+  for (const auto& args : {std::vector<std::string>{bad, path("cand.jsonl")},
+                           std::vector<std::string>{path("base.jsonl"), bad}}) {
+    const Result r = run(args);
+    EXPECT_NE(r.status, 0);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "pixelport-compare: error: " + bad + p.expected + "\n");
+  }
+}
+
+std::string valid_head() { return header_line(1, 0) + commit_line(test::sample_commit(1, 1000)); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CompareBadInput,
+    ::testing::Values(
+        BadInput{"missing", "<missing>", ": cannot open: No such file or directory"},
+        BadInput{"empty", "", ": empty file, not a pixelport timing log"},
+        BadInput{"truncated", valid_head() + commit_line(test::sample_commit(2, 2000)).substr(0, 60),
+                 ":3: truncated line (file ends mid-record)"},
+        BadInput{"foreign_json", "{\"name\":\"x\",\"values\":[1,2,3]}\n",
+                 ":1: not a pixelport timing log record (no \"v\"/\"type\")"},
+        BadInput{"binary", std::string("\x7f" "ELF\x02\x01\x01\0\0\0\0", 12) + "\n\x01\x02",
+                 ":1: binary data, not a pixelport timing log"},
+        BadInput{"not_json", "hello world\n", ":1: not valid JSON"},
+        BadInput{"version2", "{\"v\":2,\"type\":\"header\"}\n", ":1: unsupported schema version 2 (this tool reads 1)"},
+        BadInput{"no_header", commit_line(test::sample_commit(1, 1000)), ":1: first line is not a pixelport timing header"},
+        BadInput{"missing_field", valid_head() + "{\"v\":1,\"type\":\"frame\",\"output\":\"X\"}\n",
+                 ":3: missing field \"seq\""},
+        BadInput{"unknown_type", valid_head() + "{\"v\":1,\"type\":\"mystery\"}\n",
+                 ":3: unknown record type \"mystery\""},
+        BadInput{"bad_line_inside", valid_head() + "{\"v\":1,\n" + commit_line(test::sample_commit(2, 1)),
+                 ":3: not valid JSON"}),
+    [](const ::testing::TestParamInfo<BadInput>& info) { return std::string(info.param.name); });
+
+TEST(CompareReport, ShowsAPhaseMeasuredInOnlyOneRunWithoutARatio) {
+  Log base, cand;
+  base.commits.push_back(test::sample_commit(1, 1000));
+  CommitRecord streamed = test::sample_commit(1, 1000);
+  streamed.t_data_complete = streamed.t_commit + 500;  // same group, but a transfer phase
+  cand.commits.push_back(streamed);
+  const compare::Report r = compare::compare(base, cand, {});
+  const auto transfer = std::find_if(r.rows.begin(), r.rows.end(),
+                                     [](const compare::Row& row) { return row.phase == Phase::Transfer; });
+  ASSERT_NE(transfer, r.rows.end());
+  EXPECT_EQ(transfer->base.count, 0u);
+  EXPECT_EQ(transfer->cand.count, 1u);
+  EXPECT_FALSE(transfer->ratio.has_value());
+  const std::string table = compare::format_table(r);
+  EXPECT_NE(table.find("transfer         0          -          -          -       1     500 ns     500 ns     500 ns        -"),
+            std::string::npos)
+      << table;
+}
+
+TEST(BootstrapMedianRatio, IsReproducibleAndBracketsTheObservedRatio) {
+  std::vector<std::uint64_t> base, cand;
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 300; ++i) {
+    base.push_back(1000 + rng() % 200);
+    cand.push_back(1500 + rng() % 300);
+  }
+  const compare::Options opts;
+  const auto a = compare::bootstrap_median_ratio(base, cand, opts, 1);
+  const auto b = compare::bootstrap_median_ratio(base, cand, opts, 1);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->low, b->low);
+  EXPECT_EQ(a->high, b->high);
+  EXPECT_LE(a->low, a->value);
+  EXPECT_GE(a->high, a->value);
+  EXPECT_NEAR(a->value, 1.5, 0.05);
+  EXPECT_GT(a->low, 1.0);
+  EXPECT_FALSE(compare::bootstrap_median_ratio({}, cand, opts, 1).has_value());
+}
+
+}  // namespace
+}  // namespace pixelport::timing
