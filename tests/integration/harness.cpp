@@ -278,6 +278,16 @@ size_t count_fds(pid_t pid) {
 	return n;
 }
 
+size_t settle_at_most(size_t (*count)(pid_t), pid_t pid, size_t limit) {
+	uint64_t deadline = now_ms() + 3000;
+	size_t n = count(pid);
+	while (n > limit && now_ms() < deadline) {
+		usleep(10000);
+		n = count(pid);
+	}
+	return n;
+}
+
 size_t count_maps(pid_t pid) {
 	std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
 	size_t n = 0;

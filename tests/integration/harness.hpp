@@ -110,4 +110,10 @@ void start_holding(CompositorFixture &fx, Process *client, const std::string &pr
 size_t count_fds(pid_t pid);
 size_t count_maps(pid_t pid);
 
+/**
+ * Polls count(pid) for up to 3 s until it is at most `limit` (a client that just exited
+ * may not be torn down in the compositor yet); returns the last count.
+ */
+size_t settle_at_most(size_t (*count)(pid_t), pid_t pid, size_t limit);
+
 } // namespace pixelport::test
