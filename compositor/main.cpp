@@ -60,17 +60,7 @@ int main(int argc, char *argv[]) {
 	int code = server->exit_code();
 	pixelport_stats stats{};
 	if (print_stats && server->plugin_stats(&stats)) {
-		printf("pixelport-stats {\"native_uploads\":%llu,\"converted_uploads\":%llu,\"converted_pixels\":%llu,"
-			"\"shm_buffers\":%llu,\"sigbus_faults\":%llu,\"stream_bytes\":%llu,\"stream_writes\":%llu,"
-			"\"held_commits\":%llu}\n",
-			static_cast<unsigned long long>(stats.native_uploads),
-			static_cast<unsigned long long>(stats.converted_uploads),
-			static_cast<unsigned long long>(stats.converted_pixels),
-			static_cast<unsigned long long>(stats.shm_buffers),
-			static_cast<unsigned long long>(stats.sigbus_faults),
-			static_cast<unsigned long long>(stats.stream_bytes),
-			static_cast<unsigned long long>(stats.stream_writes),
-			static_cast<unsigned long long>(stats.held_commits));
+		printf("pixelport-stats %s\n", pixelport::stats_json(stats).c_str());
 		fflush(stdout);
 	}
 	server.reset();

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdio>
 #include <filesystem>
 
 namespace pixelport {
@@ -80,6 +81,23 @@ void unload_plugin(PluginApi *api) {
 		dlclose(api->handle);
 	}
 	*api = {};
+}
+
+std::string stats_json(const pixelport_stats &stats) {
+	char line[512];
+	snprintf(line, sizeof(line),
+		"{\"native_uploads\":%llu,\"converted_uploads\":%llu,\"converted_pixels\":%llu,"
+		"\"shm_buffers\":%llu,\"sigbus_faults\":%llu,\"stream_bytes\":%llu,\"stream_writes\":%llu,"
+		"\"held_commits\":%llu}",
+		static_cast<unsigned long long>(stats.native_uploads),
+		static_cast<unsigned long long>(stats.converted_uploads),
+		static_cast<unsigned long long>(stats.converted_pixels),
+		static_cast<unsigned long long>(stats.shm_buffers),
+		static_cast<unsigned long long>(stats.sigbus_faults),
+		static_cast<unsigned long long>(stats.stream_bytes),
+		static_cast<unsigned long long>(stats.stream_writes),
+		static_cast<unsigned long long>(stats.held_commits));
+	return line;
 }
 
 } // namespace pixelport

@@ -1,4 +1,5 @@
 // Loads libpixelport.so with dlopen and checks its ABI version before anything is called.
+// Used by pixelport-compositor and by the preload module (plugin/preload/).
 #pragma once
 
 #include <string>
@@ -25,5 +26,8 @@ std::string default_plugin_path();
 bool load_plugin(const std::string &path, PluginApi *api, std::string *error);
 
 void unload_plugin(PluginApi *api);
+
+/** The plugin's counters as one line of JSON (no newline), as hosts print or write them. */
+std::string stats_json(const pixelport_stats &stats);
 
 } // namespace pixelport

@@ -6,7 +6,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 extern char **environ;
 
@@ -202,14 +205,44 @@ bool CompositorFixture::start(const std::vector<std::string> &args, const std::s
 	argv.insert(argv.end(), args.begin(), args.end());
 	// Rerender whole outputs: the screenshot then shows each surface's full texture, not
 	// only what the last damage repainted, so tests see exactly what the plugin produced.
-	std::map<std::string, std::string> env = {{"XDG_RUNTIME_DIR", runtime_dir_},
-		{"WLR_SCENE_DEBUG_DAMAGE", "rerender"}};
-	if (!compositor_.start(argv, env)) return false;
-	std::string path = runtime_dir_ + "/" + socket_;
+	return start_command(argv, {{"WLR_SCENE_DEBUG_DAMAGE", "rerender"}}, socket_);
+}
+
+// True once something listens on the socket: the file appears at bind(), before listen(),
+// and a client connecting in between is refused.
+static bool accepts_connections(const std::string &path) {
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sockaddr_un addr = {};
+	addr.sun_family = AF_UNIX;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+	bool ok = fd >= 0 && connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0;
+	if (fd >= 0) close(fd);
+	return ok;
+}
+
+// A listening socket the compositor opened in the runtime dir: `name`, or any wayland-*.
+static std::string find_socket(const std::string &dir, const std::string &name) {
+	std::error_code ec;
+	for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
+		std::string file = entry.path().filename().string();
+		bool wanted = name.empty() ? file.rfind("wayland-", 0) == 0 : file == name;
+		if (wanted && entry.is_socket(ec) && accepts_connections(entry.path().string())) return file;
+	}
+	return "";
+}
+
+bool CompositorFixture::start_command(const std::vector<std::string> &argv,
+		const std::map<std::string, std::string> &env, const std::string &socket_name) {
+	std::map<std::string, std::string> full_env = env;
+	full_env["XDG_RUNTIME_DIR"] = runtime_dir_;
+	if (!compositor_.start(argv, full_env)) return false;
 	uint64_t deadline = now_ms() + 10000;
 	while (now_ms() < deadline) {
-		struct stat st;
-		if (stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return true;
+		std::string found = find_socket(runtime_dir_, socket_name);
+		if (!found.empty()) {
+			socket_ = found;
+			return true;
+		}
 		if (compositor_.wait(20) >= 0) return false; // exited early
 	}
 	return false;
@@ -295,5 +328,30 @@ size_t count_maps(pid_t pid) {
 	while (std::getline(in, line)) n++;
 	return n;
 }
+
+
+std::set<std::string> shm_formats_from_wayland_info(const std::string &text) {
+	std::set<std::string> formats;
+	std::istringstream in(text);
+	std::string line;
+	bool in_shm = false;
+	while (std::getline(in, line)) {
+		if (line.rfind("interface:", 0) == 0) {
+			in_shm = line.find("'wl_shm'") != std::string::npos;
+			continue;
+		}
+		size_t q = line.find("= '");
+		if (in_shm && q != std::string::npos && line.size() >= q + 7) {
+			formats.insert(line.substr(q + 3, 4));
+		}
+	}
+	return formats;
+}
+
+const std::set<std::string> kPixmanFormats = {"AR24", "XR24", "AB24", "XB24", "RA24", "RX24", "BA24",
+	"BX24", "RG16", "BG16", "AR30", "XR30", "AB30", "XB30"};
+
+const std::set<std::string> kConvertedFormats = {"RG24", "BG24", "XR15", "AR15", "XR12", "AR12", "XB4H",
+	"AB4H", "YUYV", "UYVY", "NV12", "NV21", "NV16", "YU12", "YV12", "P010"};
 
 } // namespace pixelport::test

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,13 @@ public:
 
 	/** Starts the compositor with `args` (e.g. {"--no-plugin"}); waits for its socket. */
 	bool start(const std::vector<std::string> &args = {}, const std::string &output = "256x256");
+	/**
+	 * Starts another compositor (e.g. tinywl) from `argv` with `env` added and XDG_RUNTIME_DIR
+	 * set to the private dir; waits for the socket `socket_name`, or when that is empty, for
+	 * whichever `wayland-*` socket it opens there, and uses it for clients.
+	 */
+	bool start_command(const std::vector<std::string> &argv, const std::map<std::string, std::string> &env,
+		const std::string &socket_name = "");
 	/** SIGTERM and wait; returns the exit status. */
 	int stop();
 
@@ -115,5 +123,17 @@ size_t count_maps(pid_t pid);
  * may not be torn down in the compositor yet); returns the last count.
  */
 size_t settle_at_most(size_t (*count)(pid_t), pid_t pid, size_t limit);
+
+/** The wl_shm formats wayland-info lists, as its four-character names (e.g. "NV12"). */
+std::set<std::string> shm_formats_from_wayland_info(const std::string &text);
+
+/** pixman's CPU formats (wlroots 0.18 render/pixman/pixel_format.c), as wayland-info names them. */
+extern const std::set<std::string> kPixmanFormats;
+
+/**
+ * What the plugin adds on top of pixman: every format the conversion core turns into one of
+ * pixman's (RGB888, BGR888, 1555, 4444, half float, packed and planar YUV).
+ */
+extern const std::set<std::string> kConvertedFormats;
 
 } // namespace pixelport::test

@@ -82,33 +82,6 @@ TEST(Compositor, WestonSimpleShmRunsWithoutProtocolError) {
 	EXPECT_EQ(fx.stop(), 0);
 }
 
-std::set<std::string> shm_formats_from_wayland_info(const std::string &text) {
-	std::set<std::string> formats;
-	std::istringstream in(text);
-	std::string line;
-	bool in_shm = false;
-	while (std::getline(in, line)) {
-		if (line.rfind("interface:", 0) == 0) {
-			in_shm = line.find("'wl_shm'") != std::string::npos;
-			continue;
-		}
-		size_t q = line.find("= '");
-		if (in_shm && q != std::string::npos && line.size() >= q + 7) {
-			formats.insert(line.substr(q + 3, 4));
-		}
-	}
-	return formats;
-}
-
-// pixman's CPU formats (wlroots 0.18 render/pixman/pixel_format.c), as wayland-info names them.
-const std::set<std::string> kPixmanFormats = {"AR24", "XR24", "AB24", "XB24", "RA24", "RX24", "BA24",
-	"BX24", "RG16", "BG16", "AR30", "XR30", "AB30", "XB30"};
-
-// What the plugin adds on top of pixman: every format the conversion core turns into one of
-// pixman's (RGB888, BGR888, 1555, 4444, half float, packed and planar YUV).
-const std::set<std::string> kConvertedFormats = {"RG24", "BG24", "XR15", "AR15", "XR12", "AR12", "XB4H",
-	"AB4H", "YUYV", "UYVY", "NV12", "NV21", "NV16", "YU12", "YV12", "P010"};
-
 TEST(Compositor, StockWlrootsListsOnlyTheRenderersFormats) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start({"--no-plugin"}));

@@ -1,0 +1,352 @@
+// libpixelport-preload.so: brings pixelport into an unmodified wlroots 0.18 compositor.
+//
+//     LD_PRELOAD=/path/to/libpixelport-preload.so tinywl -s foot
+//
+// A preloaded library comes before libwlroots in the dynamic linker's lookup order, so the two
+// functions below receive the compositor's calls, and libwlroots' own calls too (it is linked
+// without -Bsymbolic, so they go through its PLT):
+//
+//   wlr_shm_create_with_renderer  (wlr_renderer_init_wl_display/_wl_shm call it)
+//       -> pixelport_create(): the plugin's extended wl_shm instead of wlroots' own
+//   wlr_compositor_create
+//       -> the real one, then pixelport_attach_compositor(): the plugin's per-surface state
+//
+// and from then on the plugin behaves as if the compositor had called its API itself. Anything
+// unexpected (no wlroots 0.18, a symbol missing, no plugin) makes the module a pure
+// pass-through, said in one log line.
+//
+// The module links neither wlroots nor libwayland: LD_PRELOAD puts it into every process that
+// inherits the variable (wrappers such as dbus-run-session too), so what it calls is looked up
+// with dlsym in the process that turns out to be the compositor.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "plugin_loader.hpp"
+
+#define WLR_USE_UNSTABLE
+#include <wayland-server-core.h>
+extern "C" {
+#include <wlr/types/wlr_compositor.h>
+#include <wlr/types/wlr_shm.h>
+}
+
+#define PRELOAD_API extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+constexpr const char *kWlroots = "libwlroots-0.18.so"; // the 0.18 soname; 0.17 and 0.19 differ
+constexpr int kStatsPeriodMs = 100;
+
+// libwayland-server functions, found in the compositor process (it has them: wlroots needs them).
+struct Wayland {
+	decltype(&wl_display_add_destroy_listener) add_destroy_listener;
+	decltype(&wl_display_get_event_loop) get_event_loop;
+	decltype(&wl_event_loop_add_timer) add_timer;
+	decltype(&wl_event_source_timer_update) timer_update;
+	decltype(&wl_event_source_remove) source_remove;
+};
+
+struct Preload {
+	bool active = false;
+	decltype(&wlr_shm_create_with_renderer) real_shm_create = nullptr;
+	decltype(&wlr_compositor_create) real_compositor_create = nullptr;
+	void (*wlr_log)(int importance, const char *fmt, ...) = nullptr; // wlroots' _wlr_log
+	Wayland wl{};
+	pixelport::PluginApi api;
+	pixelport_options options{};
+	std::string stats_path;
+
+	// One display at a time: the plugin registers process-global wlroots state.
+	wl_display *display = nullptr;
+	pixelport_plugin *plugin = nullptr;
+	wl_listener display_destroy{};
+	wl_event_source *stats_timer = nullptr;
+	pixelport_stats written{};
+	bool stats_write_failed = false;
+	// A compositor made before wl_shm (not the usual order, but allowed): attached later.
+	wl_display *early_display = nullptr;
+	wlr_compositor *early_compositor = nullptr;
+	wl_listener early_display_destroy{};
+	// What the interposed wlr_shm_create_with_renderer returns, see there.
+	wlr_shm placeholder{};
+};
+
+Preload &state();
+
+// wlroots' log (so the lines land where the compositor's go) once wlroots 0.18 is confirmed;
+// stderr before that. Levels are wlroots': 1 error, 2 info, 3 debug.
+__attribute__((format(printf, 2, 3))) void log_line(int importance, const char *fmt, ...) {
+	char text[512];
+	va_list args;
+	va_start(args, fmt);
+	vsnprintf(text, sizeof(text), fmt, args);
+	va_end(args);
+	Preload &p = state();
+	if (p.wlr_log != nullptr) {
+		p.wlr_log(importance, "[pixelport-preload] %s", text);
+	} else {
+		fprintf(stderr, "pixelport-preload: %s\n", text);
+	}
+}
+
+std::string base_name(const std::string &path) {
+	size_t slash = path.rfind('/');
+	return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The path of this module, from the address of one of its own (hidden) functions.
+std::string own_path() {
+	Dl_info info{};
+	if (dladdr(reinterpret_cast<void *>(&base_name), &info) == 0 || info.dli_fname == nullptr) {
+		return "";
+	}
+	return info.dli_fname;
+}
+
+// PIXELPORT_PRELOAD_HIDE=name,name: treat these symbols as missing (to test the no-op path).
+bool hidden(const char *name) {
+	const char *list = getenv("PIXELPORT_PRELOAD_HIDE");
+	if (list == nullptr) return false;
+	std::string s = std::string(",") + list + ",";
+	return s.find(std::string(",") + name + ",") != std::string::npos;
+}
+
+template<typename T>
+bool find(void *scope, const char *name, T *out) {
+	*out = reinterpret_cast<T>(dlsym(scope, name));
+	if (*out != nullptr && !hidden(name)) return true;
+	log_line(1, "%s not found in this process: not a wlroots 0.18 compositor? pixelport stays off", name);
+	return false;
+}
+
+// The libpixelport.so to load: $PIXELPORT_PLUGIN, else beside this module (installed), else
+// one folder up (the build tree: plugin/preload/ beside plugin/).
+std::string plugin_path(const std::string &self) {
+	if (const char *env = getenv("PIXELPORT_PLUGIN"); env != nullptr && *env != '\0') return env;
+	std::string dir = self.substr(0, self.rfind('/') + 1);
+	for (const char *candidate : {"libpixelport.so", "../libpixelport.so"}) {
+		if (access((dir + candidate).c_str(), R_OK) == 0) return dir + candidate;
+	}
+	return dir + "libpixelport.so";
+}
+
+// Options by environment variable: one row per pixelport_options field.
+void read_options(pixelport_options *options) {
+	struct Row {
+		const char *name;
+		uint32_t pixelport_options::*field;
+		unsigned long max;
+	};
+	static constexpr Row kRows[] = {
+		{"PIXELPORT_SHM_VERSION", &pixelport_options::shm_version, 2},
+		{"PIXELPORT_CONVERT_THREADS", &pixelport_options::convert_threads, 256},
+	};
+	for (const Row &row : kRows) {
+		const char *value = getenv(row.name);
+		if (value == nullptr || *value == '\0') continue;
+		char *end = nullptr;
+		unsigned long n = strtoul(value, &end, 10);
+		if (*end != '\0' || n > row.max) {
+			log_line(1, "ignoring %s=%s (want 0..%lu)", row.name, value, row.max);
+			continue;
+		}
+		options->*row.field = static_cast<uint32_t>(n);
+	}
+}
+
+// Clients the compositor starts must not inherit this module: they are not compositors, and a
+// nested compositor should be asked for it explicitly. Other LD_PRELOAD entries stay.
+void strip_ld_preload(const std::string &self) {
+	const char *value = getenv("LD_PRELOAD");
+	if (value == nullptr) return;
+	std::string kept, token, all = std::string(value) + ":";
+	for (char c : all) {
+		if (c != ':' && c != ' ') {
+			token += c;
+			continue;
+		}
+		if (!token.empty() && base_name(token) != base_name(self)) {
+			kept += (kept.empty() ? "" : ":") + token;
+		}
+		token.clear();
+	}
+	if (kept.empty()) {
+		unsetenv("LD_PRELOAD");
+	} else {
+		setenv("LD_PRELOAD", kept.c_str(), 1);
+	}
+}
+
+// Everything is decided once, at the first interposed call, inside the compositor process.
+void init(Preload *p) {
+	if (!find(RTLD_NEXT, "wlr_shm_create_with_renderer", &p->real_shm_create) ||
+			!find(RTLD_NEXT, "wlr_compositor_create", &p->real_compositor_create)) {
+		return;
+	}
+	// wlroots changes its soname with every minor version: the file that defines the real
+	// functions tells which one this is (a statically linked wlroots never calls us at all).
+	Dl_info info{};
+	if (dladdr(reinterpret_cast<void *>(p->real_compositor_create), &info) == 0 || info.dli_fname == nullptr ||
+			base_name(info.dli_fname) != kWlroots) {
+		log_line(1, "wlroots here is %s, not %s: pixelport stays off",
+			info.dli_fname != nullptr ? info.dli_fname : "unknown", kWlroots);
+		return;
+	}
+	decltype(p->wlr_log) wlr_log = nullptr;
+	if (!find(RTLD_DEFAULT, "_wlr_log", &wlr_log) ||
+			!find(RTLD_DEFAULT, "wl_display_add_destroy_listener", &p->wl.add_destroy_listener) ||
+			!find(RTLD_DEFAULT, "wl_display_get_event_loop", &p->wl.get_event_loop) ||
+			!find(RTLD_DEFAULT, "wl_event_loop_add_timer", &p->wl.add_timer) ||
+			!find(RTLD_DEFAULT, "wl_event_source_timer_update", &p->wl.timer_update) ||
+			!find(RTLD_DEFAULT, "wl_event_source_remove", &p->wl.source_remove)) {
+		return;
+	}
+	p->wlr_log = wlr_log;
+	std::string self = own_path();
+	std::string path = plugin_path(self);
+	std::string error;
+	if (!pixelport::load_plugin(path, &p->api, &error)) {
+		log_line(1, "%s: pixelport stays off", error.c_str());
+		return;
+	}
+	read_options(&p->options);
+	if (const char *stats = getenv("PIXELPORT_STATS_FILE"); stats != nullptr) p->stats_path = stats;
+	strip_ld_preload(self);
+	p->active = true;
+	log_line(2, "loaded %s into this compositor", path.c_str());
+}
+
+Preload &state() {
+	static Preload preload;
+	return preload;
+}
+
+Preload &initialized_state() {
+	static Preload *p = [] {
+		init(&state());
+		return &state();
+	}();
+	return *p;
+}
+
+// Written to a temporary name and renamed, so a reader never sees half a line.
+void write_stats(Preload *p) {
+	if (p->stats_path.empty() || p->plugin == nullptr || p->api.get_stats == nullptr) return;
+	pixelport_stats stats{};
+	p->api.get_stats(p->plugin, &stats);
+	p->written = stats;
+	std::string tmp = p->stats_path + ".tmp";
+	FILE *f = fopen(tmp.c_str(), "w");
+	bool ok = f != nullptr && fprintf(f, "%s\n", pixelport::stats_json(stats).c_str()) > 0;
+	ok = (f != nullptr && fclose(f) == 0) && ok && rename(tmp.c_str(), p->stats_path.c_str()) == 0;
+	if (!ok && !p->stats_write_failed) {
+		p->stats_write_failed = true;
+		log_line(1, "cannot write PIXELPORT_STATS_FILE %s: %s", p->stats_path.c_str(), strerror(errno));
+	}
+}
+
+// The counters go to the file while the compositor runs: many compositors (tinywl) die on
+// SIGTERM without tearing down their display.
+int stats_tick(void *data) {
+	auto *p = static_cast<Preload *>(data);
+	pixelport_stats stats{};
+	p->api.get_stats(p->plugin, &stats);
+	if (memcmp(&stats, &p->written, sizeof(stats)) != 0) write_stats(p);
+	p->wl.timer_update(p->stats_timer, kStatsPeriodMs);
+	return 0;
+}
+
+// The display goes: the plugin goes with it (its own listener, added earlier, has already run),
+// and a later display in this process may have a plugin again.
+void display_destroyed(wl_listener *, void *) {
+	Preload &p = state();
+	write_stats(&p);
+	if (p.stats_timer != nullptr) p.wl.source_remove(p.stats_timer);
+	p.api.destroy(p.plugin);
+	log_line(3, "display %p destroyed, plugin destroyed", static_cast<void *>(p.display));
+	p.display = nullptr;
+	p.plugin = nullptr;
+	p.stats_timer = nullptr;
+	p.written = {};
+	p.early_display = nullptr;
+	p.early_compositor = nullptr;
+}
+
+} // namespace
+
+/**
+ * Instead of wlroots' wl_shm, the plugin's. Returns a placeholder wlr_shm owned by this module:
+ * non-NULL so callers see success (wlr_renderer_init_wl_shm checks that), with `global` NULL
+ * because the wl_shm global belongs to the plugin. wlroots 0.18 has no function that takes a
+ * wlr_shm, so callers can only keep the pointer. Returning the real wlr_shm would advertise a
+ * second wl_shm global.
+ */
+PRELOAD_API struct wlr_shm *wlr_shm_create_with_renderer(struct wl_display *display, uint32_t version,
+		struct wlr_renderer *renderer) {
+	Preload &p = initialized_state();
+	if (!p.active) {
+		return p.real_shm_create != nullptr ? p.real_shm_create(display, version, renderer) : nullptr;
+	}
+	if (p.display == display) {
+		log_line(3, "wl_shm requested again for display %p: pixelport already serves it", static_cast<void *>(display));
+		return &p.placeholder;
+	}
+	if (p.display != nullptr) {
+		log_line(1, "pixelport already serves display %p; display %p gets wlroots' own wl_shm",
+			static_cast<void *>(p.display), static_cast<void *>(display));
+		return p.real_shm_create(display, version, renderer);
+	}
+	pixelport_options options = p.options;
+	if (options.shm_version == 0) options.shm_version = version; // the compositor's choice
+	p.plugin = p.api.create(display, renderer, &options);
+	if (p.plugin == nullptr) {
+		log_line(1, "pixelport_create failed (see above): wlroots' own wl_shm instead");
+		return p.real_shm_create(display, version, renderer);
+	}
+	p.display = display;
+	p.display_destroy.notify = display_destroyed;
+	p.wl.add_destroy_listener(display, &p.display_destroy);
+	if (p.early_display == display) {
+		p.api.attach_compositor(p.plugin, p.early_compositor);
+	}
+	if (!p.stats_path.empty()) {
+		p.stats_timer = p.wl.add_timer(p.wl.get_event_loop(display), stats_tick, &p);
+		if (p.stats_timer != nullptr) p.wl.timer_update(p.stats_timer, kStatsPeriodMs);
+		write_stats(&p); // zeroes: the file exists as soon as the plugin does
+	}
+	log_line(2, "pixelport serves wl_shm on display %p", static_cast<void *>(display));
+	return &p.placeholder;
+}
+
+/** The real wl_compositor, then the plugin follows its surfaces. */
+PRELOAD_API struct wlr_compositor *wlr_compositor_create(struct wl_display *display, uint32_t version,
+		struct wlr_renderer *renderer) {
+	Preload &p = initialized_state();
+	if (p.real_compositor_create == nullptr) return nullptr; // no wlroots: nobody can be calling
+	wlr_compositor *compositor = p.real_compositor_create(display, version, renderer);
+	if (!p.active || compositor == nullptr) return compositor;
+	if (p.display == display) {
+		if (!p.api.attach_compositor(p.plugin, compositor)) {
+			log_line(1, "a second wlr_compositor on display %p: the plugin follows the first", static_cast<void *>(display));
+		}
+	} else if (p.display == nullptr && p.early_display == nullptr) {
+		// wl_shm may still come; if it never does, wlroots' calls do not reach this module
+		// (a -Bsymbolic wlroots) or the compositor makes wl_shm by other means.
+		log_line(2, "wlr_compositor_create before wl_shm on display %p", static_cast<void *>(display));
+		p.early_display = display;
+		p.early_compositor = compositor;
+		p.early_display_destroy.notify = [](wl_listener *, void *) {
+			state().early_display = nullptr;
+			state().early_compositor = nullptr;
+		};
+		p.wl.add_destroy_listener(display, &p.early_display_destroy);
+	}
+	return compositor;
+}

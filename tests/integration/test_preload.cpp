@@ -1,0 +1,208 @@
+// libpixelport-preload.so in an unmodified wlroots 0.18 compositor: wlroots' own tinywl,
+// headless with the pixman renderer, run with LD_PRELOAD as a user would.
+//
+// tinywl has neither wlr-screencopy nor presentation-time, so pixels cannot be read back
+// here: pixelport-paint's "presented" lines (from frame callbacks) and the plugin's counters
+// (PIXELPORT_STATS_FILE) show that buffers went through the plugin. The pixels themselves are
+// checked in the reference compositor (test_shm.cpp), where the same plugin code runs.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "harness.hpp"
+
+using namespace pixelport::test;
+
+namespace {
+
+std::string read_file(const std::string &path) {
+	std::ifstream in(path);
+	std::stringstream s;
+	s << in.rdbuf();
+	return s.str();
+}
+
+// Waits until `path` exists with a whole line in it that satisfies `done`; returns that text.
+template<typename Pred>
+std::string wait_for_file(const std::string &path, Pred done, int timeout_ms = 5000) {
+	std::string text;
+	for (int waited = 0; waited <= timeout_ms; waited += 20) {
+		text = read_file(path);
+		if (!text.empty() && text.back() == '\n' && done(text)) break;
+		usleep(20000);
+	}
+	return text;
+}
+
+uint64_t counter(const std::string &json, const std::string &name) {
+	size_t at = json.find("\"" + name + "\":");
+	return at == std::string::npos ? UINT64_MAX : std::stoull(json.substr(at + name.size() + 3));
+}
+
+size_t count(const std::string &text, const std::string &what) {
+	size_t n = 0;
+	for (size_t pos = 0; (pos = text.find(what, pos)) != std::string::npos; pos += what.size()) n++;
+	return n;
+}
+
+// LD_PRELOAD of the module, as a user would set it.
+std::map<std::string, std::string> preload_env() {
+	std::map<std::string, std::string> env = {{"LD_PRELOAD", build_path("PIXELPORT_PRELOAD")}};
+#ifdef __SANITIZE_ADDRESS__
+	// Preloaded, the (instrumented) module comes before the ASan runtime in the link order.
+	// Harmless: programs built with ASan load the runtime themselves before any call, and the
+	// others never call into the module. Leaks are still checked where a process exits cleanly.
+	const char *options = getenv("ASAN_OPTIONS");
+	env["ASAN_OPTIONS"] = std::string(options != nullptr ? options : "") + ":verify_asan_link_order=0";
+#endif
+	return env;
+}
+
+// tinywl, built by the wlroots subproject; absent when a system wlroots was used.
+class Tinywl : public testing::Test {
+protected:
+	void SetUp() override {
+		tinywl_ = build_path("PIXELPORT_TINYWL");
+		if (access(tinywl_.c_str(), X_OK) != 0) {
+			GTEST_SKIP() << "no tinywl at " << tinywl_ << " (wlroots not built from subprojects/)";
+		}
+	}
+
+	// Starts tinywl with the module preloaded and `env` added; `startup` runs via tinywl -s.
+	bool start(std::map<std::string, std::string> env, const std::string &startup) {
+		env.merge(preload_env());
+		env.insert({{"WLR_BACKENDS", "headless"}, {"WLR_RENDERER", "pixman"}, {"WLR_HEADLESS_OUTPUTS", "1"}});
+		std::vector<std::string> argv = {tinywl_};
+		if (!startup.empty()) argv.insert(argv.end(), {"-s", startup});
+		return fx_.start_command(argv, env);
+	}
+
+	std::string tinywl_;
+	CompositorFixture fx_;
+};
+
+TEST_F(Tinywl, ServesConvertedFormatsThroughThePreloadedPlugin) {
+	std::string stats = fx_.runtime_dir() + "/stats.json";
+	std::string startup_env = fx_.runtime_dir() + "/startup-env";
+	ASSERT_TRUE(start({{"PIXELPORT_STATS_FILE", stats}}, "env > " + startup_env + ".tmp && mv " + startup_env +
+		".tmp " + startup_env)) << fx_.compositor().err();
+
+	// One wl_shm, the plugin's: pixman's formats plus the converted ones.
+	std::string out, err;
+	ASSERT_EQ(fx_.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
+	std::set<std::string> expected = kPixmanFormats;
+	expected.insert(kConvertedFormats.begin(), kConvertedFormats.end());
+	EXPECT_EQ(shm_formats_from_wayland_info(out), expected) << out;
+	EXPECT_EQ(count(out, "'wl_shm'"), 1u) << out;
+
+	// Two converted formats and a native one, each shown on the output (frame callback).
+	Process paint;
+	ASSERT_TRUE(paint.start({build_path("PIXELPORT_PAINT"), "--frame", "format=NV12,size=64x48,seed=1", "--frame",
+		"format=RGB888,size=64x48,seed=2", "--frame", "format=XRGB8888,size=64x48,seed=3"}, fx_.client_env()));
+	for (const char *want : {"presented NV12 64x48", "presented RGB888 64x48", "presented XRGB8888 64x48"}) {
+		std::string line;
+		ASSERT_TRUE(paint.read_line(&line, 10000)) << paint.err() << fx_.compositor().err();
+		EXPECT_EQ(line, want);
+	}
+
+	std::string json = wait_for_file(stats, [](const std::string &t) { return counter(t, "shm_buffers") >= 3; });
+	EXPECT_EQ(counter(json, "converted_uploads"), 2u) << json;
+	EXPECT_EQ(counter(json, "converted_pixels"), 2u * 64 * 48) << json;
+	EXPECT_EQ(counter(json, "shm_buffers"), 3u) << json;
+	EXPECT_GE(counter(json, "native_uploads"), 1u) << json;
+
+	// tinywl's startup command (sh -c) did not inherit the module.
+	std::string env = wait_for_file(startup_env, [](const std::string &) { return true; });
+	EXPECT_NE(env.find("WAYLAND_DISPLAY="), std::string::npos) << env;
+	std::istringstream lines(env);
+	for (std::string line; std::getline(lines, line);) {
+		if (line.rfind("LD_PRELOAD=", 0) == 0) {
+			EXPECT_EQ(line.find("pixelport-preload"), std::string::npos) << line;
+		}
+	}
+
+	paint.terminate();
+	EXPECT_TRUE(fx_.compositor().running());
+	fx_.stop();
+	EXPECT_EQ(count(fx_.compositor().err(), "[pixelport-preload] pixelport serves wl_shm"), 1u)
+		<< fx_.compositor().err();
+}
+
+TEST_F(Tinywl, TakesOptionsFromTheEnvironment) {
+	ASSERT_TRUE(start({{"PIXELPORT_SHM_VERSION", "1"}, {"PIXELPORT_CONVERT_THREADS", "many"}}, ""))
+		<< fx_.compositor().err();
+	std::string out, err;
+	ASSERT_EQ(fx_.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
+	EXPECT_NE(out.find("'wl_shm',                                     version:  1,"), std::string::npos) << out;
+	fx_.stop();
+	EXPECT_NE(fx_.compositor().err().find("ignoring PIXELPORT_CONVERT_THREADS=many"), std::string::npos)
+		<< fx_.compositor().err();
+}
+
+// A missing symbol (simulated) leaves tinywl exactly as stock wlroots, with one line saying so.
+TEST_F(Tinywl, IsStockWlrootsWhenASymbolIsMissing) {
+	std::string stats = fx_.runtime_dir() + "/stats.json";
+	ASSERT_TRUE(start({{"PIXELPORT_PRELOAD_HIDE", "wlr_compositor_create"}, {"PIXELPORT_STATS_FILE", stats}}, ""))
+		<< fx_.compositor().err();
+	std::string out, err;
+	ASSERT_EQ(fx_.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
+	EXPECT_EQ(shm_formats_from_wayland_info(out), kPixmanFormats) << out;
+
+	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_PAINT"), "--format", "XRGB8888", "--size", "64x64",
+		"--hold-ms", "0"}, 10000, &out,
+		&err), 0) << err;
+	EXPECT_EQ(out, "presented XRGB8888 64x64\n");
+	EXPECT_EQ(fx_.run_client({build_path("PIXELPORT_PAINT"), "--format", "NV12", "--hold-ms", "0"}, 10000, &out,
+		&err), 1);
+	EXPECT_NE(err.find("does not advertise NV12"), std::string::npos) << err;
+
+	fx_.stop();
+	const std::string &log = fx_.compositor().err();
+	EXPECT_EQ(count(log, "pixelport-preload"), 1u) << log;
+	EXPECT_NE(log.find("pixelport-preload: wlr_compositor_create not found in this process"), std::string::npos)
+		<< log;
+	EXPECT_EQ(access(stats.c_str(), F_OK), -1);
+}
+
+// Wrappers (dbus-run-session, sh -c) inherit LD_PRELOAD too: there the module does nothing,
+// says nothing, and passes LD_PRELOAD on to the compositor they start.
+TEST(Preload, IsSilentAndInertInAProgramWithoutWlroots) {
+	std::string module = build_path("PIXELPORT_PRELOAD");
+	std::map<std::string, std::string> env = preload_env();
+	env["LD_LIBRARY_PATH"] = Process::kUnset;
+#ifdef __SANITIZE_ADDRESS__
+	env["ASAN_OPTIONS"] += ":detect_leaks=0"; // sh's own allocations are not ours to judge
+#endif
+	Process sh;
+	ASSERT_TRUE(sh.start({"sh", "-c", "printf '%s' \"$LD_PRELOAD\""}, env));
+	EXPECT_EQ(sh.wait(10000), 0);
+	EXPECT_EQ(sh.out(), module);
+	EXPECT_EQ(sh.err(), "");
+}
+
+// tinywl dies on SIGTERM; pixelport-compositor --no-plugin (stock wlroots calls, like any
+// compositor) tears its display down, which is where the module destroys the plugin.
+TEST(Preload, DestroysThePluginWithTheDisplay) {
+	CompositorFixture fx;
+	std::string stats = fx.runtime_dir() + "/stats.json";
+	std::map<std::string, std::string> env = preload_env();
+	env["PIXELPORT_STATS_FILE"] = stats;
+	ASSERT_TRUE(fx.start_command({build_path("PIXELPORT_COMPOSITOR"), "--no-plugin", "--output", "128x128",
+		"--log-level", "debug"}, env)) << fx.compositor().err();
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--format", "YUYV", "--size", "32x16", "--hold-ms",
+		"0"}, 10000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "presented YUYV 32x16\n");
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+	const std::string &log = fx.compositor().err();
+	EXPECT_NE(log.find("plugin destroyed"), std::string::npos) << log;
+	std::string json = read_file(stats);
+	EXPECT_EQ(counter(json, "converted_uploads"), 1u) << json;
+	EXPECT_EQ(counter(json, "converted_pixels"), 32u * 16) << json;
+}
+
+} // namespace
