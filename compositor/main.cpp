@@ -24,6 +24,9 @@ int main(int argc, char *argv[]) {
 	app.add_option("--outputs", options.outputs, "number of headless outputs")->check(CLI::Range(1, 16));
 	app.add_option("--log-level", log_level, "silent, error, info or debug")
 		->check(CLI::IsMember({"silent", "error", "info", "debug"}));
+	app.add_option("--timing-log", options.timing_log,
+		"write every commit's and frame's timing as JSON Lines (docs/timing.md); summary at exit");
+	app.add_option("--timing-trace", options.timing_trace, "write a Chrome trace-event JSON (Perfetto UI)");
 	app.add_flag("--print-stats", print_stats,
 		"at exit, print the plugin's counters as one JSON line on stdout, after 'pixelport-stats '");
 	CLI11_PARSE(app, argc, argv);
@@ -58,6 +61,9 @@ int main(int argc, char *argv[]) {
 	}
 	server->run();
 	int code = server->exit_code();
+	if (!options.timing_log.empty() || !options.timing_trace.empty()) {
+		fprintf(stderr, "%s", server->timing_summary().c_str());
+	}
 	pixelport_stats stats{};
 	if (print_stats && server->plugin_stats(&stats)) {
 		printf("pixelport-stats %s\n", pixelport::stats_json(stats).c_str());

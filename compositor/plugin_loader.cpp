@@ -70,6 +70,9 @@ bool load_plugin(const std::string &path, PluginApi *api, std::string *error) {
 		return false;
 	}
 	api->get_stats = reinterpret_cast<decltype(api->get_stats)>(dlsym(handle, "pixelport_get_stats"));
+	api->attach_output = reinterpret_cast<decltype(api->attach_output)>(dlsym(handle, "pixelport_attach_output"));
+	api->timing_summary =
+		reinterpret_cast<decltype(api->timing_summary)>(dlsym(handle, "pixelport_timing_summary"));
 	api->handle = handle;
 	return true;
 }

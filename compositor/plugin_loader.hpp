@@ -14,6 +14,8 @@ struct PluginApi {
 	decltype(&pixelport_attach_compositor) attach_compositor = nullptr;
 	decltype(&pixelport_destroy) destroy = nullptr;
 	decltype(&pixelport_get_stats) get_stats = nullptr; // optional
+	decltype(&pixelport_attach_output) attach_output = nullptr; // optional
+	decltype(&pixelport_timing_summary) timing_summary = nullptr; // optional
 };
 
 /** The plugin built or installed beside this executable, or "" if none is found. */

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace pixelport {
@@ -101,6 +102,8 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 			return false;
 		}
 		pixelport_options plugin_options{};
+		if (!options.timing_log.empty()) plugin_options.timing_log_path = options_.timing_log.c_str();
+		if (!options.timing_trace.empty()) plugin_options.timing_trace_path = options_.timing_trace.c_str();
 		plugin_ = plugin_api_.create(display_, renderer_, &plugin_options);
 		if (plugin_ == nullptr) {
 			*error = "the plugin " + path + " failed to start (see the log above)";
@@ -151,6 +154,7 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 	sigint_ = wl_event_loop_add_signal(loop, SIGINT, handle_signal, this);
 	sigterm_ = wl_event_loop_add_signal(loop, SIGTERM, handle_signal, this);
 	sigchld_ = wl_event_loop_add_signal(loop, SIGCHLD, handle_signal, this);
+	sigusr1_ = wl_event_loop_add_signal(loop, SIGUSR1, handle_signal, this);
 	return true;
 }
 
@@ -203,6 +207,16 @@ bool Server::start(std::string *error) {
 
 void Server::run() { wl_display_run(display_); }
 
+std::string Server::timing_summary() const {
+	if (plugin_ == nullptr || plugin_api_.timing_summary == nullptr) {
+		return "";
+	}
+	std::string text(plugin_api_.timing_summary(plugin_, nullptr, 0) + 1, '\0');
+	plugin_api_.timing_summary(plugin_, text.data(), text.size());
+	text.pop_back();
+	return text;
+}
+
 bool Server::plugin_stats(pixelport_stats *stats) const {
 	if (plugin_ == nullptr || plugin_api_.get_stats == nullptr) {
 		return false;
@@ -217,6 +231,8 @@ int Server::handle_signal(int signal, void *data) {
 	auto *server = static_cast<Server *>(data);
 	if (signal == SIGCHLD) {
 		server->reap_children();
+	} else if (signal == SIGUSR1) {
+		fprintf(stderr, "%s", server->timing_summary().c_str());
 	} else {
 		wlr_log(WLR_INFO, "signal %d: shutting down", signal);
 		server->stop();
@@ -252,6 +268,11 @@ void Server::handle_new_output(wlr_output *wlr_output) {
 	}
 	wlr_output_commit_state(wlr_output, &state);
 	wlr_output_state_finish(&state);
+
+	// Before our frame listener: the plugin measures render start on the frame event.
+	if (plugin_ != nullptr && plugin_api_.attach_output != nullptr) {
+		plugin_api_.attach_output(plugin_, wlr_output);
+	}
 
 	auto output = std::make_unique<Output>();
 	output->server = this;
@@ -330,7 +351,7 @@ Server::~Server() {
 		plugin_ = nullptr;
 	}
 	toplevels_.clear();
-	for (wl_event_source *source : {sigint_, sigterm_, sigchld_}) {
+	for (wl_event_source *source : {sigint_, sigterm_, sigchld_, sigusr1_}) {
 		if (source != nullptr) {
 			wl_event_source_remove(source);
 		}

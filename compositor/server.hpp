@@ -28,6 +28,9 @@ struct ServerOptions {
 	std::string socket_name;
 	/** Run through /bin/sh -c once the socket is up; the server stops when it exits. */
 	std::string startup_command;
+	/** The plugin's timing logs (JSON Lines, Chrome trace); "" for none. */
+	std::string timing_log;
+	std::string timing_trace;
 };
 
 struct Output;
@@ -55,6 +58,8 @@ public:
 	bool plugin_loaded() const { return plugin_ != nullptr; }
 	/** The plugin's counters; false without a plugin. */
 	bool plugin_stats(pixelport_stats *stats) const;
+	/** The plugin's timing summary table; "" without a plugin. */
+	std::string timing_summary() const;
 
 	// Used by the per-object handlers in server.cpp.
 	wlr_scene *scene() const { return scene_; }
@@ -91,6 +96,7 @@ private:
 	wl_event_source *sigint_ = nullptr;
 	wl_event_source *sigterm_ = nullptr;
 	wl_event_source *sigchld_ = nullptr;
+	wl_event_source *sigusr1_ = nullptr;
 	pid_t child_ = -1;
 	int exit_code_ = 0;
 	std::string socket_;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "pixelport/core/format.h"
+#include "timing.hpp"
 
 namespace pixelport {
 
@@ -32,6 +34,12 @@ std::shared_ptr<DestImage> DestImage::create(uint32_t fourcc, int32_t width, int
 
 DestImage::~DestImage() { free(data); }
 
+uint64_t monotonic_ns() {
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 static PixelBuffer *from_base(wlr_buffer *base) { return reinterpret_cast<PixelBuffer *>(base); }
 
 static void buffer_destroy(wlr_buffer *base) {
@@ -52,7 +60,8 @@ static SurfaceState *applying_surface(PixelBuffer *buffer) {
 	return nullptr;
 }
 
-static bool convert_into(PixelBuffer *buffer, DestImage *dest, const pixman_region32_t *damage) {
+static bool convert_into(PixelBuffer *buffer, DestImage *dest, const pixman_region32_t *damage,
+		timing::CommitRecord *record) {
 	core::SrcImage src;
 	if (!buffer->impl->source(buffer, &src)) {
 		return false;
@@ -81,7 +90,9 @@ static bool convert_into(PixelBuffer *buffer, DestImage *dest, const pixman_regi
 	} else {
 		rects.push_back({0, 0, dest->width, dest->height});
 	}
+	if (record != nullptr) record->t_convert_start = monotonic_ns();
 	core::Status status = core::convert_rects(src, dst, rects, buffer->plugin->convert_options);
+	if (record != nullptr) record->t_convert_end = monotonic_ns();
 	if (buffer->impl->after_read != nullptr) {
 		buffer->impl->after_read(buffer);
 	}
@@ -107,6 +118,15 @@ static bool buffer_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void 
 			return false;
 		}
 	}
+	// Timing: the record of the commit being applied, if anyone listens.
+	SurfaceState *surface = applying_surface(buffer);
+	timing::CommitRecord *record =
+		surface != nullptr && buffer->plugin->timing != nullptr ? buffer->plugin->timing->applying(surface) : nullptr;
+	// The first access of the apply is the upload; later ones (another reader) are not timed.
+	if (record != nullptr && record->t_upload_start != 0) record = nullptr;
+	buffer->timing_record = record;
+	if (record != nullptr) record->t_upload_start = monotonic_ns();
+
 	if (buffer->native()) {
 		core::SrcImage src;
 		if (!buffer->impl->source(buffer, &src)) {
@@ -131,7 +151,6 @@ static bool buffer_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void 
 
 	std::shared_ptr<DestImage> dest;
 	const pixman_region32_t *damage = nullptr;
-	SurfaceState *surface = applying_surface(buffer);
 	if (surface != nullptr) {
 		if (surface->dest == nullptr || surface->dest->fourcc != buffer->target ||
 				surface->dest->width != base->width || surface->dest->height != base->height) {
@@ -152,7 +171,7 @@ static bool buffer_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void 
 			dest = DestImage::create(buffer->target, base->width, base->height);
 		}
 	}
-	if (dest == nullptr || !convert_into(buffer, dest.get(), damage)) {
+	if (dest == nullptr || !convert_into(buffer, dest.get(), damage, record)) {
 		return false;
 	}
 	if (surface != nullptr) {
@@ -169,7 +188,14 @@ static bool buffer_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void 
 	return true;
 }
 
-static void buffer_end_data_ptr_access(wlr_buffer *) {}
+// The renderer is done reading (pixman: pointer wrapped; GLES2: texture uploaded).
+static void buffer_end_data_ptr_access(wlr_buffer *base) {
+	PixelBuffer *buffer = from_base(base);
+	if (buffer->timing_record != nullptr) {
+		buffer->timing_record->t_upload_end = monotonic_ns();
+		buffer->timing_record = nullptr;
+	}
+}
 
 static bool buffer_get_shm(wlr_buffer *base, wlr_shm_attributes *attrs) {
 	PixelBuffer *buffer = from_base(base);

@@ -25,6 +25,10 @@ struct PixelBufferImpl {
 	void (*after_read)(PixelBuffer *buffer);
 	/** Optional: the compositor may write the pixels (screencopy into a client buffer). */
 	bool (*writable)(PixelBuffer *buffer);
+	/** Timing: transport and buffer bytes, at the client's commit. */
+	void (*describe)(PixelBuffer *buffer, timing::CommitRecord *record);
+	/** Optional, timing: phases that happened before the apply (stream receive). */
+	void (*applied)(PixelBuffer *buffer, timing::CommitRecord *record);
 };
 
 struct PixelBuffer {
@@ -41,6 +45,8 @@ struct PixelBuffer {
 	/** Surfaces this buffer was committed to: candidates when the renderer asks for data. */
 	std::vector<wlr_surface *> surfaces;
 	Listener release;
+	/** Timing record of the apply in progress, between begin and end of data access. */
+	timing::CommitRecord *timing_record = nullptr;
 
 	bool native() const { return fourcc == target; }
 };
@@ -56,6 +62,9 @@ void pixel_buffer_resource_destroyed(PixelBuffer *buffer);
 
 /** Sends wl_buffer.release if the client is waiting for it. */
 void pixel_buffer_release_to_client(PixelBuffer *buffer);
+
+/** CLOCK_MONOTONIC now, ns. */
+uint64_t monotonic_ns();
 
 /** Client commit on `surface` with `buffer` attached: the buffer is busy until released. */
 void pixel_buffer_committed(PixelBuffer *buffer, wlr_surface *surface);

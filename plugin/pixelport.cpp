@@ -1,12 +1,15 @@
 // The plugin object: the public C API, the wl_shm global and per-surface state.
 #include "pixelport/pixelport.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include "buffer.hpp"
 #include "plugin.hpp"
 #include "shm.hpp"
 #include "stream.hpp"
+#include "timing.hpp"
 
 extern "C" PIXELPORT_API const uint32_t pixelport_abi_version = PIXELPORT_ABI_VERSION;
 
@@ -22,6 +25,9 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 	// so the conversion at texture time knows whose damage and destination to use.
 	s->client_commit.connect(&surface->events.client_commit, [s](void *) {
 		s->commits++;
+		if (s->plugin->timing->active(s)) {
+			s->plugin->timing->client_commit(s);
+		}
 		if (!(s->surface->pending.committed & WLR_SURFACE_STATE_BUFFER)) {
 			return;
 		}
@@ -33,12 +39,18 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 	// After the state is applied: a buffer that was not converted into `dest` (native, or a
 	// null attach) makes `dest` stale as the surface's content.
 	s->commit.connect(&surface->events.commit, [s](void *) {
+		if (!s->timing_unapplied.empty()) {
+			s->plugin->timing->applied(s);
+		}
 		if ((s->surface->current.committed & WLR_SURFACE_STATE_BUFFER) && !s->converted_this_commit) {
 			s->dest_valid = false;
 		}
 		s->converted_this_commit = false;
 	});
-	s->destroy.connect(&surface->events.destroy, [this, surface](void *) { surfaces.erase(surface); });
+	s->destroy.connect(&surface->events.destroy, [this, s, surface](void *) {
+		timing->surface_destroyed(s);
+		surfaces.erase(surface);
+	});
 	surfaces[surface] = std::move(state);
 }
 
@@ -88,10 +100,19 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *displ
 		delete pp;
 		return nullptr;
 	}
+	const char *log = o.timing_log_path != nullptr ? o.timing_log_path : getenv("PIXELPORT_TIMING_LOG");
+	const char *trace = o.timing_trace_path != nullptr ? o.timing_trace_path : getenv("PIXELPORT_TIMING_TRACE");
+	pp->timing = Timing::create(pp, log, trace);
+	if (pp->timing == nullptr) {
+		wlr_log(WLR_ERROR, "pixelport: failed to set up timing");
+		delete pp;
+		return nullptr;
+	}
 	// libwayland destroys globals with the display; ours must not destroy theirs twice.
 	pp->display_destroy.connect_display_destroy(display, [pp](void *) {
 		if (pp->shm) pp->shm->forget_global();
 		if (pp->streams) pp->streams->forget_global();
+		if (pp->timing) pp->timing->forget_global();
 	});
 	wlr_log(WLR_INFO, "pixelport: serving wl_shm v%u with %zu formats (%zu native) (ABI %u)", version,
 		pp->shm->formats().size(), pp->renderer_formats.size(), PIXELPORT_ABI_VERSION);
@@ -116,11 +137,33 @@ PIXELPORT_API bool pixelport_attach_compositor(struct pixelport_plugin *pp,
 	return true;
 }
 
+PIXELPORT_API void pixelport_attach_output(struct pixelport_plugin *pp, struct wlr_output *output) {
+	if (pp != nullptr && output != nullptr) {
+		pp->timing->attach_output(output);
+	}
+}
+
+PIXELPORT_API size_t pixelport_timing_summary(struct pixelport_plugin *pp, char *buf, size_t size) {
+	std::string text = pp != nullptr ? pp->timing->summary() : std::string();
+	if (buf != nullptr && size > 0) {
+		size_t n = std::min(size - 1, text.size());
+		memcpy(buf, text.data(), n);
+		buf[n] = '\0';
+	}
+	return text.size();
+}
+
 PIXELPORT_API void pixelport_get_stats(struct pixelport_plugin *pp, struct pixelport_stats *stats) {
 	*stats = pp != nullptr ? pp->stats : pixelport_stats{};
 }
 
 PIXELPORT_API void pixelport_destroy(struct pixelport_plugin *pp) {
+	if (pp == nullptr) return;
+	// Surfaces first: their timing records end (as discarded) while Timing still exists.
+	for (auto &[surface, state] : pp->surfaces) {
+		pp->timing->surface_destroyed(state.get());
+	}
+	pp->surfaces.clear();
 	// Listeners disconnect in their destructors.
 	delete pp;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -9,12 +10,16 @@
 #include "listener.hpp"
 #include "pixelport/core/convert.h"
 #include "pixelport/pixelport.h"
+#include "pixelport/timing/log_writer.h"
+#include "pixelport/timing/records.h"
+#include "pixelport/timing/summary.h"
 #include "wlr.hpp"
 
 namespace pixelport {
 
 class Shm;
 class StreamManager;
+class Timing;
 
 /** Renderer-format pixels the plugin converted into; the renderer reads them in place. */
 struct DestImage {
@@ -57,6 +62,18 @@ struct SurfaceState {
 	Listener client_commit;
 	Listener commit;
 	Listener destroy;
+
+	// Timing (timing.cpp): subscribers' pp_surface_timing_v1 resources, records between
+	// client_commit and apply (in commit order, as wlroots applies cached states), and
+	// applied records waiting for an output to present them.
+	std::vector<wl_resource *> timing_subscribers;
+	std::deque<timing::CommitRecord> timing_unapplied;
+	struct Shown {
+		timing::CommitRecord record;
+		wlr_output *output = nullptr; // set when an output commit showed it
+		uint32_t output_commit_seq = 0;
+	};
+	std::vector<Shown> timing_shown;
 };
 
 } // namespace pixelport
@@ -70,6 +87,7 @@ struct pixelport_plugin {
 	pixelport::core::ConvertOptions convert_options;
 	std::unique_ptr<pixelport::Shm> shm;
 	std::unique_ptr<pixelport::StreamManager> streams;
+	std::unique_ptr<pixelport::Timing> timing;
 	uint64_t next_surface_id = 1;
 	wlr_compositor *compositor = nullptr;
 	pixelport_stats stats{};

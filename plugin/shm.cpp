@@ -51,6 +51,7 @@ struct Mapping {
 	bool guarded = false;
 	bool writable = false;
 	bool fault_logged = false;
+	bool committed = false; // a buffer of this mapping was committed (timing: pool reused)
 
 	~Mapping() {
 		if (guarded) sigbus_guard_remove(&guard);
@@ -162,6 +163,13 @@ void shm_buffer_destroy(PixelBuffer *buffer) { delete shm_buffer(buffer); }
 
 bool shm_buffer_writable(PixelBuffer *buffer) { return shm_buffer(buffer)->mapping->writable; }
 
+void shm_buffer_describe(PixelBuffer *buffer, timing::CommitRecord *record) {
+	ShmBuffer *shm = shm_buffer(buffer);
+	record->transport = shm->mapping->committed ? timing::Transport::ShmReused : timing::Transport::ShmNewPool;
+	shm->mapping->committed = true;
+	record->bytes = shm->layout.end - static_cast<uint64_t>(shm->offset);
+}
+
 bool shm_buffer_get_shm(PixelBuffer *buffer, wlr_shm_attributes *attrs) {
 	ShmBuffer *shm = shm_buffer(buffer);
 	*attrs = {};
@@ -180,6 +188,8 @@ const PixelBufferImpl kShmBufferImpl = {
 	.get_shm = shm_buffer_get_shm,
 	.after_read = shm_buffer_after_read,
 	.writable = shm_buffer_writable,
+	.describe = shm_buffer_describe,
+	.applied = nullptr,
 };
 
 // ---- wl_buffer ----------------------------------------------------------------------------

@@ -49,6 +49,8 @@ struct StreamBuffer {
 	uint64_t announced = 0; // writes announced for this buffer
 	uint64_t completed = 0; // ... and fully read
 	std::vector<Waiter> waiters;
+	// Timing, CLOCK_MONOTONIC ns: last write completed; conversions since the last apply.
+	uint64_t t_complete = 0, t_convert_start = 0, t_convert_end = 0;
 };
 
 struct StreamWrite {
@@ -136,12 +138,29 @@ bool stream_buffer_source(PixelBuffer *b, core::SrcImage *out) {
 
 void stream_buffer_destroy(PixelBuffer *b) { delete stream_buffer(b); }
 
+void stream_buffer_describe(PixelBuffer *b, timing::CommitRecord *record) {
+	StreamBuffer *sb = stream_buffer(b);
+	record->transport = timing::Transport::Stream;
+	record->format = sb->wire_format;
+	record->bytes = packed_size(*sb->wire, b->base.width, b->base.height);
+}
+
+void stream_buffer_applied(PixelBuffer *b, timing::CommitRecord *record) {
+	StreamBuffer *sb = stream_buffer(b);
+	record->t_data_complete = sb->t_complete;
+	record->t_convert_start = sb->t_convert_start;
+	record->t_convert_end = sb->t_convert_end;
+	sb->t_convert_start = sb->t_convert_end = 0;
+}
+
 const PixelBufferImpl kStreamBufferImpl = {
 	.source = stream_buffer_source,
 	.destroy = stream_buffer_destroy,
 	.get_shm = nullptr,
 	.after_read = nullptr,
 	.writable = nullptr,
+	.describe = stream_buffer_describe,
+	.applied = stream_buffer_applied,
 };
 
 bool is_stream_buffer(PixelBuffer *b) { return b != nullptr && b->impl == &kStreamBufferImpl; }
@@ -222,6 +241,7 @@ void complete_write(Stream *s) {
 	s->writes.pop_front();
 	StreamBuffer *sb = w.buffer;
 	sb->completed++;
+	sb->t_complete = monotonic_ns();
 	s->usage->inflight_bytes -= w.length;
 	s->plugin->stats.stream_writes++;
 	s->consumed++;
@@ -271,6 +291,7 @@ ssize_t read_windowed(Stream *s, StreamWrite &w, size_t budget) {
 	const core::FormatInfo &f = *w.buffer->wire;
 	DestImage &st = *w.buffer->storage;
 	size_t off = 0;
+	uint64_t t0 = monotonic_ns();
 	core::DstImage dst;
 	dst.fourcc = st.fourcc;
 	dst.stride = st.stride;
@@ -322,6 +343,10 @@ ssize_t read_windowed(Stream *s, StreamWrite &w, size_t budget) {
 			off += gb;
 			w.converted_rows += static_cast<uint64_t>(luma_rows);
 		}
+	}
+	if (off > 0) {
+		if (w.buffer->t_convert_start == 0) w.buffer->t_convert_start = t0;
+		w.buffer->t_convert_end = monotonic_ns();
 	}
 	// Keep the partial row or group for the next read.
 	if (off > 0) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "pattern.hpp"
+#include "pixelport-timing-v1-client-protocol.h"
 #include "transport.hpp"
 #include "wayland_client.hpp"
 
@@ -313,6 +314,73 @@ int main(int argc, char *argv[]) {
 			report();
 			hold();
 			return 0;
+		}},
+		// Subscribes to the timing of one of two surfaces and counts what arrives for each.
+		{"subscribe", [] {
+			pp_timing_manager_v1 *manager = nullptr;
+			static const wl_registry_listener registry_listener = {
+				.global = [](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
+					if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0) {
+						*static_cast<pp_timing_manager_v1 **>(data) = static_cast<pp_timing_manager_v1 *>(
+							wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
+					}
+				},
+				.global_remove = [](void *, wl_registry *, uint32_t) {},
+			};
+			wl_registry *registry = wl_display_get_registry(conn.display);
+			wl_registry_add_listener(registry, &registry_listener, &manager);
+			conn.roundtrip();
+			if (manager == nullptr) {
+				printf("no timing global\n");
+				return 0;
+			}
+			Window a, b;
+			std::string e;
+			if (!a.create(&conn, "a", &e) || !b.create(&conn, "b", &e)) return 3;
+			struct Seen {
+				int info = 0, done = 0, presented = 0;
+				uint64_t last_commit = 0;
+				bool ordered = true;
+			} seen;
+			pp_surface_timing_v1 *sub = pp_timing_manager_v1_subscribe(manager, a.surface);
+			static const pp_surface_timing_v1_listener listener = {
+				.info = [](void *data, pp_surface_timing_v1 *, uint32_t, uint32_t, uint32_t, int32_t, int32_t, uint32_t,
+						uint32_t, uint32_t, uint32_t) { static_cast<Seen *>(data)->info++; },
+				.timestamp = [](void *data, pp_surface_timing_v1 *, uint32_t, uint32_t phase, uint32_t hi, uint32_t lo,
+						uint32_t nsec) {
+					auto *s = static_cast<Seen *>(data);
+					uint64_t ns = ((static_cast<uint64_t>(hi) << 32 | lo) * 1000000000u) + nsec;
+					if (phase == PP_SURFACE_TIMING_V1_PHASE_COMMIT) {
+						s->ordered = s->ordered && ns > s->last_commit;
+						s->last_commit = ns;
+					}
+				},
+				.done = [](void *data, pp_surface_timing_v1 *, uint32_t, uint32_t flags, const char *) {
+					auto *s = static_cast<Seen *>(data);
+					s->done++;
+					s->presented += (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
+				},
+			};
+			pp_surface_timing_v1_add_listener(sub, &listener, &seen);
+			// a is larger than b, which lies on top of it: both stay visible.
+			auto pxa = frame(64, 64, 1), pxb = frame(32, 32, 2);
+			SurfaceWriter wa(&conn, a.surface, Transport::ShmReused), wb(&conn, b.surface, Transport::StreamSocket);
+			Pixels pa = {DRM_FORMAT_XRGB8888, 64, 64, 256, pxa.data(), pxa.size()};
+			Pixels pb = {DRM_FORMAT_XRGB8888, 32, 32, 128, pxb.data(), pxb.size()};
+			for (int i = 0; i < 3; i++) {
+				CommitWaiter w1, w2;
+				w1.arm(&conn, a.surface);
+				if (!wa.put(pa, nullptr, &e)) return report();
+				w2.arm(&conn, b.surface);
+				if (!wb.put(pb, nullptr, &e)) return report();
+				if (!w1.wait(&conn, 5000) || !w2.wait(&conn, 5000)) {
+					printf("frame %d not presented\n", i);
+					return report();
+				}
+			}
+			for (int i = 0; i < 50 && seen.done < 3; i++) conn.dispatch_timeout(100);
+			printf("info %d done %d presented %d ordered %d\n", seen.info, seen.done, seen.presented, seen.ordered);
+			return report();
 		}},
 		// Thousands of stream frames through buffers created and destroyed on the way.
 		{"churn", [] {

@@ -1,5 +1,9 @@
 #include "pixelport/timing/log_writer.h"
 
+#include <pthread.h>
+
+#include <csignal>
+
 #include <unistd.h>
 
 #include <bit>
@@ -74,6 +78,11 @@ bool LogWriter::push(const CommitRecord& r) { return push_item(r); }
 bool LogWriter::push(const FrameRecord& r) { return push_item(r); }
 
 void LogWriter::run() {
+  // A library thread takes no signals: hosts block SIGTERM, SIGINT, ... in their event-loop
+  // thread (signalfd), and a thread that left them unblocked would be killed by them.
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
   std::vector<Item> batch;
   batch.reserve(opts_.capacity);
   for (;;) {

@@ -22,6 +22,7 @@
 #define PIXELPORT_PIXELPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -37,6 +38,7 @@ extern "C" {
 struct wl_display;
 struct wlr_renderer;
 struct wlr_compositor;
+struct wlr_output;
 struct pixelport_plugin;
 
 /** Bumped whenever a struct below or a function signature changes. */
@@ -59,6 +61,14 @@ struct pixelport_options {
 	uint32_t stream_max_buffers;
 	/** Announced stream bytes not yet read, per client; 0 means 512 MiB. */
 	uint64_t stream_max_inflight_bytes;
+	/**
+	 * Timing logs (schema in docs/timing.md): JSON Lines and Chrome trace-event JSON (opens in
+	 * the Perfetto UI). NULL: the environment variables PIXELPORT_TIMING_LOG and
+	 * PIXELPORT_TIMING_TRACE, else none. Written off the event loop by a thread; records are
+	 * dropped (and counted in the log), never the compositor stalled, when the disk lags.
+	 */
+	const char *timing_log_path;
+	const char *timing_trace_path;
 };
 
 /** Counters since pixelport_create(), for tests and hosts that want them. */
@@ -105,6 +115,21 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *displ
  */
 PIXELPORT_API bool pixelport_attach_compositor(struct pixelport_plugin *pp,
 	struct wlr_compositor *compositor);
+
+/**
+ * Lets the plugin follow `output`'s frames: commit presentation times for the timing
+ * protocol and logs, and per-frame render and present records. Call it for each new output
+ * before connecting your own frame listener (so the render start is measured). The plugin
+ * forgets the output when it is destroyed.
+ */
+PIXELPORT_API void pixelport_attach_output(struct pixelport_plugin *pp, struct wlr_output *output);
+
+/**
+ * Writes the timing summary (per surface and output: count, p50/p95/p99 of each phase) into
+ * `buf` (NUL-terminated, truncated to `size`). Returns the length of the whole summary.
+ * Meaningful when a timing log is on; hosts print it at exit and on SIGUSR1.
+ */
+PIXELPORT_API size_t pixelport_timing_summary(struct pixelport_plugin *pp, char *buf, size_t size);
 
 /** Copies the plugin's counters into `stats`. */
 PIXELPORT_API void pixelport_get_stats(struct pixelport_plugin *pp, struct pixelport_stats *stats);

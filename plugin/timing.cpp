@@ -1,0 +1,284 @@
+#include "timing.hpp"
+
+#include <algorithm>
+#include <system_error>
+
+#include "buffer.hpp"
+#include "pixelport-timing-v1-protocol.h"
+
+namespace pixelport {
+
+struct Timing::OutputState {
+	Timing *timing = nullptr;
+	wlr_output *output = nullptr;
+	timing::FrameRecord frame;
+	unsigned last_vblank = 0;
+	Listener frame_event, precommit, commit, present, destroy;
+};
+
+namespace {
+
+void send_time(wl_resource *r, uint32_t seq, uint32_t phase, uint64_t ns) {
+	if (ns == 0) return;
+	uint64_t sec = ns / 1000000000u;
+	pp_surface_timing_v1_send_timestamp(r, seq, phase, static_cast<uint32_t>(sec >> 32), static_cast<uint32_t>(sec),
+		static_cast<uint32_t>(ns % 1000000000u));
+}
+
+uint32_t protocol_transport(timing::Transport t) {
+	switch (t) {
+	case timing::Transport::ShmReused: return PP_SURFACE_TIMING_V1_TRANSPORT_SHM;
+	case timing::Transport::ShmNewPool: return PP_SURFACE_TIMING_V1_TRANSPORT_SHM_NEW_POOL;
+	case timing::Transport::Stream: return PP_SURFACE_TIMING_V1_TRANSPORT_STREAM;
+	default: return PP_SURFACE_TIMING_V1_TRANSPORT_OTHER;
+	}
+}
+
+uint64_t ns_of(const timespec *ts) {
+	return static_cast<uint64_t>(ts->tv_sec) * 1000000000u + static_cast<uint64_t>(ts->tv_nsec);
+}
+
+// A pp_surface_timing_v1's user data is its SurfaceState, null once the surface is gone.
+void subscription_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
+const struct pp_surface_timing_v1_interface kSubscriptionImpl = {.destroy = subscription_destroy};
+
+void subscription_resource_destroy(wl_resource *resource) {
+	auto *surface = static_cast<SurfaceState *>(wl_resource_get_user_data(resource));
+	if (surface != nullptr) std::erase(surface->timing_subscribers, resource);
+}
+
+void manager_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
+
+void manager_subscribe(wl_client *client, wl_resource *resource, uint32_t id, wl_resource *surface_resource) {
+	auto *timing = static_cast<Timing *>(wl_resource_get_user_data(resource));
+	// libwayland already refuses other clients' object ids; the rule stays explicit here.
+	if (wl_resource_get_client(surface_resource) != client) {
+		wl_resource_post_error(resource, PP_TIMING_MANAGER_V1_ERROR_FOREIGN_SURFACE, "not your surface");
+		return;
+	}
+	wl_resource *sub = wl_resource_create(client, &pp_surface_timing_v1_interface, wl_resource_get_version(resource), id);
+	if (sub == nullptr) {
+		wl_client_post_no_memory(client);
+		return;
+	}
+	SurfaceState *state = timing->plugin()->surface_state(wlr_surface_from_resource(surface_resource));
+	wl_resource_set_implementation(sub, &kSubscriptionImpl, state, subscription_resource_destroy);
+	if (state != nullptr) state->timing_subscribers.push_back(sub);
+}
+
+const struct pp_timing_manager_v1_interface kManagerImpl = {
+	.destroy = manager_destroy,
+	.subscribe = manager_subscribe,
+};
+
+void bind_manager(wl_client *client, void *data, uint32_t version, uint32_t id) {
+	wl_resource *resource = wl_resource_create(client, &pp_timing_manager_v1_interface, static_cast<int>(version), id);
+	if (resource == nullptr) {
+		wl_client_post_no_memory(client);
+		return;
+	}
+	wl_resource_set_implementation(resource, &kManagerImpl, data, nullptr);
+}
+
+bool on_output(wlr_surface *surface, wlr_output *output) {
+	wlr_surface_output *so;
+	wl_list_for_each(so, &surface->current_outputs, link) {
+		if (so->output == output) return true;
+	}
+	return false;
+}
+
+} // namespace
+
+std::unique_ptr<Timing> Timing::create(pixelport_plugin *plugin, const char *log_path, const char *trace_path) {
+	std::unique_ptr<Timing> t(new Timing());
+	t->plugin_ = plugin;
+	t->global_ = wl_global_create(plugin->display, &pp_timing_manager_v1_interface, 1, t.get(), bind_manager);
+	if (t->global_ == nullptr) return nullptr;
+	bool has_log = log_path != nullptr && *log_path != '\0';
+	bool has_trace = trace_path != nullptr && *trace_path != '\0';
+	if (has_log || has_trace) {
+		t->summary_ = std::make_unique<timing::Summary>();
+		timing::LogWriter::Options options;
+		options.jsonl_path = has_log ? log_path : "";
+		options.trace_path = has_trace ? trace_path : "";
+		options.summary = t->summary_.get();
+		try {
+			t->log_ = std::make_unique<timing::LogWriter>(options);
+		} catch (const std::exception &e) {
+			wlr_log(WLR_ERROR, "pixelport: timing log: %s", e.what());
+			return nullptr;
+		}
+		wlr_log(WLR_INFO, "pixelport: timing log %s, trace %s", has_log ? log_path : "-", has_trace ? trace_path : "-");
+	}
+	return t;
+}
+
+Timing::~Timing() {
+	outputs_.clear();
+	if (log_ != nullptr) log_->close();
+	if (global_ != nullptr) wl_global_destroy(global_);
+}
+
+void Timing::client_commit(SurfaceState *s) {
+	wlr_surface *surface = s->surface;
+	if (!(surface->pending.committed & WLR_SURFACE_STATE_BUFFER) || surface->pending.buffer == nullptr) return;
+	timing::CommitRecord r;
+	r.t_commit = monotonic_ns();
+	r.surface_id = s->id;
+	r.seq = s->commits;
+	pid_t pid = 0;
+	wl_client_get_credentials(wl_resource_get_client(surface->resource), &pid, nullptr, nullptr);
+	r.pid = pid;
+	if (wlr_xdg_toplevel *toplevel = wlr_xdg_toplevel_try_from_wlr_surface(surface)) {
+		if (toplevel->app_id) r.app_id = toplevel->app_id;
+		if (toplevel->title) r.title = toplevel->title;
+	}
+	wlr_buffer *buffer = surface->pending.buffer;
+	r.width = buffer->width;
+	r.height = buffer->height;
+	if (PixelBuffer *pb = pixel_buffer_from_wlr(buffer)) {
+		r.format = pb->fourcc;
+		pb->impl->describe(pb, &r);
+	}
+	// Damaged bytes: the damaged share of the buffer's bytes.
+	int n = 0;
+	const pixman_box32_t *boxes = pixman_region32_rectangles(&surface->pending.buffer_damage, &n);
+	uint64_t area = 0;
+	for (int i = 0; i < n; i++) {
+		area += static_cast<uint64_t>(boxes[i].x2 - boxes[i].x1) * static_cast<uint64_t>(boxes[i].y2 - boxes[i].y1);
+	}
+	uint64_t pixels = static_cast<uint64_t>(r.width) * static_cast<uint64_t>(r.height);
+	r.damage_bytes = pixels > 0 ? std::min(area, pixels) * r.bytes / pixels : 0;
+	s->timing_unapplied.push_back(r);
+}
+
+timing::CommitRecord *Timing::applying(SurfaceState *s) {
+	return s->timing_unapplied.empty() ? nullptr : &s->timing_unapplied.front();
+}
+
+void Timing::applied(SurfaceState *s) {
+	if (s->timing_unapplied.empty()) return;
+	timing::CommitRecord r = s->timing_unapplied.front();
+	s->timing_unapplied.pop_front();
+	if (PixelBuffer *pb = pixel_buffer_from_wlr(s->surface->current.buffer)) {
+		if (pb->impl->applied != nullptr) pb->impl->applied(pb, &r);
+	}
+	// A record no output has shown yet is replaced by this one: discarded.
+	std::erase_if(s->timing_shown, [&](SurfaceState::Shown &shown) {
+		if (shown.output != nullptr) return false;
+		shown.record.discarded = true;
+		finish(s, shown.record);
+		return true;
+	});
+	s->timing_shown.push_back({r});
+	if (std::find(waiting_.begin(), waiting_.end(), s) == waiting_.end()) waiting_.push_back(s);
+}
+
+void Timing::surface_destroyed(SurfaceState *s) {
+	for (auto &shown : s->timing_shown) {
+		shown.record.discarded = true;
+		finish(s, shown.record);
+	}
+	s->timing_shown.clear();
+	for (wl_resource *sub : s->timing_subscribers) wl_resource_set_user_data(sub, nullptr);
+	s->timing_subscribers.clear();
+	std::erase(waiting_, s);
+}
+
+void Timing::finish(SurfaceState *s, timing::CommitRecord &r) {
+	for (wl_resource *sub : s->timing_subscribers) {
+		uint32_t seq = static_cast<uint32_t>(r.seq);
+		pp_surface_timing_v1_send_info(sub, seq, protocol_transport(r.transport), r.format, r.width, r.height,
+			static_cast<uint32_t>(r.bytes >> 32), static_cast<uint32_t>(r.bytes),
+			static_cast<uint32_t>(r.damage_bytes >> 32), static_cast<uint32_t>(r.damage_bytes));
+		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_COMMIT, r.t_commit);
+		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_DATA_COMPLETE, r.t_data_complete);
+		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_CONVERT_START, r.t_convert_start);
+		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_CONVERT_END, r.t_convert_end);
+		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START, r.t_upload_start);
+		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END, r.t_upload_end);
+		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_PRESENT, r.t_present);
+		pp_surface_timing_v1_send_done(sub, seq, r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED,
+			r.output.empty() ? nullptr : r.output.data);
+	}
+	if (log_ != nullptr) log_->push(r);
+}
+
+void Timing::attach_output(wlr_output *output) {
+	auto state = std::make_unique<OutputState>();
+	OutputState *o = state.get();
+	o->timing = this;
+	o->output = output;
+	// Attach before the host's own frame listener, so this runs first: render start.
+	o->frame_event.connect(&output->events.frame, [o](void *) { o->frame.t_render_start = monotonic_ns(); });
+	o->precommit.connect(&output->events.precommit, [o](void *data) {
+		auto *event = static_cast<wlr_output_event_precommit *>(data);
+		if (event->state->committed & WLR_OUTPUT_STATE_BUFFER) o->frame.t_render_end = monotonic_ns();
+	});
+	o->commit.connect(&output->events.commit, [o](void *data) {
+		auto *event = static_cast<wlr_output_event_commit *>(data);
+		if (event->state->committed & WLR_OUTPUT_STATE_BUFFER) o->timing->output_committed(o);
+	});
+	o->present.connect(&output->events.present, [o](void *data) {
+		o->timing->output_presented(o, static_cast<wlr_output_event_present *>(data));
+	});
+	o->destroy.connect(&output->events.destroy, [o](void *) {
+		Timing *t = o->timing;
+		for (SurfaceState *s : t->waiting_) {
+			for (auto &shown : s->timing_shown) {
+				if (shown.output == o->output) shown.output = nullptr; // will end as discarded
+			}
+		}
+		std::erase_if(t->outputs_, [o](const auto &p) { return p.get() == o; });
+	});
+	outputs_.push_back(std::move(state));
+}
+
+// A frame with these surfaces' applied records was committed: they present with it.
+void Timing::output_committed(OutputState *o) {
+	for (SurfaceState *s : waiting_) {
+		if (!on_output(s->surface, o->output)) continue;
+		for (auto &shown : s->timing_shown) {
+			if (shown.output == nullptr) {
+				shown.output = o->output;
+				shown.output_commit_seq = o->output->commit_seq;
+			}
+		}
+	}
+}
+
+void Timing::output_presented(OutputState *o, const wlr_output_event_present *event) {
+	uint64_t when = event->presented && event->when != nullptr ? ns_of(event->when) : 0;
+	for (SurfaceState *s : waiting_) {
+		std::erase_if(s->timing_shown, [&](SurfaceState::Shown &shown) {
+			if (shown.output != o->output || shown.output_commit_seq > event->commit_seq) return false;
+			if (event->presented) {
+				shown.record.t_present = when;
+				shown.record.output = o->output->name;
+			} else {
+				shown.record.discarded = true;
+			}
+			finish(s, shown.record);
+			return true;
+		});
+	}
+	std::erase_if(waiting_, [](SurfaceState *s) { return s->timing_shown.empty(); });
+	if (log_ != nullptr) {
+		timing::FrameRecord &f = o->frame;
+		f.output = o->output->name;
+		f.seq = event->commit_seq;
+		f.t_present = when;
+		f.refresh_ns = event->refresh > 0 ? static_cast<uint64_t>(event->refresh) : 0;
+		f.missed = !event->presented || (o->last_vblank != 0 && event->seq > o->last_vblank + 1);
+		o->last_vblank = event->seq;
+		log_->push(f);
+		f = {};
+	}
+}
+
+std::string Timing::summary() const {
+	return summary_ != nullptr ? summary_->format_summary() : std::string("no timing recorded (no log)\n");
+}
+
+} // namespace pixelport

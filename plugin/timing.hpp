@@ -1,0 +1,60 @@
+// Per-surface timing (protocols/pixelport-timing-v1.xml and the JSON Lines / trace logs of
+// plugin/core/timing): every commit that attaches a buffer gets a record with its bytes,
+// transport, format and the CLOCK_MONOTONIC times of commit, data complete (stream),
+// conversion, upload and first presentation (or discard). Nothing is recorded for a surface
+// nobody listens to: no subscriber and no log means no clock read and no allocation.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugin.hpp"
+
+namespace pixelport {
+
+class Timing {
+public:
+	/** Creates the pp_timing_manager_v1 global and, if paths are given, the log writer. */
+	static std::unique_ptr<Timing> create(pixelport_plugin *plugin, const char *log_path, const char *trace_path);
+	~Timing();
+
+	/** Whether this surface's commits are recorded at all. */
+	bool active(const SurfaceState *surface) const { return log_ != nullptr || !surface->timing_subscribers.empty(); }
+	bool logging() const { return log_ != nullptr; }
+
+	/** client_commit: starts the record of the pending state (if it attaches a buffer). */
+	void client_commit(SurfaceState *surface);
+	/** The record whose state wlroots is applying right now (texture time), or null. */
+	timing::CommitRecord *applying(SurfaceState *surface);
+	/** commit (state applied): the record now waits for an output to present it. */
+	void applied(SurfaceState *surface);
+	/** The surface is going: its records end as discarded, its subscriptions go quiet. */
+	void surface_destroyed(SurfaceState *surface);
+
+	/** Follow an output's frames: render start/end, presentation, missed frames. */
+	void attach_output(wlr_output *output);
+
+	/** Per surface and output: count and p50/p95/p99 of each phase, as a text table. */
+	std::string summary() const;
+
+	void forget_global() { global_ = nullptr; }
+	pixelport_plugin *plugin() const { return plugin_; }
+
+private:
+	Timing() = default;
+	struct OutputState;
+	void finish(SurfaceState *surface, timing::CommitRecord &record);
+	void output_committed(OutputState *output);
+	void output_presented(OutputState *output, const wlr_output_event_present *event);
+
+	pixelport_plugin *plugin_ = nullptr;
+	wl_global *global_ = nullptr;
+	std::unique_ptr<timing::Summary> summary_;
+	std::unique_ptr<timing::LogWriter> log_;
+	std::vector<std::unique_ptr<OutputState>> outputs_;
+	/** Surfaces with applied records that wait for presentation. */
+	std::vector<SurfaceState *> waiting_;
+};
+
+} // namespace pixelport

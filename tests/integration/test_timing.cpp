@@ -1,0 +1,112 @@
+// Per-commit timing through the real pipeline: JSON Lines and trace logs from the compositor,
+// the summary at exit and on SIGUSR1, and the pp_surface_timing_v1 events a client receives.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "harness.hpp"
+
+using namespace pixelport::test;
+using nlohmann::json;
+
+namespace {
+
+std::vector<json> read_jsonl(const std::string &path) {
+	std::vector<json> out;
+	std::ifstream in(path);
+	std::string line;
+	while (std::getline(in, line)) out.push_back(json::parse(line)); // throws on a bad line
+	return out;
+}
+
+uint64_t ns(const json &j, const char *key) { return j.at(key).is_null() ? 0 : j.at(key).get<uint64_t>(); }
+
+TEST(TimingLog, RecordsEveryCommitWithOrderedTimestamps) {
+	CompositorFixture fx;
+	std::string log = fx.runtime_dir() + "/timing.jsonl", trace = fx.runtime_dir() + "/timing.json";
+	ASSERT_TRUE(fx.start({"--timing-log", log, "--timing-trace", trace}));
+	std::string out, err;
+	// shm native, shm converted, stream converted: three frames each.
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0", "--format", "XRGB8888", "--frame",
+		"seed=1", "--frame", "seed=2,buffer=1", "--frame", "seed=3"}, 10000, &out, &err), 0) << err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0", "--format", "RGB888", "--frame",
+		"seed=1", "--frame", "seed=2,buffer=1", "--frame", "seed=3"}, 10000, &out, &err), 0) << err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0", "--transport", "socket", "--format",
+		"NV12", "--frame", "seed=1", "--frame", "seed=2", "--frame", "seed=3"}, 10000, &out, &err), 0) << err;
+	ASSERT_EQ(fx.stop(), 0);
+	// The summary goes to stderr at exit.
+	EXPECT_NE(fx.compositor().err().find("output HEADLESS-1"), std::string::npos) << fx.compositor().err();
+
+	std::vector<json> records = read_jsonl(log);
+	ASSERT_FALSE(records.empty());
+	EXPECT_EQ(records.front().at("type"), "header");
+	std::map<std::string, int> by_key;
+	int frames = 0;
+	for (const json &r : records) {
+		if (r.at("type") == "frame") {
+			frames++;
+			continue;
+		}
+		if (r.at("type") != "commit") continue;
+		std::string key = r.at("transport").get<std::string>() + "/" + r.at("format").get<std::string>();
+		by_key[key]++;
+		EXPECT_EQ(r.at("width"), 128);
+		EXPECT_EQ(r.at("height"), 96);
+		uint64_t commit = ns(r, "t_commit"), up0 = ns(r, "t_upload_start"), up1 = ns(r, "t_upload_end");
+		uint64_t present = ns(r, "t_present");
+		ASSERT_GT(commit, 0u);
+		EXPECT_LE(commit, up0) << r;
+		EXPECT_LE(up0, up1) << r;
+		if (!r.at("discarded").get<bool>()) {
+			EXPECT_LE(up1, present) << r;
+			EXPECT_EQ(r.at("output"), "HEADLESS-1");
+		}
+		if (r.at("format") != "XRGB8888") {
+			EXPECT_LE(ns(r, "t_convert_start"), ns(r, "t_convert_end")) << r;
+			EXPECT_GT(ns(r, "t_convert_start"), 0u) << r;
+		} else {
+			EXPECT_EQ(ns(r, "t_convert_start"), 0u) << r; // used in place: nothing converted
+		}
+		if (r.at("transport") == "stream") {
+			EXPECT_GT(ns(r, "t_data_complete"), 0u) << r;
+			EXPECT_EQ(r.at("bytes"), 128 * 96 + 64 * 48 * 2); // NV12 packed
+		}
+	}
+	// The first frame of each reused-pool client maps a new pool; later ones reuse it.
+	EXPECT_EQ(by_key["shm-new-pool/XRGB8888"] + by_key["shm/XRGB8888"], 3);
+	EXPECT_EQ(by_key["shm-new-pool/RGB888"] + by_key["shm/RGB888"], 3);
+	EXPECT_EQ(by_key["stream/NV12"], 3);
+	EXPECT_GT(frames, 0);
+
+	std::ifstream tin(trace);
+	json doc = json::parse(tin); // valid after SIGTERM
+	ASSERT_TRUE(doc.contains("traceEvents"));
+	EXPECT_GT(doc.at("traceEvents").size(), 9u);
+}
+
+TEST(TimingLog, SigusrOnePrintsTheSummaryWhileRunning) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--timing-log", fx.runtime_dir() + "/t.jsonl"}));
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0"}, 10000, &out, &err), 0) << err;
+	kill(fx.compositor().pid(), SIGUSR1);
+	EXPECT_EQ(fx.compositor().wait(300), -1); // still running
+	EXPECT_NE(fx.compositor().err().find("pixelport timing"), std::string::npos) << fx.compositor().err();
+	EXPECT_EQ(fx.stop(), 0);
+}
+
+TEST(TimingProtocol, ASubscriberGetsExactlyItsSurfacesEvents) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "subscribe"}, 20000, &out, &err), 0) << err;
+	// Three commits of the subscribed surface, none of the other one, in commit order.
+	EXPECT_EQ(out, "info 3 done 3 presented 3 ordered 1\nok\n");
+}
+
+} // namespace
