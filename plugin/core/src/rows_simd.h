@@ -1,2 +1,276 @@
-// Internal: hand-written SIMD rows (SSSE3 and AVX2) for the hot pairs, each a
-// specialisation of the template in rows_impl.h with the template as its tail.
+// Internal: hand-written SIMD rows for the pairs the compiler does not vectorise well
+// (YUV, half float, 24-bit RGB). Each specialises Fast<S, D> from rows_impl.h, does
+// the same integer / exactly representable float arithmetic as the template, and
+// finishes the row with the template (the tail: widths that are not a multiple of
+// the vector, and the last pixels where a full vector load would read past the row).
+// Loads never reach beyond the bytes of the row's own pixels.
+
+// ---- 24/32-bit byte RGB: one pshufb per 4 pixels ------------------------------------------
+
+// Byte shuffle for 4 pixels of S into B G R A order; alpha lanes zero (0x80) when
+// alpha is not kept (S has none or D is X...), then OR-ed with 0xff.
+template <class S, class D>
+struct ByteShuffle {
+	static constexpr bool keep_a = S::a >= 0 && D::alpha;
+	alignas(16) static constexpr int8_t mask[16] = {
+#define PP_PX(j)                                                                                  \
+	int8_t(j * S::bpp + S::b), int8_t(j * S::bpp + S::g), int8_t(j * S::bpp + S::r),          \
+		int8_t(keep_a ? j * S::bpp + S::a : 0x80)
+		PP_PX(0), PP_PX(1), PP_PX(2), PP_PX(3)
+#undef PP_PX
+	};
+	static constexpr uint32_t alpha = keep_a ? 0u : 0xff000000u;
+};
+
+template <class S, class D>
+void bytes_row_ssse3(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
+{
+	const uint8_t *p = s.p[0];
+	const __m128i shuf = _mm_load_si128(reinterpret_cast<const __m128i *>(ByteShuffle<S, D>::mask));
+	const __m128i alpha = _mm_set1_epi32(static_cast<int32_t>(ByteShuffle<S, D>::alpha));
+	// A 16-byte load covers 4 pixels but reads 16 bytes: stop while it stays in the row.
+	const int32_t stop = w - (16 + S::bpp - 1) / S::bpp;
+	int32_t i = 0;
+	for (; i <= stop; i += 4) {
+		const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + S::bpp * int64_t(i)));
+		_mm_storeu_si128(reinterpret_cast<__m128i *>(d + 4 * int64_t(i)), _mm_or_si128(_mm_shuffle_epi8(x, shuf), alpha));
+	}
+	rgb_span<S, D>(s, d, i, w);
+}
+
+#if PP_ISA_LEVEL >= 3
+template <class S, class D>
+void bytes_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
+{
+	const uint8_t *p = s.p[0];
+	const __m256i shuf = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(ByteShuffle<S, D>::mask)));
+	const __m256i alpha = _mm256_set1_epi32(static_cast<int32_t>(ByteShuffle<S, D>::alpha));
+	// 16 pixels per step as four 4-pixel loads; the last load ends at byte
+	// 12 * bpp + 16 of the step.
+	const int32_t stop = w - (12 * S::bpp + 16 + S::bpp - 1) / S::bpp;
+	int32_t i = 0;
+	for (; i <= stop; i += 16) {
+		const uint8_t *q = p + S::bpp * int64_t(i);
+		uint8_t *o = d + 4 * int64_t(i);
+		for (int h = 0; h < 2; ++h) {
+			const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q + 8 * h * S::bpp));
+			const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q + (8 * h + 4) * S::bpp));
+			const __m256i x = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+			_mm256_storeu_si256(reinterpret_cast<__m256i *>(o + 32 * h), _mm256_or_si256(_mm256_shuffle_epi8(x, shuf), alpha));
+		}
+	}
+	if (i < w)
+		bytes_row_ssse3<S, D>({{s.p[0] + S::bpp * int64_t(i)}}, d + 4 * int64_t(i), w - i, c);
+}
+#endif
+
+template <uint32_t Code, int Bpp, int R, int G, int B, int A, class D>
+struct Fast<SBytes<Code, Bpp, R, G, B, A>, D> {
+#if PP_ISA_LEVEL >= 3
+	static constexpr RowFn fn = &bytes_row_avx2<SBytes<Code, Bpp, R, G, B, A>, D>;
+#else
+	static constexpr RowFn fn = &bytes_row_ssse3<SBytes<Code, Bpp, R, G, B, A>, D>;
+#endif
+};
+
+#if PP_ISA_LEVEL >= 3
+// ---- YUV -> RGB, 16 pixels per step ---------------------------------------------------------
+// Luma as 8 x int32 for pixels i..i+7 and i+8..i+15 (y0, y1); chroma as 8 x int32 lanes
+// each holding the 16-bit pair (first, second) of pixel pairs i/2 .. i/2+7. vu: the
+// pair is (Cr, Cb). All loads end within the 16 pixels' bytes.
+template <class S>
+struct YuvLoad;
+
+inline __m128i load128(const uint8_t *p) { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)); }
+inline __m256i load256(const uint8_t *p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
+
+inline void luma_u8(const uint8_t *p, __m256i &y0, __m256i &y1)
+{
+	const __m128i y = load128(p);
+	y0 = _mm256_cvtepu8_epi32(y);
+	y1 = _mm256_cvtepu8_epi32(_mm_srli_si128(y, 8));
+}
+inline void luma_u16(__m256i y, __m256i &y0, __m256i &y1)
+{
+	y0 = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(y));
+	y1 = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(y, 1));
+}
+
+template <uint32_t Code, int U, int V>
+struct YuvLoad<SSemi<Code, U, V>> {
+	static constexpr bool vu = U == 1;
+	static void load(const RowSrc &s, int32_t i, __m256i &y0, __m256i &y1, __m256i &c)
+	{
+		luma_u8(s.p[0] + i, y0, y1);
+		c = _mm256_cvtepu8_epi16(load128(s.p[1] + i));
+	}
+};
+
+template <uint32_t Code, int UP, int VP>
+struct YuvLoad<SPlanar<Code, UP, VP>> {
+	static constexpr bool vu = false;
+	static void load(const RowSrc &s, int32_t i, __m256i &y0, __m256i &y1, __m256i &c)
+	{
+		luma_u8(s.p[0] + i, y0, y1);
+		const __m128i u = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(s.p[UP] + i / 2));
+		const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(s.p[VP] + i / 2));
+		c = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(u, v));
+	}
+};
+
+template <uint32_t Code, int Y0, int U, int Y1, int V>
+struct YuvLoad<SPacked422<Code, Y0, U, Y1, V>> {
+	static constexpr bool vu = false;   // Cb before Cr in YUYV and UYVY
+	static void load(const RowSrc &s, int32_t i, __m256i &y0, __m256i &y1, __m256i &c)
+	{
+		const __m256i x = load256(s.p[0] + 2 * int64_t(i));
+		const __m256i lo = _mm256_and_si256(x, _mm256_set1_epi16(0xff)), hi = _mm256_srli_epi16(x, 8);
+		luma_u16(Y0 == 0 ? lo : hi, y0, y1);
+		c = Y0 == 0 ? hi : lo;
+	}
+};
+
+template <>
+struct YuvLoad<SP010> {
+	static constexpr bool vu = false;
+	static void load(const RowSrc &s, int32_t i, __m256i &y0, __m256i &y1, __m256i &c)
+	{
+		luma_u16(_mm256_srli_epi16(load256(s.p[0] + 2 * int64_t(i)), 6), y0, y1);
+		c = _mm256_srli_epi16(load256(s.p[1] + 2 * int64_t(i)), 6);
+	}
+};
+
+// r, g, b: 8 x int32 already clamped; same layout as D::put.
+template <class D>
+inline __m256i pack_rgb(__m256i r, __m256i g, __m256i b)
+{
+	const __m256i lo = D::bgr ? r : b, hi = D::bgr ? b : r;
+	const __m256i a = _mm256_set1_epi32(static_cast<int32_t>(D::amax << (3 * D::cb)));
+	return _mm256_or_si256(_mm256_or_si256(_mm256_slli_epi32(hi, 2 * D::cb), _mm256_slli_epi32(g, D::cb)),
+			       _mm256_or_si256(lo, a));
+}
+
+inline __m256i pair16(int32_t first, int32_t second)
+{
+	return _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint16_t>(first) | static_cast<uint32_t>(second) << 16));
+}
+
+template <class S, class D>
+void yuv_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
+{
+	using M = YuvMath<S, D>;
+	using L = YuvLoad<S>;
+	auto coeff = [](int32_t cu, int32_t cv) { return L::vu ? pair16(cv, cu) : pair16(cu, cv); };
+	// madd of (u, v) with these gives v*rv, -u*gu - v*gv, u*bu exactly as the template.
+	const __m256i kr = coeff(0, c.rv), kg = coeff(-c.gu, -c.gv), kb = coeff(c.bu, 0);
+	const __m256i coff = _mm256_set1_epi16(static_cast<int16_t>(M::coff));
+	const __m256i yoff = _mm256_set1_epi32(c.y_off << (S::bits - 8));
+	const __m256i ym = pair16(c.y_mul, 0);   // (y - yoff) fits int16
+	const __m256i rnd = _mm256_set1_epi32(M::rnd), maxv = _mm256_set1_epi32(M::maxv), zero = _mm256_setzero_si256();
+	const __m256i dup[2] = {_mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3), _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7)};
+	auto channel = [&](__m256i y, __m256i term, __m256i idx) {
+		const __m256i v = _mm256_srai_epi32(_mm256_add_epi32(y, _mm256_permutevar8x32_epi32(term, idx)), M::shift);
+		return _mm256_min_epi32(_mm256_max_epi32(v, zero), maxv);
+	};
+	const int32_t n = w & ~15;
+	for (int32_t i = 0; i < n; i += 16) {
+		__m256i y[2], ch;
+		L::load(s, i, y[0], y[1], ch);
+		ch = _mm256_sub_epi16(ch, coff);
+		const __m256i rc = _mm256_add_epi32(_mm256_madd_epi16(ch, kr), rnd);
+		const __m256i gc = _mm256_add_epi32(_mm256_madd_epi16(ch, kg), rnd);
+		const __m256i bc = _mm256_add_epi32(_mm256_madd_epi16(ch, kb), rnd);
+		for (int h = 0; h < 2; ++h) {
+			const __m256i yv = _mm256_madd_epi16(_mm256_sub_epi32(y[h], yoff), ym);
+			const __m256i px = pack_rgb<D>(channel(yv, rc, dup[h]), channel(yv, gc, dup[h]), channel(yv, bc, dup[h]));
+			_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 4 * (int64_t(i) + 8 * h)), px);
+		}
+	}
+	yuv_span<S, D>(s, d, n, w, c);
+}
+
+template <class S, class D>
+	requires requires { YuvLoad<S>::vu; }
+struct Fast<S, D> {
+	static constexpr RowFn fn = &yuv_row_avx2<S, D>;
+};
+
+// ---- 2:10:10:10 -> 8 bits, 8 pixels per step -----------------------------------------------
+// round(v * 255 / 1023) == (((v * 32672) >> 16) + 1) >> 1 for every v in [0, 1023]
+// (exhaustively checked), so one pmulhuw does two channels in 16-bit halves.
+inline __m256i c10to8_x16(__m256i x)
+{
+	const __m256i m = _mm256_mulhi_epu16(x, _mm256_set1_epi16(32672));
+	return _mm256_srli_epi16(_mm256_add_epi16(m, _mm256_set1_epi16(1)), 1);
+}
+
+template <class S, class D>
+void w2101010_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
+{
+	constexpr bool keep_a = D::alpha && S::alpha;
+	const __m256i ten = _mm256_set1_epi32(0x3ff);
+	const int32_t n = w & ~7;
+	for (int32_t i = 0; i < n; i += 8) {
+		const __m256i v = load256(s.p[0] + 4 * int64_t(i));
+		const __m256i lo = _mm256_and_si256(v, ten), hi = _mm256_and_si256(_mm256_srli_epi32(v, 20), ten);
+		// blue in the low half, red in the high half: B and R bytes of ARGB8888
+		const __m256i br = S::bgr ? _mm256_or_si256(hi, _mm256_slli_epi32(lo, 16)) : _mm256_or_si256(lo, _mm256_slli_epi32(hi, 16));
+		const __m256i g = c10to8_x16(_mm256_and_si256(_mm256_srli_epi32(v, 10), ten));
+		const __m256i a = keep_a ? _mm256_slli_epi32(_mm256_mullo_epi16(_mm256_srli_epi32(v, 30), _mm256_set1_epi32(85)), 24)
+					 : _mm256_set1_epi32(static_cast<int32_t>(0xff000000u));
+		const __m256i px = _mm256_or_si256(_mm256_or_si256(c10to8_x16(br), _mm256_slli_epi32(g, 8)), a);
+		_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 4 * int64_t(i)), px);
+	}
+	rgb_span<S, D>(s, d, n, w);
+}
+
+template <uint32_t Code, bool Bgr, bool Alpha, class D>
+	requires(D::cb == 8)
+struct Fast<S2101010<Code, Bgr, Alpha>, D> {
+	static constexpr RowFn fn = &w2101010_row_avx2<S2101010<Code, Bgr, Alpha>, D>;
+};
+
+// ---- half float RGBA, 8 pixels per step ----------------------------------------------------
+// Same bit trick as half_to_float(), 8 channels (2 pixels) at a time; the channels are
+// then scaled, multiplied into their bit positions and summed with two hadds.
+template <class S, class D>
+void half_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
+{
+	constexpr int cb = D::cb;
+	constexpr bool keep_a = D::alpha && S::alpha;
+	constexpr int rs = D::bgr ? 0 : 2 * cb, bs = D::bgr ? 2 * cb : 0;
+	const float mc = static_cast<float>((1 << cb) - 1), ma = static_cast<float>(D::amax);
+	const __m256 scale = _mm256_setr_ps(mc, mc, mc, ma, mc, mc, mc, ma);
+	const __m256i place = _mm256_setr_epi32(1 << rs, 1 << cb, 1 << bs, keep_a ? int32_t(1u << 3 * cb) : 0, 1 << rs,
+						1 << cb, 1 << bs, keep_a ? int32_t(1u << 3 * cb) : 0);
+	const __m256i aset = _mm256_set1_epi32(keep_a ? 0 : static_cast<int32_t>(D::amax << 3 * cb));
+	const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+	const uint8_t *p = s.p[0];
+	const int32_t n = w & ~7;
+	for (int32_t i = 0; i < n; i += 8) {
+		__m256i v[4];
+		for (int j = 0; j < 4; ++j) {
+			const __m256i h = _mm256_cvtepu16_epi32(load128(p + 8 * int64_t(i) + 16 * j));
+			const __m256 normal = _mm256_castsi256_ps(_mm256_add_epi32(
+				_mm256_slli_epi32(_mm256_and_si256(h, _mm256_set1_epi32(0x7fff)), 13), _mm256_set1_epi32(112 << 23)));
+			const __m256 sub = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(h, _mm256_set1_epi32(0x3ff))),
+							 _mm256_set1_ps(0x1p-24f));
+			const __m256i is_sub = _mm256_cmpeq_epi32(_mm256_and_si256(h, _mm256_set1_epi32(0x7c00)), _mm256_setzero_si256());
+			__m256 f = _mm256_blendv_ps(normal, sub, _mm256_castsi256_ps(is_sub));
+			f = _mm256_blendv_ps(f, _mm256_setzero_ps(), _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
+			f = _mm256_min_ps(f, _mm256_set1_ps(1.0f));
+			const __m256i q = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(f, scale), _mm256_set1_ps(0.5f)));
+			v[j] = _mm256_mullo_epi32(q, place);
+		}
+		const __m256i sum = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+		const __m256i px = _mm256_or_si256(_mm256_permutevar8x32_epi32(sum, order), aset);
+		_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 4 * int64_t(i)), px);
+	}
+	rgb_span<S, D>(s, d, n, w);
+}
+
+template <uint32_t Code, bool Alpha, class D>
+struct Fast<SHalf<Code, Alpha>, D> {
+	static constexpr RowFn fn = &half_row_avx2<SHalf<Code, Alpha>, D>;
+};
+#endif
