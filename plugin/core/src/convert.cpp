@@ -264,7 +264,8 @@ Isa best_isa()
 {
 	static const Isa best = [] {
 		__builtin_cpu_init();
-		if (__builtin_cpu_supports("avx2"))
+		// The AVX2 kernels also use F16C (every AVX2 CPU has it, but check).
+		if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"))
 			return Isa::AVX2;
 		if (__builtin_cpu_supports("ssse3"))
 			return Isa::SSSE3;

@@ -231,39 +231,56 @@ struct Fast<S2101010<Code, Bgr, Alpha>, D> {
 };
 
 // ---- half float RGBA, 8 pixels per step ----------------------------------------------------
-// Same bit trick as half_to_float(), 8 channels (2 pixels) at a time; the channels are
-// then scaled, multiplied into their bit positions and summed with two hadds.
+// vcvtph2ps (F16C, required with AVX2 by best_isa) is exact for every half. Matching the
+// template's clamping: negatives (any sign bit) -> 0, and minps returns 1 for NaN,
+// as the template's finite stand-in for Inf/NaN does.
+template <class S, class D>
+inline __m256i half_channels(const uint8_t *q, __m256 scale)
+{
+	__m256 f = _mm256_cvtph_ps(load128(q));   // 2 pixels: r g b a r g b a
+	f = _mm256_blendv_ps(f, _mm256_setzero_ps(), f);
+	f = _mm256_min_ps(f, _mm256_set1_ps(1.0f));
+	return _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(f, scale), _mm256_set1_ps(0.5f)));
+}
+
 template <class S, class D>
 void half_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
 {
 	constexpr int cb = D::cb;
 	constexpr bool keep_a = D::alpha && S::alpha;
-	constexpr int rs = D::bgr ? 0 : 2 * cb, bs = D::bgr ? 2 * cb : 0;
 	const float mc = static_cast<float>((1 << cb) - 1), ma = static_cast<float>(D::amax);
 	const __m256 scale = _mm256_setr_ps(mc, mc, mc, ma, mc, mc, mc, ma);
-	const __m256i place = _mm256_setr_epi32(1 << rs, 1 << cb, 1 << bs, keep_a ? int32_t(1u << 3 * cb) : 0, 1 << rs,
-						1 << cb, 1 << bs, keep_a ? int32_t(1u << 3 * cb) : 0);
 	const __m256i aset = _mm256_set1_epi32(keep_a ? 0 : static_cast<int32_t>(D::amax << 3 * cb));
+	// After the packs or hadds below, lane 0 holds pixels 0 2 4 6 and lane 1 pixels 1 3 5 7.
 	const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
 	const uint8_t *p = s.p[0];
 	const int32_t n = w & ~7;
 	for (int32_t i = 0; i < n; i += 8) {
+		const uint8_t *q = p + 8 * int64_t(i);
 		__m256i v[4];
-		for (int j = 0; j < 4; ++j) {
-			const __m256i h = _mm256_cvtepu16_epi32(load128(p + 8 * int64_t(i) + 16 * j));
-			const __m256 normal = _mm256_castsi256_ps(_mm256_add_epi32(
-				_mm256_slli_epi32(_mm256_and_si256(h, _mm256_set1_epi32(0x7fff)), 13), _mm256_set1_epi32(112 << 23)));
-			const __m256 sub = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(h, _mm256_set1_epi32(0x3ff))),
-							 _mm256_set1_ps(0x1p-24f));
-			const __m256i is_sub = _mm256_cmpeq_epi32(_mm256_and_si256(h, _mm256_set1_epi32(0x7c00)), _mm256_setzero_si256());
-			__m256 f = _mm256_blendv_ps(normal, sub, _mm256_castsi256_ps(is_sub));
-			f = _mm256_blendv_ps(f, _mm256_setzero_ps(), _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
-			f = _mm256_min_ps(f, _mm256_set1_ps(1.0f));
-			const __m256i q = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(f, scale), _mm256_set1_ps(0.5f)));
-			v[j] = _mm256_mullo_epi32(q, place);
+		for (int j = 0; j < 4; ++j)
+			v[j] = half_channels<S, D>(q + 16 * j, scale);
+		__m256i px;
+		if constexpr (cb == 8) {
+			// Values are 0..255: saturating packs are exact; then R G B A -> B G R A.
+			const __m256i b = _mm256_packus_epi16(_mm256_packus_epi32(v[0], v[1]), _mm256_packus_epi32(v[2], v[3]));
+			const int8_t a0 = keep_a ? 3 : -128, a1 = keep_a ? 7 : -128, a2 = keep_a ? 11 : -128, a3 = keep_a ? 15 : -128;
+			const __m256i bgra = _mm256_setr_epi8(2, 1, 0, a0, 6, 5, 4, a1, 10, 9, 8, a2, 14, 13, 12, a3, 2, 1, 0, a0, 6,
+							      5, 4, a1, 10, 9, 8, a2, 14, 13, 12, a3);
+			px = _mm256_shuffle_epi8(b, bgra);
+		} else {
+			// 10-bit targets are [31:0] A:B:G:R: pmaddwd makes R + G<<10 and B + A<<10,
+			// the second is moved up by 20 and phaddd joins them.
+			static_assert(D::bgr);
+			const int16_t am = keep_a ? 1 << 10 : 0;
+			const __m256i mult = _mm256_setr_epi16(1, 1 << 10, 1, am, 1, 1 << 10, 1, am, 1, 1 << 10, 1, am, 1, 1 << 10, 1, am);
+			const __m256i up = _mm256_setr_epi32(0, 20, 0, 20, 0, 20, 0, 20);
+			auto pair = [&](__m256i a, __m256i b) {
+				return _mm256_sllv_epi32(_mm256_madd_epi16(_mm256_packus_epi32(a, b), mult), up);
+			};
+			px = _mm256_hadd_epi32(pair(v[0], v[1]), pair(v[2], v[3]));
 		}
-		const __m256i sum = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
-		const __m256i px = _mm256_or_si256(_mm256_permutevar8x32_epi32(sum, order), aset);
+		px = _mm256_or_si256(_mm256_permutevar8x32_epi32(px, order), aset);
 		_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 4 * int64_t(i)), px);
 	}
 	rgb_span<S, D>(s, d, n, w);
