@@ -111,7 +111,8 @@ struct ConvertOptions {
 	int32_t band_rows = 0;
 	// 1: the calling thread only (default). n > 1: up to n threads, contiguous row
 	// chunks, for areas of at least kMinPixelsPerThread pixels per thread.
-	// 0: automatic (hardware threads, same size rule).
+	// 0: automatic (hardware threads, same size rule). At most 64. If a thread cannot
+	// be started its rows are converted in the calling thread. Nothing is allocated.
 	int32_t threads = 1;
 	bool force_scalar = false;     // also forced by env PIXELPORT_FORCE_SCALAR=1
 	Isa max_isa = Isa::AVX2;       // cap, for tests and benchmarks
