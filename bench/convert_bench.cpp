@@ -206,6 +206,15 @@ void register_memcpy()
 		tune(benchmark::RegisterBenchmark(key("memcpy", "memcpy", s).c_str(), bm_memcpy, s), s);
 }
 
+// Sources for the cached-vs-streaming comparison at 8192x8192 (one per kernel family).
+bool streaming_sample(uint32_t src)
+{
+	for (uint32_t s : {f::RGB888, f::RGB565, f::XRGB2101010, f::ABGR16161616F, f::YUYV, f::NV12, f::YUV420, f::P010})
+		if (s == src)
+			return true;
+	return false;
+}
+
 void register_all()
 {
 	benchmark::RegisterBenchmark("warmup", bm_warmup)->MinTime(1.0)->UseRealTime();
@@ -223,6 +232,11 @@ void register_all()
 			if (is_primary && s.w >= 3840) {
 				o.threads = 2;
 				tune(benchmark::RegisterBenchmark(key("simd-2t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o), s);
+			}
+			if (is_primary && s.w >= 8192 && streaming_sample(c.src)) {
+				o = {};
+				o.stores = ConvertOptions::Stores::Cached;   // Auto streams at this size
+				tune(benchmark::RegisterBenchmark(key("cached-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o), s);
 			}
 			if (is_primary && s.w == 1920) {
 				o = {};
@@ -293,6 +307,8 @@ int main(int argc, char **argv)
 	const std::vector<const Size *> all = {&kSizes[0], &kSizes[1], &kSizes[2], &kSizes[3]};
 	print_table("SIMD, 1 thread", {"simd-1t"}, all);
 	print_table("SIMD, 2 threads", {"simd-2t"}, {&kSizes[2], &kSizes[3]});
+	print_table("Destination stores at 8192x8192, 1 thread (simd-1t streams: Stores::Auto)", {"cached-1t", "simd-1t"},
+		    {&kSizes[3]});
 	print_table("Scalar vs SIMD, 1 thread", {"scalar-1t", "simd-1t"}, {&kSizes[1]});
 	print_table("libyuv vs pixelport, 1 thread", {"libyuv-1t", "simd-1t"}, {&kSizes[1], &kSizes[2]});
 	return 0;

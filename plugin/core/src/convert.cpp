@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <emmintrin.h>
 #include <system_error>
 #include <thread>
 #include <unistd.h>
@@ -32,6 +33,7 @@ struct Job {
 	RowFn fn;
 	YuvCoeffs yuv;
 	std::span<const Rect> rects;   // validated; expanded on use, so nothing is allocated
+	bool streaming;
 };
 
 constexpr int32_t kMaxThreads = 64;
@@ -156,17 +158,56 @@ int32_t band_rows_for(const Job &job, const ConvertOptions &opt, int32_t max_wid
 	return round_up(static_cast<int32_t>(std::min<uint64_t>(rows, INT32_MAX / 2)), vsub);
 }
 
-void convert_row(const Job &job, const Area &a, int32_t y)
+uint64_t streaming_min_bytes()
+{
+	static const uint64_t bytes = [] {
+		const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+		return std::max<uint64_t>(kStreamingMinBytes, l3 > 0 ? uint64_t(l3) / 2 : 0);
+	}();
+	return bytes;
+}
+
+// Copy with 16-byte non-temporal stores (SSE2, baseline on x86-64) where aligned.
+void stream_copy(uint8_t *d, const uint8_t *s, size_t n)
+{
+	const size_t head = std::min(n, (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16);
+	std::memcpy(d, s, head);
+	size_t i = head;
+	for (; i + 64 <= n; i += 64)
+		for (size_t k = 0; k < 64; k += 16)
+			_mm_stream_si128(reinterpret_cast<__m128i *>(d + i + k),
+					 _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + i + k)));
+	std::memcpy(d + i, s + i, n - i);
+}
+
+// Pixels [x, x + w) of row y; x on the chroma grid.
+void convert_piece(const Job &job, int32_t x, int32_t w, int32_t y, uint8_t *d)
 {
 	const FormatInfo &fi = *job.fi;
 	RowSrc rs{};
 	for (int i = 0; i < fi.num_planes; ++i) {
 		const PlaneInfo &p = fi.planes[i];
 		const SrcPlane &sp = job.src->planes[i];
-		rs.p[i] = sp.data + uint64_t(y / p.vsub) * sp.stride + uint64_t(a.x0 / p.hsub) * p.unit_bytes;
+		rs.p[i] = sp.data + uint64_t(y / p.vsub) * sp.stride + uint64_t(x / p.hsub) * p.unit_bytes;
 	}
+	job.fn(rs, d, w, job.yuv);
+}
+
+constexpr int32_t kPiecePixels = 2048;   // 8 KiB of destination: stays in L1
+
+void convert_row(const Job &job, const Area &a, int32_t y)
+{
 	uint8_t *d = job.dst->data + uint64_t(y) * job.dst->stride + uint64_t(a.x0) * 4;
-	job.fn(rs, d, a.x1 - a.x0, job.yuv);
+	if (!job.streaming) {
+		convert_piece(job, a.x0, a.x1 - a.x0, y, d);
+		return;
+	}
+	alignas(64) uint8_t buf[4 * kPiecePixels];
+	for (int32_t x = a.x0; x < a.x1; x += kPiecePixels) {
+		const int32_t w = std::min(kPiecePixels, a.x1 - x);
+		convert_piece(job, x, w, y, buf);
+		stream_copy(d + uint64_t(x - a.x0) * 4, buf, 4 * size_t(w));
+	}
 }
 
 // Rows [y_begin, y_end) of every area, band by band, so that all damage in a band is
@@ -181,6 +222,8 @@ void run_bands(const Job &job, int32_t y_begin, int32_t y_end, int32_t band)
 				convert_row(job, a, y);
 		}
 	}
+	if (job.streaming)
+		_mm_sfence();   // order the non-temporal stores before the caller's next access
 }
 
 int32_t thread_count(const ConvertOptions &opt, int64_t pixels)
@@ -192,7 +235,7 @@ int32_t thread_count(const ConvertOptions &opt, int64_t pixels)
 	return static_cast<int32_t>(std::min<int64_t>({n, by_size, kMaxThreads}));
 }
 
-Status run(const Job &job, const ConvertOptions &opt)
+Status run(Job &job, const ConvertOptions &opt)
 {
 	if (job.rects.empty())
 		return Status::Ok;
@@ -206,6 +249,9 @@ Status run(const Job &job, const ConvertOptions &opt)
 		pixels += int64_t(a.x1 - a.x0) * (a.y1 - a.y0);
 	}
 	const int32_t band = band_rows_for(job, opt, max_w);
+	const uint64_t dst_bytes = uint64_t(pixels) * 4;
+	job.streaming = opt.stores == ConvertOptions::Stores::Streaming ||
+			(opt.stores == ConvertOptions::Stores::Auto && dst_bytes >= streaming_min_bytes());
 	const int32_t vsub = job.fi->vsub;
 	const int32_t n = std::min(thread_count(opt, pixels), (y_end - y_begin + vsub - 1) / vsub);
 	if (n <= 1) {
@@ -240,6 +286,7 @@ Status prepare(const SrcImage &src, const DstImage &dst, const ConvertOptions &o
 	job.fn = find_kernel(src.fourcc, dst.fourcc, opt);
 	if (!job.fn)
 		return Status::UnsupportedConversion;
+	job.streaming = false;
 	job.yuv = yuv_coeffs(opt.matrix, opt.range, job.fi->bits, format_info(dst.fourcc)->bits);
 	return Status::Ok;
 }

