@@ -5,6 +5,7 @@
 // the vector, and the last pixels where a full vector load would read past the row).
 // Loads never reach beyond the bytes of the row's own pixels.
 
+#if PP_ISA_LEVEL >= 2
 // ---- 24/32-bit byte RGB: one pshufb per 4 pixels ------------------------------------------
 
 // Byte shuffle for 4 pixels of S into B G R A order; alpha lanes zero (0x80) when
@@ -72,6 +73,126 @@ struct Fast<SBytes<Code, Bpp, R, G, B, A>, D> {
 	static constexpr RowFn fn = &bytes_row_ssse3<SBytes<Code, Bpp, R, G, B, A>, D>;
 #endif
 };
+#endif // PP_ISA_LEVEL >= 2
+
+inline __m128i load64(const uint8_t *p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)); }
+inline __m128i load32(const uint8_t *p)
+{
+	int32_t v;
+	__builtin_memcpy(&v, p, 4);
+	return _mm_cvtsi32_si128(v);
+}
+inline __m128i load128(const uint8_t *p) { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)); }
+
+inline __m128i pair16x4(int32_t first, int32_t second)
+{
+	return _mm_set1_epi32(static_cast<int32_t>(static_cast<uint16_t>(first) | static_cast<uint32_t>(second) << 16));
+}
+
+#if PP_ISA_LEVEL < 3
+// ---- YUV -> RGB with SSE2, 8 pixels per step ------------------------------------------------
+// The AVX2 row below at half width, for CPUs without AVX2. Luma as 4 x int32 for pixels
+// i..i+3 and i+4..i+7; chroma as 4 lanes of 16-bit pairs (first, second).
+template <class S>
+struct YuvLoad128;
+
+inline void luma8_u16(__m128i y16, __m128i &y0, __m128i &y1)
+{
+	y0 = _mm_unpacklo_epi16(y16, _mm_setzero_si128());
+	y1 = _mm_unpackhi_epi16(y16, _mm_setzero_si128());
+}
+
+template <uint32_t Code, int U, int V>
+struct YuvLoad128<SSemi<Code, U, V>> {
+	static constexpr bool vu = U == 1;
+	static void load(const RowSrc &s, int32_t i, __m128i &y0, __m128i &y1, __m128i &c)
+	{
+		luma8_u16(_mm_unpacklo_epi8(load64(s.p[0] + i), _mm_setzero_si128()), y0, y1);
+		c = _mm_unpacklo_epi8(load64(s.p[1] + i), _mm_setzero_si128());
+	}
+};
+
+template <uint32_t Code, int UP, int VP>
+struct YuvLoad128<SPlanar<Code, UP, VP>> {
+	static constexpr bool vu = false;
+	static void load(const RowSrc &s, int32_t i, __m128i &y0, __m128i &y1, __m128i &c)
+	{
+		luma8_u16(_mm_unpacklo_epi8(load64(s.p[0] + i), _mm_setzero_si128()), y0, y1);
+		c = _mm_unpacklo_epi8(_mm_unpacklo_epi8(load32(s.p[UP] + i / 2), load32(s.p[VP] + i / 2)), _mm_setzero_si128());
+	}
+};
+
+template <uint32_t Code, int Y0, int U, int Y1, int V>
+struct YuvLoad128<SPacked422<Code, Y0, U, Y1, V>> {
+	static constexpr bool vu = false;
+	static void load(const RowSrc &s, int32_t i, __m128i &y0, __m128i &y1, __m128i &c)
+	{
+		const __m128i x = load128(s.p[0] + 2 * int64_t(i));
+		const __m128i lo = _mm_and_si128(x, _mm_set1_epi16(0xff)), hi = _mm_srli_epi16(x, 8);
+		luma8_u16(Y0 == 0 ? lo : hi, y0, y1);
+		c = Y0 == 0 ? hi : lo;
+	}
+};
+
+template <>
+struct YuvLoad128<SP010> {
+	static constexpr bool vu = false;
+	static void load(const RowSrc &s, int32_t i, __m128i &y0, __m128i &y1, __m128i &c)
+	{
+		luma8_u16(_mm_srli_epi16(load128(s.p[0] + 2 * int64_t(i)), 6), y0, y1);
+		c = _mm_srli_epi16(load128(s.p[1] + 2 * int64_t(i)), 6);
+	}
+};
+
+template <class S, class D>
+void yuv_row_sse2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
+{
+	using M = YuvMath<S, D>;
+	using L = YuvLoad128<S>;
+	auto coeff = [](int32_t cu, int32_t cv) { return L::vu ? pair16x4(cv, cu) : pair16x4(cu, cv); };
+	const __m128i kr = coeff(0, c.rv), kg = coeff(-c.gu, -c.gv), kb = coeff(c.bu, 0);
+	const __m128i coff = _mm_set1_epi16(static_cast<int16_t>(M::coff));
+	const __m128i yoff = _mm_set1_epi32(c.y_off << (S::bits - 8));
+	const __m128i ym = pair16x4(c.y_mul, 0);
+	const __m128i rnd = _mm_set1_epi32(M::rnd), zero = _mm_setzero_si128();
+	const __m128i maxv = _mm_set1_epi16(static_cast<int16_t>(M::maxv));
+	const __m128i amax = _mm_set1_epi32(static_cast<int32_t>(D::amax << (3 * D::cb)));
+	// One channel of 8 pixels: shift, clamp via int16 (values are far inside its range
+	// before clamping), back to two int32 vectors.
+	auto channel = [&](__m128i y0, __m128i y1, __m128i term, __m128i &lo, __m128i &hi) {
+		const __m128i a = _mm_srai_epi32(_mm_add_epi32(y0, _mm_unpacklo_epi32(term, term)), M::shift);
+		const __m128i b = _mm_srai_epi32(_mm_add_epi32(y1, _mm_unpackhi_epi32(term, term)), M::shift);
+		const __m128i v = _mm_min_epi16(_mm_max_epi16(_mm_packs_epi32(a, b), zero), maxv);
+		lo = _mm_unpacklo_epi16(v, zero);
+		hi = _mm_unpackhi_epi16(v, zero);
+	};
+	auto pack = [&](__m128i r, __m128i g, __m128i b) {
+		const __m128i lo = D::bgr ? r : b, hi = D::bgr ? b : r;
+		return _mm_or_si128(_mm_or_si128(_mm_slli_epi32(hi, 2 * D::cb), _mm_slli_epi32(g, D::cb)), _mm_or_si128(lo, amax));
+	};
+	const int32_t n = w & ~7;
+	for (int32_t i = 0; i < n; i += 8) {
+		__m128i y0, y1, ch;
+		L::load(s, i, y0, y1, ch);
+		ch = _mm_sub_epi16(ch, coff);
+		y0 = _mm_madd_epi16(_mm_sub_epi32(y0, yoff), ym);
+		y1 = _mm_madd_epi16(_mm_sub_epi32(y1, yoff), ym);
+		__m128i r[2], g[2], b[2];
+		channel(y0, y1, _mm_add_epi32(_mm_madd_epi16(ch, kr), rnd), r[0], r[1]);
+		channel(y0, y1, _mm_add_epi32(_mm_madd_epi16(ch, kg), rnd), g[0], g[1]);
+		channel(y0, y1, _mm_add_epi32(_mm_madd_epi16(ch, kb), rnd), b[0], b[1]);
+		for (int h = 0; h < 2; ++h)
+			_mm_storeu_si128(reinterpret_cast<__m128i *>(d + 4 * (int64_t(i) + 4 * h)), pack(r[h], g[h], b[h]));
+	}
+	yuv_span<S, D>(s, d, n, w, c);
+}
+
+template <class S, class D>
+	requires requires { YuvLoad128<S>::vu; }
+struct Fast<S, D> {
+	static constexpr RowFn fn = &yuv_row_sse2<S, D>;
+};
+#endif // PP_ISA_LEVEL < 3
 
 #if PP_ISA_LEVEL >= 3
 // ---- YUV -> RGB, 16 pixels per step ---------------------------------------------------------
@@ -81,7 +202,6 @@ struct Fast<SBytes<Code, Bpp, R, G, B, A>, D> {
 template <class S>
 struct YuvLoad;
 
-inline __m128i load128(const uint8_t *p) { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)); }
 inline __m256i load256(const uint8_t *p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
 
 inline void luma_u8(const uint8_t *p, __m256i &y0, __m256i &y1)
