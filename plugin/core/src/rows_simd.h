@@ -315,6 +315,45 @@ struct Fast<S, D> {
 	static constexpr RowFn fn = &yuv_row_avx2<S, D>;
 };
 
+// ---- 16-bit RGB words -> 8 bits, 16 pixels per step ----------------------------------------
+// Fields are extracted and bit-replicated in 16-bit lanes (expand() of the template),
+// then B|G<<8 and R|A<<8 are interleaved into 32-bit pixels.
+template <int Shift, int Bits>
+inline __m256i field8(__m256i v)
+{
+	const __m256i f = _mm256_and_si256(_mm256_srli_epi16(v, Shift), _mm256_set1_epi16((1 << Bits) - 1));
+	if constexpr (Bits == 1)
+		return _mm256_mullo_epi16(f, _mm256_set1_epi16(255));
+	else if constexpr (Bits == 4)
+		return _mm256_or_si256(_mm256_slli_epi16(f, 4), f);
+	else   // 5 or 6: v << (8 - Bits) | v >> (2 * Bits - 8)
+		return _mm256_or_si256(_mm256_slli_epi16(f, 8 - Bits), _mm256_srli_epi16(f, 2 * Bits - 8));
+}
+
+template <class S, class D, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB>
+void word16_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
+{
+	constexpr bool keep_a = D::alpha && AB > 0;
+	const int32_t n = w & ~15;
+	for (int32_t i = 0; i < n; i += 16) {
+		const __m256i v = load256(s.p[0] + 2 * int64_t(i));
+		const __m256i a = keep_a ? field8<AS, (AB > 0 ? AB : 1)>(v) : _mm256_set1_epi16(0xff);
+		const __m256i bg = _mm256_or_si256(field8<BS, BB>(v), _mm256_slli_epi16(field8<GS, GB>(v), 8));
+		const __m256i ra = _mm256_or_si256(field8<RS, RB>(v), _mm256_slli_epi16(a, 8));
+		// unpack works per 128-bit lane: lo = pixels 0-3 | 8-11, hi = 4-7 | 12-15
+		const __m256i lo = _mm256_unpacklo_epi16(bg, ra), hi = _mm256_unpackhi_epi16(bg, ra);
+		uint8_t *o = d + 4 * int64_t(i);
+		_mm256_storeu_si256(reinterpret_cast<__m256i *>(o), _mm256_permute2x128_si256(lo, hi, 0x20));
+		_mm256_storeu_si256(reinterpret_cast<__m256i *>(o + 32), _mm256_permute2x128_si256(lo, hi, 0x31));
+	}
+	rgb_span<S, D>(s, d, n, w);
+}
+
+template <uint32_t Code, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB, class D>
+struct Fast<SWord16<Code, RS, RB, GS, GB, BS, BB, AS, AB>, D> {
+	static constexpr RowFn fn = &word16_row_avx2<SWord16<Code, RS, RB, GS, GB, BS, BB, AS, AB>, D, RS, RB, GS, GB, BS, BB, AS, AB>;
+};
+
 // ---- 2:10:10:10 -> 8 bits, 8 pixels per step -----------------------------------------------
 // round(v * 255 / 1023) == (((v * 32672) >> 16) + 1) >> 1 for every v in [0, 1023]
 // (exhaustively checked), so one pmulhuw does two channels in 16-bit halves.
