@@ -97,7 +97,7 @@ YuvCoeffs yuv_coeffs(YuvMatrix m, YuvRange r, int src_bits, int dst_bits)
 	const double one = 1 << detail::kYuvShift;
 	auto q = [&](double v) { return static_cast<int32_t>(std::lround(v * one)); };
 	return {q(ys), lim ? 16 : 0, q(2 * (1 - kr) * cs), q(2 * kb * (1 - kb) / kg * cs),
-		q(2 * kr * (1 - kr) / kg * cs), q(2 * (1 - kb) * cs)};
+		q(2 * kr * (1 - kr) / kg * cs), q(2 * (1 - kb) * cs), q(2 * ys)};
 }
 
 bool env_force_scalar()

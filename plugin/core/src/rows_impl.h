@@ -261,13 +261,49 @@ inline void yuv_pixel(const RowSrc &s, uint8_t *d, int32_t k, int32_t i, int32_t
 	yuv_put<S, D>(d, i, y, M::rnd + v * c.rv, M::rnd - u * c.gu - v * c.gv, M::rnd + u * c.bu);
 }
 
+// 8-bit sources use 16-bit arithmetic, so that SIMD rows do 16 lanes per register
+// (pmulhrsw, paddsw, packuswb) instead of 8 int32 lanes. Terms carry 6 fractional
+// bits; each product is rounded once, so the sum is within 3/128 of the exact
+// equation and the result within +-1 of it (equal except next to a .5).
+// Saturation only happens when the true result is outside 0..255 anyway: no single
+// term exceeds 239 * 1.164 * 64 = 17.8k, so a saturated sum is >= 511 or <= -512.
+inline int32_t mulhrs(int32_t a, int32_t b) { return (a * b + 0x4000) >> 15; }   // pmulhrsw
+inline int32_t adds16(int32_t a, int32_t b)                                       // paddsw
+{
+	const int32_t v = a + b;
+	return v < -32768 ? -32768 : (v > 32767 ? 32767 : v);
+}
+struct Yuv16Terms {
+	int32_t r, g, b;
+};
+// Chroma terms of one pixel pair: (C - 128) * 256 times the coefficient at 13 bits.
+inline Yuv16Terms yuv16_chroma(uint32_t u, uint32_t v, const YuvCoeffs &c)
+{
+	const int32_t u8 = (static_cast<int32_t>(u) - 128) * 256, v8 = (static_cast<int32_t>(v) - 128) * 256;
+	return {mulhrs(v8, c.rv), adds16(mulhrs(u8, -c.gu), mulhrs(v8, -c.gv)), mulhrs(u8, c.bu)};
+}
+// Luma term with the final rounding (+32) folded in: (Y - off) * 128 times y at 14 bits.
+inline int32_t yuv16_luma(uint32_t y, const YuvCoeffs &c)
+{
+	return mulhrs((static_cast<int32_t>(y) - c.y_off) * 128, c.y_mul14) + 32;
+}
+inline int32_t yuv16_out(int32_t y, int32_t t) { return clampi(adds16(y, t) >> 6, 255); }
+
 // Pixels [i0, w) of the row, i0 even.
 template <class S, class D>
 void yuv_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w, const YuvCoeffs &c)
 {
-	const int32_t yoff = c.y_off << (S::bits - 8);
-	for (int32_t i = i0; i < w; ++i)
-		yuv_pixel<S, D>(s, d, i >> 1, i, yoff, c);
+	if constexpr (S::bits == 8) {
+		for (int32_t i = i0; i < w; ++i) {
+			const Yuv16Terms t = yuv16_chroma(S::u(s, i >> 1), S::v(s, i >> 1), c);
+			const int32_t y = yuv16_luma(S::y(s, i), c);
+			D::put(d, i, yuv16_out(y, t.r), yuv16_out(y, t.g), yuv16_out(y, t.b), D::amax);
+		}
+	} else {
+		const int32_t yoff = c.y_off << (S::bits - 8);
+		for (int32_t i = i0; i < w; ++i)
+			yuv_pixel<S, D>(s, d, i >> 1, i, yoff, c);
+	}
 }
 
 template <class S, class D>

@@ -83,14 +83,233 @@ inline __m128i load32(const uint8_t *p)
 	return _mm_cvtsi32_si128(v);
 }
 inline __m128i load128(const uint8_t *p) { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)); }
+#if PP_ISA_LEVEL >= 3
+inline __m256i load256(const uint8_t *p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
+#endif
 
 inline __m128i pair16x4(int32_t first, int32_t second)
 {
 	return _mm_set1_epi32(static_cast<int32_t>(static_cast<uint16_t>(first) | static_cast<uint32_t>(second) << 16));
 }
 
+// ---- 8-bit YUV -> RGB in 16-bit lanes (SSE2/SSSE3: 16 pixels per step, AVX2: 32) ---------
+// The arithmetic of yuv16_chroma / yuv16_luma / yuv16_out in rows_impl.h, lane for lane.
+// Loaders give luma as two vectors of 16-bit values and Cb, Cr as 16-bit values of
+// consecutive pixel pairs, arranged so that punpck{l,h}wd(t, t) of a chroma term lines
+// up with luma vector 0 and 1. V wraps the few instructions whose names differ by width.
+struct V128 {
+	using T = __m128i;
+	static constexpr int px = 16;
+	static T set16(int32_t v) { return _mm_set1_epi16(static_cast<int16_t>(v)); }
+	static T sub16(T a, T b) { return _mm_sub_epi16(a, b); }
+	static T add16(T a, T b) { return _mm_add_epi16(a, b); }
+	static T adds16(T a, T b) { return _mm_adds_epi16(a, b); }
+	static T mulhrs(T a, T b)
+	{
+#if PP_ISA_LEVEL >= 2
+		return _mm_mulhrs_epi16(a, b);
+#else
+		// SSE2 has no pmulhrsw: (a*b + 2^14) >> 15 from the product's halves hi:lo is
+		// 2 * (hi + carry) + (t >> 15), t = lo + 0x4000 mod 2^16, carry iff lo >= 0xc000.
+		const T hi = _mm_mulhi_epi16(a, b), lo = _mm_mullo_epi16(a, b);
+		const T t = _mm_add_epi16(lo, _mm_set1_epi16(0x4000));
+		const T carry = _mm_cmpgt_epi16(_mm_xor_si128(lo, _mm_set1_epi16(-32768)), _mm_set1_epi16(0x3fff));
+		return _mm_sub_epi16(_mm_add_epi16(_mm_slli_epi16(hi, 1), _mm_srli_epi16(t, 15)), _mm_slli_epi16(carry, 1));
+#endif
+	}
+	template <int N> static T slli16(T a) { return _mm_slli_epi16(a, N); }
+	template <int N> static T srai16(T a) { return _mm_srai_epi16(a, N); }
+	static T lo16(T a, T b) { return _mm_unpacklo_epi16(a, b); }
+	static T hi16(T a, T b) { return _mm_unpackhi_epi16(a, b); }
+	static T lo8(T a, T b) { return _mm_unpacklo_epi8(a, b); }
+	static T hi8(T a, T b) { return _mm_unpackhi_epi8(a, b); }
+	static T packus16(T a, T b) { return _mm_packus_epi16(a, b); }
+	// q0..q3: pixels 0-3, 4-7, 8-11, 12-15
+	static void store4(uint8_t *d, T q0, T q1, T q2, T q3)
+	{
+		T *o = reinterpret_cast<T *>(d);
+		_mm_storeu_si128(o, q0);
+		_mm_storeu_si128(o + 1, q1);
+		_mm_storeu_si128(o + 2, q2);
+		_mm_storeu_si128(o + 3, q3);
+	}
+};
+
+template <class V, class S>
+struct Yuv16Load;
+
+// 16 pairs of bytes (a, b) -> 16-bit a, b vectors; used for NV12/NV21 chroma.
+inline void split_pairs(__m128i x, __m128i &a, __m128i &b)
+{
+	a = _mm_and_si128(x, _mm_set1_epi16(0xff));
+	b = _mm_srli_epi16(x, 8);
+}
+
+template <uint32_t Code, int U, int V>
+struct Yuv16Load<V128, SSemi<Code, U, V>> {
+	static void load(const RowSrc &s, int32_t i, __m128i y[2], __m128i &u, __m128i &v)
+	{
+		const __m128i yy = load128(s.p[0] + i);
+		y[0] = _mm_unpacklo_epi8(yy, _mm_setzero_si128());
+		y[1] = _mm_unpackhi_epi8(yy, _mm_setzero_si128());
+		__m128i a, b;
+		split_pairs(load128(s.p[1] + i), a, b);
+		u = U == 0 ? a : b;
+		v = U == 0 ? b : a;
+	}
+};
+
+template <uint32_t Code, int UP, int VP>
+struct Yuv16Load<V128, SPlanar<Code, UP, VP>> {
+	static void load(const RowSrc &s, int32_t i, __m128i y[2], __m128i &u, __m128i &v)
+	{
+		const __m128i yy = load128(s.p[0] + i);
+		y[0] = _mm_unpacklo_epi8(yy, _mm_setzero_si128());
+		y[1] = _mm_unpackhi_epi8(yy, _mm_setzero_si128());
+		u = _mm_unpacklo_epi8(load64(s.p[UP] + i / 2), _mm_setzero_si128());
+		v = _mm_unpacklo_epi8(load64(s.p[VP] + i / 2), _mm_setzero_si128());
+	}
+};
+
+template <uint32_t Code, int Y0, int U, int Y1, int V>
+struct Yuv16Load<V128, SPacked422<Code, Y0, U, Y1, V>> {
+	static void load(const RowSrc &s, int32_t i, __m128i y[2], __m128i &u, __m128i &v)
+	{
+		__m128i c[2];
+		for (int h = 0; h < 2; ++h)   // pixels 8h .. 8h+7
+			split_pairs(load128(s.p[0] + 2 * (int64_t(i) + 8 * h)), Y0 == 0 ? y[h] : c[h], Y0 == 0 ? c[h] : y[h]);
+		// c: 16-bit Cb, Cr, Cb, Cr ... of pairs 0-3 and 4-7
+		const __m128i lo = _mm_set1_epi32(0xffff);
+		u = _mm_packs_epi32(_mm_and_si128(c[0], lo), _mm_and_si128(c[1], lo));
+		v = _mm_packs_epi32(_mm_srli_epi32(c[0], 16), _mm_srli_epi32(c[1], 16));
+	}
+};
+
+#if PP_ISA_LEVEL >= 3
+struct V256 {
+	using T = __m256i;
+	static constexpr int px = 32;
+	static T set16(int32_t v) { return _mm256_set1_epi16(static_cast<int16_t>(v)); }
+	static T sub16(T a, T b) { return _mm256_sub_epi16(a, b); }
+	static T add16(T a, T b) { return _mm256_add_epi16(a, b); }
+	static T adds16(T a, T b) { return _mm256_adds_epi16(a, b); }
+	static T mulhrs(T a, T b) { return _mm256_mulhrs_epi16(a, b); }
+	template <int N> static T slli16(T a) { return _mm256_slli_epi16(a, N); }
+	template <int N> static T srai16(T a) { return _mm256_srai_epi16(a, N); }
+	static T lo16(T a, T b) { return _mm256_unpacklo_epi16(a, b); }
+	static T hi16(T a, T b) { return _mm256_unpackhi_epi16(a, b); }
+	static T lo8(T a, T b) { return _mm256_unpacklo_epi8(a, b); }
+	static T hi8(T a, T b) { return _mm256_unpackhi_epi8(a, b); }
+	static T packus16(T a, T b) { return _mm256_packus_epi16(a, b); }
+	// Unpacks work per 128-bit lane: q0..q3 hold pixels 0-3|16-19, 4-7|20-23,
+	// 8-11|24-27, 12-15|28-31.
+	static void store4(uint8_t *d, T q0, T q1, T q2, T q3)
+	{
+		T *o = reinterpret_cast<T *>(d);
+		_mm256_storeu_si256(o, _mm256_permute2x128_si256(q0, q1, 0x20));
+		_mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(q2, q3, 0x20));
+		_mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(q0, q1, 0x31));
+		_mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(q2, q3, 0x31));
+	}
+};
+
+// AVX2 luma: 32 bytes -> pixels 0-7|16-23 and 8-15|24-31 (per-lane unpack), matching
+// punpck{l,h}wd of chroma terms whose lanes hold pairs 0-7 | 8-15.
+inline void luma32(const uint8_t *p, __m256i y[2])
+{
+	const __m256i yy = load256(p);
+	y[0] = _mm256_unpacklo_epi8(yy, _mm256_setzero_si256());
+	y[1] = _mm256_unpackhi_epi8(yy, _mm256_setzero_si256());
+}
+
+template <uint32_t Code, int U, int V>
+struct Yuv16Load<V256, SSemi<Code, U, V>> {
+	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v)
+	{
+		luma32(s.p[0] + i, y);
+		const __m256i x = load256(s.p[1] + i);
+		const __m256i a = _mm256_and_si256(x, _mm256_set1_epi16(0xff)), b = _mm256_srli_epi16(x, 8);
+		u = U == 0 ? a : b;
+		v = U == 0 ? b : a;
+	}
+};
+
+template <uint32_t Code, int UP, int VP>
+struct Yuv16Load<V256, SPlanar<Code, UP, VP>> {
+	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v)
+	{
+		luma32(s.p[0] + i, y);
+		u = _mm256_cvtepu8_epi16(load128(s.p[UP] + i / 2));
+		v = _mm256_cvtepu8_epi16(load128(s.p[VP] + i / 2));
+	}
+};
+
+template <uint32_t Code, int Y0, int U, int Y1, int V>
+struct Yuv16Load<V256, SPacked422<Code, Y0, U, Y1, V>> {
+	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v)
+	{
+		__m256i l[2], c[2];
+		for (int h = 0; h < 2; ++h) {   // pixels 16h .. 16h+15
+			const __m256i x = load256(s.p[0] + 2 * (int64_t(i) + 16 * h));
+			const __m256i a = _mm256_and_si256(x, _mm256_set1_epi16(0xff)), b = _mm256_srli_epi16(x, 8);
+			l[h] = Y0 == 0 ? a : b;
+			c[h] = Y0 == 0 ? b : a;
+		}
+		y[0] = _mm256_permute2x128_si256(l[0], l[1], 0x20);   // pixels 0-7 | 16-23
+		y[1] = _mm256_permute2x128_si256(l[0], l[1], 0x31);   // pixels 8-15 | 24-31
+		// c: 16-bit Cb, Cr ... of pairs 0-3|4-7 and 8-11|12-15; packus interleaves the
+		// lanes, vpermq 0xd8 puts pairs back in order 0-7 | 8-15.
+		const __m256i lo = _mm256_set1_epi32(0xffff);
+		u = _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_and_si256(c[0], lo), _mm256_and_si256(c[1], lo)), 0xd8);
+		v = _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_srli_epi32(c[0], 16), _mm256_srli_epi32(c[1], 16)), 0xd8);
+	}
+};
+using VYuv = V256;
+#else
+using VYuv = V128;
+#endif
+
+template <class V, class S, class D>
+void yuv16_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
+{
+	static_assert(D::cb == 8 && !D::bgr);
+	using T = typename V::T;
+	const T yoff = V::set16(c.y_off), coff = V::set16(128), cy = V::set16(c.y_mul14), r32 = V::set16(32);
+	const T krv = V::set16(c.rv), kgu = V::set16(-c.gu), kgv = V::set16(-c.gv), kbu = V::set16(c.bu);
+	const T alpha = V::set16(-1);
+	const int32_t n = w - w % V::px;
+	for (int32_t i = 0; i < n; i += V::px) {
+		T y[2], u, v;
+		Yuv16Load<V, S>::load(s, i, y, u, v);
+		u = V::template slli16<8>(V::sub16(u, coff));
+		v = V::template slli16<8>(V::sub16(v, coff));
+		const T term[3] = {V::mulhrs(v, krv), V::adds16(V::mulhrs(u, kgu), V::mulhrs(v, kgv)), V::mulhrs(u, kbu)};
+		T out[3];   // R, G, B bytes of all pixels, in order
+		T half[3][2];
+		for (int h = 0; h < 2; ++h) {
+			const T yy = V::add16(V::mulhrs(V::template slli16<7>(V::sub16(y[h], yoff)), cy), r32);
+			for (int k = 0; k < 3; ++k) {
+				const T t = h ? V::hi16(term[k], term[k]) : V::lo16(term[k], term[k]);
+				half[k][h] = V::template srai16<6>(V::adds16(yy, t));
+			}
+		}
+		for (int k = 0; k < 3; ++k)
+			out[k] = V::packus16(half[k][0], half[k][1]);   // clamps to 0..255
+		const T bg0 = V::lo8(out[2], out[1]), bg1 = V::hi8(out[2], out[1]);
+		const T ra0 = V::lo8(out[0], alpha), ra1 = V::hi8(out[0], alpha);
+		V::store4(d + 4 * int64_t(i), V::lo16(bg0, ra0), V::hi16(bg0, ra0), V::lo16(bg1, ra1), V::hi16(bg1, ra1));
+	}
+	yuv_span<S, D>(s, d, n, w, c);
+}
+
+template <class S, class D>
+	requires requires { &Yuv16Load<VYuv, S>::load; }
+struct Fast<S, D> {
+	static constexpr RowFn fn = &yuv16_row<VYuv, S, D>;
+};
+
 #if PP_ISA_LEVEL < 3
-// ---- YUV -> RGB with SSE2, 8 pixels per step ------------------------------------------------
+// ---- 10-bit YUV (P010) -> RGB with SSE2, 8 pixels per step --------------------------------
 // The AVX2 row below at half width, for CPUs without AVX2. Luma as 4 x int32 for pixels
 // i..i+3 and i+4..i+7; chroma as 4 lanes of 16-bit pairs (first, second).
 template <class S>
@@ -101,38 +320,6 @@ inline void luma8_u16(__m128i y16, __m128i &y0, __m128i &y1)
 	y0 = _mm_unpacklo_epi16(y16, _mm_setzero_si128());
 	y1 = _mm_unpackhi_epi16(y16, _mm_setzero_si128());
 }
-
-template <uint32_t Code, int U, int V>
-struct YuvLoad128<SSemi<Code, U, V>> {
-	static constexpr bool vu = U == 1;
-	static void load(const RowSrc &s, int32_t i, __m128i &y0, __m128i &y1, __m128i &c)
-	{
-		luma8_u16(_mm_unpacklo_epi8(load64(s.p[0] + i), _mm_setzero_si128()), y0, y1);
-		c = _mm_unpacklo_epi8(load64(s.p[1] + i), _mm_setzero_si128());
-	}
-};
-
-template <uint32_t Code, int UP, int VP>
-struct YuvLoad128<SPlanar<Code, UP, VP>> {
-	static constexpr bool vu = false;
-	static void load(const RowSrc &s, int32_t i, __m128i &y0, __m128i &y1, __m128i &c)
-	{
-		luma8_u16(_mm_unpacklo_epi8(load64(s.p[0] + i), _mm_setzero_si128()), y0, y1);
-		c = _mm_unpacklo_epi8(_mm_unpacklo_epi8(load32(s.p[UP] + i / 2), load32(s.p[VP] + i / 2)), _mm_setzero_si128());
-	}
-};
-
-template <uint32_t Code, int Y0, int U, int Y1, int V>
-struct YuvLoad128<SPacked422<Code, Y0, U, Y1, V>> {
-	static constexpr bool vu = false;
-	static void load(const RowSrc &s, int32_t i, __m128i &y0, __m128i &y1, __m128i &c)
-	{
-		const __m128i x = load128(s.p[0] + 2 * int64_t(i));
-		const __m128i lo = _mm_and_si128(x, _mm_set1_epi16(0xff)), hi = _mm_srli_epi16(x, 8);
-		luma8_u16(Y0 == 0 ? lo : hi, y0, y1);
-		c = Y0 == 0 ? hi : lo;
-	}
-};
 
 template <>
 struct YuvLoad128<SP010> {
@@ -195,60 +382,20 @@ struct Fast<S, D> {
 #endif // PP_ISA_LEVEL < 3
 
 #if PP_ISA_LEVEL >= 3
-// ---- YUV -> RGB, 16 pixels per step ---------------------------------------------------------
+// ---- 10-bit YUV (P010) -> RGB, 16 pixels per step ------------------------------------------
+// int32 lanes: 10-bit terms do not fit the 16-bit path of 8-bit sources.
 // Luma as 8 x int32 for pixels i..i+7 and i+8..i+15 (y0, y1); chroma as 8 x int32 lanes
 // each holding the 16-bit pair (first, second) of pixel pairs i/2 .. i/2+7. vu: the
 // pair is (Cr, Cb). All loads end within the 16 pixels' bytes.
 template <class S>
 struct YuvLoad;
 
-inline __m256i load256(const uint8_t *p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
 
-inline void luma_u8(const uint8_t *p, __m256i &y0, __m256i &y1)
-{
-	const __m128i y = load128(p);
-	y0 = _mm256_cvtepu8_epi32(y);
-	y1 = _mm256_cvtepu8_epi32(_mm_srli_si128(y, 8));
-}
 inline void luma_u16(__m256i y, __m256i &y0, __m256i &y1)
 {
 	y0 = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(y));
 	y1 = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(y, 1));
 }
-
-template <uint32_t Code, int U, int V>
-struct YuvLoad<SSemi<Code, U, V>> {
-	static constexpr bool vu = U == 1;
-	static void load(const RowSrc &s, int32_t i, __m256i &y0, __m256i &y1, __m256i &c)
-	{
-		luma_u8(s.p[0] + i, y0, y1);
-		c = _mm256_cvtepu8_epi16(load128(s.p[1] + i));
-	}
-};
-
-template <uint32_t Code, int UP, int VP>
-struct YuvLoad<SPlanar<Code, UP, VP>> {
-	static constexpr bool vu = false;
-	static void load(const RowSrc &s, int32_t i, __m256i &y0, __m256i &y1, __m256i &c)
-	{
-		luma_u8(s.p[0] + i, y0, y1);
-		const __m128i u = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(s.p[UP] + i / 2));
-		const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(s.p[VP] + i / 2));
-		c = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(u, v));
-	}
-};
-
-template <uint32_t Code, int Y0, int U, int Y1, int V>
-struct YuvLoad<SPacked422<Code, Y0, U, Y1, V>> {
-	static constexpr bool vu = false;   // Cb before Cr in YUYV and UYVY
-	static void load(const RowSrc &s, int32_t i, __m256i &y0, __m256i &y1, __m256i &c)
-	{
-		const __m256i x = load256(s.p[0] + 2 * int64_t(i));
-		const __m256i lo = _mm256_and_si256(x, _mm256_set1_epi16(0xff)), hi = _mm256_srli_epi16(x, 8);
-		luma_u16(Y0 == 0 ? lo : hi, y0, y1);
-		c = Y0 == 0 ? hi : lo;
-	}
-};
 
 template <>
 struct YuvLoad<SP010> {
