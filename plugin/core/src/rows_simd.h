@@ -563,6 +563,10 @@ void half_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
 	const int32_t n = w & ~7;
 	for (int32_t i = 0; i < n; i += 8) {
 		const uint8_t *q = p + 8 * int64_t(i);
+		// The hardware prefetcher does not keep up with 2 source bytes per destination
+		// byte once the image is out of cache (3840x2160: 2.3 -> 3.9-5.1 GB/s measured
+		// in isolation). Prefetches never fault, so running past the row is harmless.
+		_mm_prefetch(reinterpret_cast<const char *>(q + 1024), _MM_HINT_T0);
 		__m256i v[4];
 		for (int j = 0; j < 4; ++j)
 			v[j] = half_channels<S, D>(q + 16 * j, scale);
