@@ -1,5 +1,5 @@
 // Internal: hand-written SIMD rows for the pairs the compiler does not vectorise well
-// (YUV, half float, 24-bit RGB). Each specialises Fast<S, D> from rows_impl.h, does
+// (YUV, 24/32-bit byte RGB, 16-bit RGB words, 2101010 to 8 bits, half float). Each specialises Fast<S, D> from rows_impl.h, does
 // the same integer / exactly representable float arithmetic as the template, and
 // finishes the row with the template (the tail: widths that are not a multiple of
 // the vector, and the last pixels where a full vector load would read past the row).
@@ -76,12 +76,6 @@ struct Fast<SBytes<Code, Bpp, R, G, B, A>, D> {
 #endif // PP_ISA_LEVEL >= 2
 
 inline __m128i load64(const uint8_t *p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)); }
-inline __m128i load32(const uint8_t *p)
-{
-	int32_t v;
-	__builtin_memcpy(&v, p, 4);
-	return _mm_cvtsi32_si128(v);
-}
 inline __m128i load128(const uint8_t *p) { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)); }
 #if PP_ISA_LEVEL >= 3
 inline __m256i load256(const uint8_t *p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
