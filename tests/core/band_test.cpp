@@ -188,3 +188,27 @@ TEST(LargeBuffers, RowsBeyondTwoGibibytesConvert)
 
 } // namespace
 } // namespace pixelport::core
+
+namespace pixelport::core {
+namespace {
+
+// Streaming stores go through an L1 piece buffer of 2048 pixels: rows wider than that,
+// odd widths, odd origins and padded strides must give the cached-store result.
+TEST(StreamingStores, GiveTheCachedStoreResult)
+{
+	for (uint32_t code : {fourcc::NV12, fourcc::RGB888, fourcc::YUYV, fourcc::XBGR16161616F}) {
+		auto src = test::make_src(code, 4099, 5, 3, code);
+		const Rect damage[] = {{1, 1, 4097, 3}, {2047, 0, 3, 1}, {0, 4, 4099, 1}};
+		auto cached = test::make_dst(fourcc::ARGB8888, 4099, 5, 1, 0x11);
+		auto streamed = test::make_dst(fourcc::ARGB8888, 4099, 5, 1, 0x11);
+		ConvertOptions o;
+		o.stores = ConvertOptions::Stores::Cached;
+		ASSERT_EQ(convert_rects(src.img, cached.img, damage, o), Status::Ok);
+		o.stores = ConvertOptions::Stores::Streaming;
+		ASSERT_EQ(convert_rects(src.img, streamed.img, damage, o), Status::Ok);
+		EXPECT_EQ(streamed.bytes(), cached.bytes()) << format_name(code);
+	}
+}
+
+} // namespace
+} // namespace pixelport::core

@@ -2,13 +2,14 @@
 #include "pixelport/core/convert.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <emmintrin.h>
 #include <system_error>
 #include <thread>
 #include <unistd.h>
-#include <vector>
 
 #include "kernels.h"
 
@@ -31,7 +32,11 @@ struct Job {
 	const DstImage *dst;
 	RowFn fn;
 	YuvCoeffs yuv;
+	std::span<const Rect> rects;   // validated; expanded on use, so nothing is allocated
+	bool streaming;
 };
+
+constexpr int32_t kMaxThreads = 64;
 
 Status check_plane(const uint8_t *data, size_t stride, size_t size, uint64_t row_bytes, uint64_t rows)
 {
@@ -92,7 +97,7 @@ YuvCoeffs yuv_coeffs(YuvMatrix m, YuvRange r, int src_bits, int dst_bits)
 	const double one = 1 << detail::kYuvShift;
 	auto q = [&](double v) { return static_cast<int32_t>(std::lround(v * one)); };
 	return {q(ys), lim ? 16 : 0, q(2 * (1 - kr) * cs), q(2 * kb * (1 - kb) / kg * cs),
-		q(2 * kr * (1 - kr) / kg * cs), q(2 * (1 - kb) * cs)};
+		q(2 * kr * (1 - kr) / kg * cs), q(2 * (1 - kb) * cs), q(2 * ys)};
 }
 
 bool env_force_scalar()
@@ -130,6 +135,15 @@ size_t default_band_bytes()
 
 int32_t round_up(int32_t v, int32_t m) { return (v + m - 1) / m * m; }
 
+// A validated rectangle out to the chroma grid; the far edge may stop at an odd
+// image edge. No overflow: x + width <= image width was checked in 64 bits.
+Area area_of(const Job &job, const Rect &r)
+{
+	const int32_t hs = job.fi->hsub, vs = job.fi->vsub;
+	return {r.x / hs * hs, std::min(round_up(r.x + r.width, hs), job.src->width), r.y / vs * vs,
+		std::min(round_up(r.y + r.height, vs), job.src->height)};
+}
+
 int32_t band_rows_for(const Job &job, const ConvertOptions &opt, int32_t max_width)
 {
 	const int32_t vsub = job.fi->vsub;
@@ -144,29 +158,72 @@ int32_t band_rows_for(const Job &job, const ConvertOptions &opt, int32_t max_wid
 	return round_up(static_cast<int32_t>(std::min<uint64_t>(rows, INT32_MAX / 2)), vsub);
 }
 
-void convert_row(const Job &job, const Area &a, int32_t y)
+uint64_t streaming_min_bytes()
+{
+	static const uint64_t bytes = [] {
+		const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+		return std::max<uint64_t>(kStreamingMinBytes, l3 > 0 ? uint64_t(l3) / 2 : 0);
+	}();
+	return bytes;
+}
+
+// Copy with 16-byte non-temporal stores (SSE2, baseline on x86-64) where aligned.
+void stream_copy(uint8_t *d, const uint8_t *s, size_t n)
+{
+	const size_t head = std::min(n, (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16);
+	std::memcpy(d, s, head);
+	size_t i = head;
+	for (; i + 64 <= n; i += 64)
+		for (size_t k = 0; k < 64; k += 16)
+			_mm_stream_si128(reinterpret_cast<__m128i *>(d + i + k),
+					 _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + i + k)));
+	std::memcpy(d + i, s + i, n - i);
+}
+
+// Pixels [x, x + w) of row y; x on the chroma grid.
+void convert_piece(const Job &job, int32_t x, int32_t w, int32_t y, uint8_t *d)
 {
 	const FormatInfo &fi = *job.fi;
 	RowSrc rs{};
 	for (int i = 0; i < fi.num_planes; ++i) {
 		const PlaneInfo &p = fi.planes[i];
 		const SrcPlane &sp = job.src->planes[i];
-		rs.p[i] = sp.data + uint64_t(y / p.vsub) * sp.stride + uint64_t(a.x0 / p.hsub) * p.unit_bytes;
+		rs.p[i] = sp.data + uint64_t(y / p.vsub) * sp.stride + uint64_t(x / p.hsub) * p.unit_bytes;
 	}
+	job.fn(rs, d, w, job.yuv);
+}
+
+constexpr int32_t kPiecePixels = 2048;   // 8 KiB of destination: stays in L1
+
+void convert_row(const Job &job, const Area &a, int32_t y)
+{
 	uint8_t *d = job.dst->data + uint64_t(y) * job.dst->stride + uint64_t(a.x0) * 4;
-	job.fn(rs, d, a.x1 - a.x0, job.yuv);
+	if (!job.streaming) {
+		convert_piece(job, a.x0, a.x1 - a.x0, y, d);
+		return;
+	}
+	alignas(64) uint8_t buf[4 * kPiecePixels];
+	for (int32_t x = a.x0; x < a.x1; x += kPiecePixels) {
+		const int32_t w = std::min(kPiecePixels, a.x1 - x);
+		convert_piece(job, x, w, y, buf);
+		stream_copy(d + uint64_t(x - a.x0) * 4, buf, 4 * size_t(w));
+	}
 }
 
 // Rows [y_begin, y_end) of every area, band by band, so that all damage in a band is
 // done while its rows are in cache.
-void run_bands(const Job &job, std::span<const Area> areas, int32_t y_begin, int32_t y_end, int32_t band)
+void run_bands(const Job &job, int32_t y_begin, int32_t y_end, int32_t band)
 {
 	for (int32_t yb = y_begin; yb < y_end; yb += std::min(band, y_end - yb)) {
 		const int32_t ye = yb + std::min(band, y_end - yb);
-		for (const Area &a : areas)
+		for (const Rect &r : job.rects) {
+			const Area a = area_of(job, r);
 			for (int32_t y = std::max(a.y0, yb), e = std::min(a.y1, ye); y < e; ++y)
 				convert_row(job, a, y);
+		}
 	}
+	if (job.streaming)
+		_mm_sfence();   // order the non-temporal stores before the caller's next access
 }
 
 int32_t thread_count(const ConvertOptions &opt, int64_t pixels)
@@ -175,43 +232,48 @@ int32_t thread_count(const ConvertOptions &opt, int64_t pixels)
 	if (n == 0)
 		n = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
 	const int64_t by_size = std::max<int64_t>(1, pixels / kMinPixelsPerThread);
-	return static_cast<int32_t>(std::min<int64_t>(n, by_size));
+	return static_cast<int32_t>(std::min<int64_t>({n, by_size, kMaxThreads}));
 }
 
-Status run(const Job &job, std::span<const Area> areas, const ConvertOptions &opt)
+Status run(Job &job, const ConvertOptions &opt)
 {
-	if (areas.empty())
+	if (job.rects.empty())
 		return Status::Ok;
 	int32_t y_begin = INT32_MAX, y_end = 0, max_w = 0;
 	int64_t pixels = 0;
-	for (const Area &a : areas) {
+	for (const Rect &r : job.rects) {
+		const Area a = area_of(job, r);
 		y_begin = std::min(y_begin, a.y0);
 		y_end = std::max(y_end, a.y1);
 		max_w = std::max(max_w, a.x1 - a.x0);
 		pixels += int64_t(a.x1 - a.x0) * (a.y1 - a.y0);
 	}
 	const int32_t band = band_rows_for(job, opt, max_w);
+	const uint64_t dst_bytes = uint64_t(pixels) * 4;
+	job.streaming = opt.stores == ConvertOptions::Stores::Streaming ||
+			(opt.stores == ConvertOptions::Stores::Auto && dst_bytes >= streaming_min_bytes());
 	const int32_t vsub = job.fi->vsub;
 	const int32_t n = std::min(thread_count(opt, pixels), (y_end - y_begin + vsub - 1) / vsub);
 	if (n <= 1) {
-		run_bands(job, areas, y_begin, y_end, band);
+		run_bands(job, y_begin, y_end, band);
 		return Status::Ok;
 	}
 	// Contiguous chunks of rows on the chroma grid; the calling thread takes the first.
 	const int32_t chunk = round_up((y_end - y_begin + n - 1) / n, vsub);
-	std::vector<std::thread> workers;
-	int32_t y = y_begin + chunk;
-	for (; y < y_end; y += chunk) {
+	std::array<std::thread, kMaxThreads> workers;
+	int nw = 0;
+	for (int32_t y = y_begin + chunk; y < y_end; y += chunk) {
 		const int32_t e = std::min(y_end, y + chunk);
 		try {
-			workers.emplace_back(run_bands, std::cref(job), areas, y, e, band);
+			workers[nw] = std::thread(run_bands, std::cref(job), y, e, band);
+			++nw;
 		} catch (const std::system_error &) {
-			run_bands(job, areas, y, e, band);   // no thread: do it here
+			run_bands(job, y, e, band);   // no thread to be had: do it here
 		}
 	}
-	run_bands(job, areas, y_begin, std::min(y_end, y_begin + chunk), band);
-	for (std::thread &t : workers)
-		t.join();
+	run_bands(job, y_begin, std::min(y_end, y_begin + chunk), band);
+	for (int i = 0; i < nw; ++i)
+		workers[i].join();
 	return Status::Ok;
 }
 
@@ -224,6 +286,7 @@ Status prepare(const SrcImage &src, const DstImage &dst, const ConvertOptions &o
 	job.fn = find_kernel(src.fourcc, dst.fourcc, opt);
 	if (!job.fn)
 		return Status::UnsupportedConversion;
+	job.streaming = false;
 	job.yuv = yuv_coeffs(opt.matrix, opt.range, job.fi->bits, format_info(dst.fourcc)->bits);
 	return Status::Ok;
 }
@@ -264,7 +327,8 @@ Isa best_isa()
 {
 	static const Isa best = [] {
 		__builtin_cpu_init();
-		if (__builtin_cpu_supports("avx2"))
+		// The AVX2 kernels also use F16C (every AVX2 CPU has it, but check).
+		if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"))
 			return Isa::AVX2;
 		if (__builtin_cpu_supports("ssse3"))
 			return Isa::SSSE3;
@@ -283,8 +347,9 @@ Status convert_rows(const SrcImage &src, const DstImage &dst, int32_t y0, int32_
 	const int32_t vsub = job.fi->vsub;
 	if (y0 < 0 || y1 > src.height || y0 >= y1 || y0 % vsub != 0 || (y1 % vsub != 0 && y1 != src.height))
 		return Status::BadRowRange;
-	const Area a{0, src.width, y0, y1};
-	return run(job, {&a, 1}, opt);
+	const Rect r{0, y0, src.width, y1 - y0};
+	job.rects = {&r, 1};
+	return run(job, opt);
 }
 
 Status convert_rects(const SrcImage &src, const DstImage &dst, std::span<const Rect> damage,
@@ -293,19 +358,14 @@ Status convert_rects(const SrcImage &src, const DstImage &dst, std::span<const R
 	Job job;
 	if (Status s = prepare(src, dst, opt, job); s != Status::Ok)
 		return s;
-	std::vector<Area> areas;
-	areas.reserve(damage.size());
-	const int32_t hs = job.fi->hsub, vs = job.fi->vsub;
 	for (const Rect &r : damage) {
 		if (r.width <= 0 || r.height <= 0)
 			return Status::InvalidSize;
 		if (r.x < 0 || r.y < 0 || int64_t{r.x} + r.width > src.width || int64_t{r.y} + r.height > src.height)
 			return Status::RectOutOfBounds;
-		// Out to the chroma grid; the far edge may stop at an odd image edge.
-		areas.push_back({r.x / hs * hs, std::min(round_up(r.x + r.width, hs), src.width), r.y / vs * vs,
-				 std::min(round_up(r.y + r.height, vs), src.height)});
 	}
-	return run(job, areas, opt);
+	job.rects = damage;
+	return run(job, opt);
 }
 
 Status convert_image(const SrcImage &src, const DstImage &dst, const ConvertOptions &opt)

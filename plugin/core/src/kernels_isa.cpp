@@ -14,7 +14,7 @@
 namespace pixelport::core::detail {
 namespace {
 #include "rows_impl.h"
-#if PP_ISA_LEVEL >= 2
+#if PP_ISA_LEVEL >= 1
 #include "rows_simd.h"
 #endif
 #include "rows_table.h"

@@ -35,10 +35,15 @@ inline uint32_t c1to8(uint32_t v) { return v * 255; }
 inline uint32_t c10to8(uint32_t v) { return (v * 1021 + 2041) >> 12; }
 inline uint32_t c2to2(uint32_t v) { return v; }
 
-// IEEE half -> float, exact for every finite half (denormals included).
+// IEEE half -> float, exact for every finite half. Normal halves by rebiasing the
+// exponent, subnormal ones as mantissa * 2^-24: no float subnormal is ever formed
+// (those cost ~100 cycles each on x86). Exponent 31 (Inf/NaN) becomes a finite
+// value >= 2^16, which clamps to 1.
 inline float half_to_float(uint32_t h)
 {
-	const float mag = __builtin_bit_cast(float, (h & 0x7fffu) << 13) * 0x1p112f;
+	const float normal = __builtin_bit_cast(float, ((h & 0x7fffu) << 13) + (112u << 23));
+	const float sub = static_cast<float>(static_cast<int32_t>(h & 0x3ffu)) * 0x1p-24f;
+	const float mag = (h & 0x7c00u) ? normal : sub;
 	return (h & 0x8000u) ? 0.0f : mag;   // negatives only ever clamp to 0
 }
 // Clamp to [0, 1] then round(v * max), ties up. f * max is exact in float for
@@ -62,6 +67,7 @@ struct Dst {
 	static constexpr int ab = CB == 8 ? 8 : 2;     // alpha bits
 	static constexpr uint32_t amax = (1u << ab) - 1;
 	static constexpr bool alpha = Alpha;
+	static constexpr bool bgr = Bgr;   // red in the low bits
 	static void put(uint8_t *d, int32_t i, uint32_t r, uint32_t g, uint32_t b, uint32_t a)
 	{
 		const uint32_t lo = Bgr ? r : b, hi = Bgr ? b : r;
@@ -82,6 +88,7 @@ struct Px {
 template <uint32_t Code, int Bpp, int R, int G, int B, int A>
 struct SBytes {
 	static constexpr uint32_t fourcc = Code;
+	static constexpr int bpp = Bpp, r = R, g = G, b = B, a = A;
 	static constexpr bool alpha = A >= 0;
 	template <int CB, int AB>
 	static Px get(const uint8_t *p, int32_t i)
@@ -130,6 +137,7 @@ using SArgb4444 = SWord16<fourcc::ARGB4444, 8, 4, 4, 4, 0, 4, 12, 4>;
 template <uint32_t Code, bool Bgr, bool Alpha>
 struct S2101010 {
 	static constexpr uint32_t fourcc = Code;
+	static constexpr bool bgr = Bgr;
 	static constexpr bool alpha = Alpha;
 	template <int CB, int AB>
 	static Px get(const uint8_t *p, int32_t i)
@@ -164,14 +172,21 @@ struct SHalf {
 using SXbgr16f = SHalf<fourcc::XBGR16161616F, false>;
 using SAbgr16f = SHalf<fourcc::ABGR16161616F, true>;
 
+// Pixels [i0, w) of the row; SIMD rows use it for their tails.
 template <class S, class D>
-void rgb_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
+void rgb_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w)
 {
 	const uint8_t *p = s.p[0];
-	for (int32_t i = 0; i < w; ++i) {
+	for (int32_t i = i0; i < w; ++i) {
 		const Px px = S::template get<D::cb, D::ab>(p, i);
 		D::put(d, i, px.r, px.g, px.b, S::alpha ? px.a : D::amax);
 	}
+}
+
+template <class S, class D>
+void rgb_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
+{
+	rgb_span<S, D>(s, d, 0, w);
 }
 
 // ---- YUV sources -------------------------------------------------------------------------
@@ -235,30 +250,88 @@ inline void yuv_put(uint8_t *d, int32_t i, int32_t y, int32_t rc, int32_t gc, in
 	       clampi((y + bc) >> M::shift, M::maxv), D::amax);
 }
 
+// Chroma terms of pair k, then its luma term for pixel i (2k or 2k+1).
 template <class S, class D>
-void yuv_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
+inline void yuv_pixel(const RowSrc &s, uint8_t *d, int32_t k, int32_t i, int32_t yoff, const YuvCoeffs &c)
 {
 	using M = YuvMath<S, D>;
-	const int32_t yoff = c.y_off << (S::bits - 8);
-	const int32_t ym = c.y_mul, rv = c.rv, gu = c.gu, gv = c.gv, bu = c.bu;
-	const int32_t pairs = (w + 1) >> 1;   // the last pair may have one pixel
-	for (int32_t k = 0; k < pairs; ++k) {
-		const int32_t u = static_cast<int32_t>(S::u(s, k)) - M::coff;
-		const int32_t v = static_cast<int32_t>(S::v(s, k)) - M::coff;
-		const int32_t rc = M::rnd + v * rv, gc = M::rnd - u * gu - v * gv, bc = M::rnd + u * bu;
-		yuv_put<S, D>(d, 2 * k, (static_cast<int32_t>(S::y(s, 2 * k)) - yoff) * ym, rc, gc, bc);
-		if (2 * k + 1 < w)
-			yuv_put<S, D>(d, 2 * k + 1, (static_cast<int32_t>(S::y(s, 2 * k + 1)) - yoff) * ym, rc, gc, bc);
+	const int32_t u = static_cast<int32_t>(S::u(s, k)) - M::coff;
+	const int32_t v = static_cast<int32_t>(S::v(s, k)) - M::coff;
+	const int32_t y = (static_cast<int32_t>(S::y(s, i)) - yoff) * c.y_mul;
+	yuv_put<S, D>(d, i, y, M::rnd + v * c.rv, M::rnd - u * c.gu - v * c.gv, M::rnd + u * c.bu);
+}
+
+// 8-bit sources use 16-bit arithmetic, so that SIMD rows do 16 lanes per register
+// (pmulhrsw, paddsw, packuswb) instead of 8 int32 lanes. Terms carry 6 fractional
+// bits; each product is rounded once, so the sum is within 3/128 of the exact
+// equation and the result within +-1 of it (equal except next to a .5).
+// Saturation only happens when the true result is outside 0..255 anyway: no single
+// term exceeds 239 * 1.164 * 64 = 17.8k, so a saturated sum is >= 511 or <= -512.
+inline int32_t mulhrs(int32_t a, int32_t b) { return (a * b + 0x4000) >> 15; }   // pmulhrsw
+inline int32_t adds16(int32_t a, int32_t b)                                       // paddsw
+{
+	const int32_t v = a + b;
+	return v < -32768 ? -32768 : (v > 32767 ? 32767 : v);
+}
+struct Yuv16Terms {
+	int32_t r, g, b;
+};
+// Chroma terms of one pixel pair: (C - 128) * 256 times the coefficient at 13 bits.
+inline Yuv16Terms yuv16_chroma(uint32_t u, uint32_t v, const YuvCoeffs &c)
+{
+	const int32_t u8 = (static_cast<int32_t>(u) - 128) * 256, v8 = (static_cast<int32_t>(v) - 128) * 256;
+	return {mulhrs(v8, c.rv), adds16(mulhrs(u8, -c.gu), mulhrs(v8, -c.gv)), mulhrs(u8, c.bu)};
+}
+// Luma term with the final rounding (+32) folded in: (Y - off) * 128 times y at 14 bits.
+inline int32_t yuv16_luma(uint32_t y, const YuvCoeffs &c)
+{
+	return mulhrs((static_cast<int32_t>(y) - c.y_off) * 128, c.y_mul14) + 32;
+}
+inline int32_t yuv16_out(int32_t y, int32_t t) { return clampi(adds16(y, t) >> 6, 255); }
+
+// Pixels [i0, w) of the row, i0 even.
+template <class S, class D>
+void yuv_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w, const YuvCoeffs &c)
+{
+	if constexpr (S::bits == 8) {
+		for (int32_t i = i0; i < w; ++i) {
+			const Yuv16Terms t = yuv16_chroma(S::u(s, i >> 1), S::v(s, i >> 1), c);
+			const int32_t y = yuv16_luma(S::y(s, i), c);
+			D::put(d, i, yuv16_out(y, t.r), yuv16_out(y, t.g), yuv16_out(y, t.b), D::amax);
+		}
+	} else {
+		const int32_t yoff = c.y_off << (S::bits - 8);
+		for (int32_t i = i0; i < w; ++i)
+			yuv_pixel<S, D>(s, d, i >> 1, i, yoff, c);
 	}
 }
 
 template <class S, class D>
+void yuv_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
+{
+	yuv_span<S, D>(s, d, 0, w, c);
+}
+
+// Hand-written rows (rows_simd.h) specialise Fast with a member `fn` for the pairs
+// they cover.
+template <class S, class D>
+struct Fast {};
+
+template <class S, class D>
+constexpr RowFn fast_or(RowFn generic)
+{
+	if constexpr (requires { Fast<S, D>::fn; })
+		return Fast<S, D>::fn;
+	else
+		return generic;
+}
+template <class S, class D>
 constexpr KernelEntry rgb_entry()
 {
-	return {S::fourcc, D::fourcc, &rgb_row<S, D>};
+	return {S::fourcc, D::fourcc, fast_or<S, D>(&rgb_row<S, D>)};
 }
 template <class S, class D>
 constexpr KernelEntry yuv_entry()
 {
-	return {S::fourcc, D::fourcc, &yuv_row<S, D>};
+	return {S::fourcc, D::fourcc, fast_or<S, D>(&yuv_row<S, D>)};
 }

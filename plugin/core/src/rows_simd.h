@@ -1,2 +1,597 @@
-// Internal: hand-written SIMD rows (SSSE3 and AVX2) for the hot pairs, each a
-// specialisation of the template in rows_impl.h with the template as its tail.
+// Internal: hand-written SIMD rows for the pairs the compiler does not vectorise well
+// (YUV, 24/32-bit byte RGB, 16-bit RGB words, 2101010 to 8 bits, half float). Each specialises Fast<S, D> from rows_impl.h, does
+// the same integer / exactly representable float arithmetic as the template, and
+// finishes the row with the template (the tail: widths that are not a multiple of
+// the vector, and the last pixels where a full vector load would read past the row).
+// Loads never reach beyond the bytes of the row's own pixels.
+
+#if PP_ISA_LEVEL >= 2
+// ---- 24/32-bit byte RGB: one pshufb per 4 pixels ------------------------------------------
+
+// Byte shuffle for 4 pixels of S into B G R A order; alpha lanes zero (0x80) when
+// alpha is not kept (S has none or D is X...), then OR-ed with 0xff.
+template <class S, class D>
+struct ByteShuffle {
+	static constexpr bool keep_a = S::a >= 0 && D::alpha;
+	alignas(16) static constexpr int8_t mask[16] = {
+#define PP_PX(j)                                                                                  \
+	int8_t(j * S::bpp + S::b), int8_t(j * S::bpp + S::g), int8_t(j * S::bpp + S::r),          \
+		int8_t(keep_a ? j * S::bpp + S::a : 0x80)
+		PP_PX(0), PP_PX(1), PP_PX(2), PP_PX(3)
+#undef PP_PX
+	};
+	static constexpr uint32_t alpha = keep_a ? 0u : 0xff000000u;
+};
+
+template <class S, class D>
+void bytes_row_ssse3(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
+{
+	const uint8_t *p = s.p[0];
+	const __m128i shuf = _mm_load_si128(reinterpret_cast<const __m128i *>(ByteShuffle<S, D>::mask));
+	const __m128i alpha = _mm_set1_epi32(static_cast<int32_t>(ByteShuffle<S, D>::alpha));
+	// A 16-byte load covers 4 pixels but reads 16 bytes: stop while it stays in the row.
+	const int32_t stop = w - (16 + S::bpp - 1) / S::bpp;
+	int32_t i = 0;
+	for (; i <= stop; i += 4) {
+		const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + S::bpp * int64_t(i)));
+		_mm_storeu_si128(reinterpret_cast<__m128i *>(d + 4 * int64_t(i)), _mm_or_si128(_mm_shuffle_epi8(x, shuf), alpha));
+	}
+	rgb_span<S, D>(s, d, i, w);
+}
+
+#if PP_ISA_LEVEL >= 3
+template <class S, class D>
+void bytes_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
+{
+	const uint8_t *p = s.p[0];
+	const __m256i shuf = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(ByteShuffle<S, D>::mask)));
+	const __m256i alpha = _mm256_set1_epi32(static_cast<int32_t>(ByteShuffle<S, D>::alpha));
+	// 16 pixels per step as four 4-pixel loads; the last load ends at byte
+	// 12 * bpp + 16 of the step.
+	const int32_t stop = w - (12 * S::bpp + 16 + S::bpp - 1) / S::bpp;
+	int32_t i = 0;
+	for (; i <= stop; i += 16) {
+		const uint8_t *q = p + S::bpp * int64_t(i);
+		uint8_t *o = d + 4 * int64_t(i);
+		for (int h = 0; h < 2; ++h) {
+			const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q + 8 * h * S::bpp));
+			const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q + (8 * h + 4) * S::bpp));
+			const __m256i x = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+			_mm256_storeu_si256(reinterpret_cast<__m256i *>(o + 32 * h), _mm256_or_si256(_mm256_shuffle_epi8(x, shuf), alpha));
+		}
+	}
+	if (i < w)
+		bytes_row_ssse3<S, D>({{s.p[0] + S::bpp * int64_t(i)}}, d + 4 * int64_t(i), w - i, c);
+}
+#endif
+
+template <uint32_t Code, int Bpp, int R, int G, int B, int A, class D>
+struct Fast<SBytes<Code, Bpp, R, G, B, A>, D> {
+#if PP_ISA_LEVEL >= 3
+	static constexpr RowFn fn = &bytes_row_avx2<SBytes<Code, Bpp, R, G, B, A>, D>;
+#else
+	static constexpr RowFn fn = &bytes_row_ssse3<SBytes<Code, Bpp, R, G, B, A>, D>;
+#endif
+};
+#endif // PP_ISA_LEVEL >= 2
+
+inline __m128i load64(const uint8_t *p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)); }
+inline __m128i load128(const uint8_t *p) { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)); }
+#if PP_ISA_LEVEL >= 3
+inline __m256i load256(const uint8_t *p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
+#endif
+
+inline __m128i pair16x4(int32_t first, int32_t second)
+{
+	return _mm_set1_epi32(static_cast<int32_t>(static_cast<uint16_t>(first) | static_cast<uint32_t>(second) << 16));
+}
+
+// ---- 8-bit YUV -> RGB in 16-bit lanes (SSE2/SSSE3: 16 pixels per step, AVX2: 32) ---------
+// The arithmetic of yuv16_chroma / yuv16_luma / yuv16_out in rows_impl.h, lane for lane.
+// Loaders give luma as two vectors of 16-bit values and Cb, Cr as 16-bit values of
+// consecutive pixel pairs, arranged so that punpck{l,h}wd(t, t) of a chroma term lines
+// up with luma vector 0 and 1. V wraps the few instructions whose names differ by width.
+struct V128 {
+	using T = __m128i;
+	static constexpr int px = 16;
+	static T set16(int32_t v) { return _mm_set1_epi16(static_cast<int16_t>(v)); }
+	static T sub16(T a, T b) { return _mm_sub_epi16(a, b); }
+	static T add16(T a, T b) { return _mm_add_epi16(a, b); }
+	static T adds16(T a, T b) { return _mm_adds_epi16(a, b); }
+	static T mulhrs(T a, T b)
+	{
+#if PP_ISA_LEVEL >= 2
+		return _mm_mulhrs_epi16(a, b);
+#else
+		// SSE2 has no pmulhrsw: (a*b + 2^14) >> 15 from the product's halves hi:lo is
+		// 2 * (hi + carry) + (t >> 15), t = lo + 0x4000 mod 2^16, carry iff lo >= 0xc000.
+		const T hi = _mm_mulhi_epi16(a, b), lo = _mm_mullo_epi16(a, b);
+		const T t = _mm_add_epi16(lo, _mm_set1_epi16(0x4000));
+		const T carry = _mm_cmpgt_epi16(_mm_xor_si128(lo, _mm_set1_epi16(-32768)), _mm_set1_epi16(0x3fff));
+		return _mm_sub_epi16(_mm_add_epi16(_mm_slli_epi16(hi, 1), _mm_srli_epi16(t, 15)), _mm_slli_epi16(carry, 1));
+#endif
+	}
+	template <int N> static T slli16(T a) { return _mm_slli_epi16(a, N); }
+	template <int N> static T srai16(T a) { return _mm_srai_epi16(a, N); }
+	static T lo16(T a, T b) { return _mm_unpacklo_epi16(a, b); }
+	static T hi16(T a, T b) { return _mm_unpackhi_epi16(a, b); }
+	static T lo8(T a, T b) { return _mm_unpacklo_epi8(a, b); }
+	static T hi8(T a, T b) { return _mm_unpackhi_epi8(a, b); }
+	static T packus16(T a, T b) { return _mm_packus_epi16(a, b); }
+	// q0..q3: pixels 0-3, 4-7, 8-11, 12-15
+	static void store4(uint8_t *d, T q0, T q1, T q2, T q3)
+	{
+		T *o = reinterpret_cast<T *>(d);
+		_mm_storeu_si128(o, q0);
+		_mm_storeu_si128(o + 1, q1);
+		_mm_storeu_si128(o + 2, q2);
+		_mm_storeu_si128(o + 3, q3);
+	}
+};
+
+template <class V, class S>
+struct Yuv16Load;
+
+// 16 pairs of bytes (a, b) -> 16-bit a, b vectors; used for NV12/NV21 chroma.
+inline void split_pairs(__m128i x, __m128i &a, __m128i &b)
+{
+	a = _mm_and_si128(x, _mm_set1_epi16(0xff));
+	b = _mm_srli_epi16(x, 8);
+}
+
+template <uint32_t Code, int U, int V>
+struct Yuv16Load<V128, SSemi<Code, U, V>> {
+	static void load(const RowSrc &s, int32_t i, __m128i y[2], __m128i &u, __m128i &v)
+	{
+		const __m128i yy = load128(s.p[0] + i);
+		y[0] = _mm_unpacklo_epi8(yy, _mm_setzero_si128());
+		y[1] = _mm_unpackhi_epi8(yy, _mm_setzero_si128());
+		__m128i a, b;
+		split_pairs(load128(s.p[1] + i), a, b);
+		u = U == 0 ? a : b;
+		v = U == 0 ? b : a;
+	}
+};
+
+template <uint32_t Code, int UP, int VP>
+struct Yuv16Load<V128, SPlanar<Code, UP, VP>> {
+	static void load(const RowSrc &s, int32_t i, __m128i y[2], __m128i &u, __m128i &v)
+	{
+		const __m128i yy = load128(s.p[0] + i);
+		y[0] = _mm_unpacklo_epi8(yy, _mm_setzero_si128());
+		y[1] = _mm_unpackhi_epi8(yy, _mm_setzero_si128());
+		u = _mm_unpacklo_epi8(load64(s.p[UP] + i / 2), _mm_setzero_si128());
+		v = _mm_unpacklo_epi8(load64(s.p[VP] + i / 2), _mm_setzero_si128());
+	}
+};
+
+template <uint32_t Code, int Y0, int U, int Y1, int V>
+struct Yuv16Load<V128, SPacked422<Code, Y0, U, Y1, V>> {
+	static void load(const RowSrc &s, int32_t i, __m128i y[2], __m128i &u, __m128i &v)
+	{
+		__m128i c[2];
+		for (int h = 0; h < 2; ++h)   // pixels 8h .. 8h+7
+			split_pairs(load128(s.p[0] + 2 * (int64_t(i) + 8 * h)), Y0 == 0 ? y[h] : c[h], Y0 == 0 ? c[h] : y[h]);
+		// c: 16-bit Cb, Cr, Cb, Cr ... of pairs 0-3 and 4-7
+		const __m128i lo = _mm_set1_epi32(0xffff);
+		u = _mm_packs_epi32(_mm_and_si128(c[0], lo), _mm_and_si128(c[1], lo));
+		v = _mm_packs_epi32(_mm_srli_epi32(c[0], 16), _mm_srli_epi32(c[1], 16));
+	}
+};
+
+#if PP_ISA_LEVEL >= 3
+struct V256 {
+	using T = __m256i;
+	static constexpr int px = 32;
+	static T set16(int32_t v) { return _mm256_set1_epi16(static_cast<int16_t>(v)); }
+	static T sub16(T a, T b) { return _mm256_sub_epi16(a, b); }
+	static T add16(T a, T b) { return _mm256_add_epi16(a, b); }
+	static T adds16(T a, T b) { return _mm256_adds_epi16(a, b); }
+	static T mulhrs(T a, T b) { return _mm256_mulhrs_epi16(a, b); }
+	template <int N> static T slli16(T a) { return _mm256_slli_epi16(a, N); }
+	template <int N> static T srai16(T a) { return _mm256_srai_epi16(a, N); }
+	static T lo16(T a, T b) { return _mm256_unpacklo_epi16(a, b); }
+	static T hi16(T a, T b) { return _mm256_unpackhi_epi16(a, b); }
+	static T lo8(T a, T b) { return _mm256_unpacklo_epi8(a, b); }
+	static T hi8(T a, T b) { return _mm256_unpackhi_epi8(a, b); }
+	static T packus16(T a, T b) { return _mm256_packus_epi16(a, b); }
+	// Unpacks work per 128-bit lane: q0..q3 hold pixels 0-3|16-19, 4-7|20-23,
+	// 8-11|24-27, 12-15|28-31.
+	static void store4(uint8_t *d, T q0, T q1, T q2, T q3)
+	{
+		T *o = reinterpret_cast<T *>(d);
+		_mm256_storeu_si256(o, _mm256_permute2x128_si256(q0, q1, 0x20));
+		_mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(q2, q3, 0x20));
+		_mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(q0, q1, 0x31));
+		_mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(q2, q3, 0x31));
+	}
+};
+
+// AVX2 luma: 32 bytes -> pixels 0-7|16-23 and 8-15|24-31 (per-lane unpack), matching
+// punpck{l,h}wd of chroma terms whose lanes hold pairs 0-7 | 8-15.
+inline void luma32(const uint8_t *p, __m256i y[2])
+{
+	const __m256i yy = load256(p);
+	y[0] = _mm256_unpacklo_epi8(yy, _mm256_setzero_si256());
+	y[1] = _mm256_unpackhi_epi8(yy, _mm256_setzero_si256());
+}
+
+template <uint32_t Code, int U, int V>
+struct Yuv16Load<V256, SSemi<Code, U, V>> {
+	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v)
+	{
+		luma32(s.p[0] + i, y);
+		const __m256i x = load256(s.p[1] + i);
+		const __m256i a = _mm256_and_si256(x, _mm256_set1_epi16(0xff)), b = _mm256_srli_epi16(x, 8);
+		u = U == 0 ? a : b;
+		v = U == 0 ? b : a;
+	}
+};
+
+template <uint32_t Code, int UP, int VP>
+struct Yuv16Load<V256, SPlanar<Code, UP, VP>> {
+	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v)
+	{
+		luma32(s.p[0] + i, y);
+		u = _mm256_cvtepu8_epi16(load128(s.p[UP] + i / 2));
+		v = _mm256_cvtepu8_epi16(load128(s.p[VP] + i / 2));
+	}
+};
+
+template <uint32_t Code, int Y0, int U, int Y1, int V>
+struct Yuv16Load<V256, SPacked422<Code, Y0, U, Y1, V>> {
+	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v)
+	{
+		__m256i l[2], c[2];
+		for (int h = 0; h < 2; ++h) {   // pixels 16h .. 16h+15
+			const __m256i x = load256(s.p[0] + 2 * (int64_t(i) + 16 * h));
+			const __m256i a = _mm256_and_si256(x, _mm256_set1_epi16(0xff)), b = _mm256_srli_epi16(x, 8);
+			l[h] = Y0 == 0 ? a : b;
+			c[h] = Y0 == 0 ? b : a;
+		}
+		y[0] = _mm256_permute2x128_si256(l[0], l[1], 0x20);   // pixels 0-7 | 16-23
+		y[1] = _mm256_permute2x128_si256(l[0], l[1], 0x31);   // pixels 8-15 | 24-31
+		// c: 16-bit Cb, Cr ... of pairs 0-3|4-7 and 8-11|12-15; packus interleaves the
+		// lanes, vpermq 0xd8 puts pairs back in order 0-7 | 8-15.
+		const __m256i lo = _mm256_set1_epi32(0xffff);
+		u = _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_and_si256(c[0], lo), _mm256_and_si256(c[1], lo)), 0xd8);
+		v = _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_srli_epi32(c[0], 16), _mm256_srli_epi32(c[1], 16)), 0xd8);
+	}
+};
+using VYuv = V256;
+#else
+using VYuv = V128;
+#endif
+
+template <class V, class S, class D>
+void yuv16_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
+{
+	static_assert(D::cb == 8 && !D::bgr);
+	using T = typename V::T;
+	const T yoff = V::set16(c.y_off), coff = V::set16(128), cy = V::set16(c.y_mul14), r32 = V::set16(32);
+	const T krv = V::set16(c.rv), kgu = V::set16(-c.gu), kgv = V::set16(-c.gv), kbu = V::set16(c.bu);
+	const T alpha = V::set16(-1);
+	const int32_t n = w - w % V::px;
+	for (int32_t i = 0; i < n; i += V::px) {
+		T y[2], u, v;
+		Yuv16Load<V, S>::load(s, i, y, u, v);
+		u = V::template slli16<8>(V::sub16(u, coff));
+		v = V::template slli16<8>(V::sub16(v, coff));
+		const T term[3] = {V::mulhrs(v, krv), V::adds16(V::mulhrs(u, kgu), V::mulhrs(v, kgv)), V::mulhrs(u, kbu)};
+		T out[3];   // R, G, B bytes of all pixels, in order
+		T half[3][2];
+		for (int h = 0; h < 2; ++h) {
+			const T yy = V::add16(V::mulhrs(V::template slli16<7>(V::sub16(y[h], yoff)), cy), r32);
+			for (int k = 0; k < 3; ++k) {
+				const T t = h ? V::hi16(term[k], term[k]) : V::lo16(term[k], term[k]);
+				half[k][h] = V::template srai16<6>(V::adds16(yy, t));
+			}
+		}
+		for (int k = 0; k < 3; ++k)
+			out[k] = V::packus16(half[k][0], half[k][1]);   // clamps to 0..255
+		const T bg0 = V::lo8(out[2], out[1]), bg1 = V::hi8(out[2], out[1]);
+		const T ra0 = V::lo8(out[0], alpha), ra1 = V::hi8(out[0], alpha);
+		V::store4(d + 4 * int64_t(i), V::lo16(bg0, ra0), V::hi16(bg0, ra0), V::lo16(bg1, ra1), V::hi16(bg1, ra1));
+	}
+	yuv_span<S, D>(s, d, n, w, c);
+}
+
+template <class S, class D>
+	requires requires { &Yuv16Load<VYuv, S>::load; }
+struct Fast<S, D> {
+	static constexpr RowFn fn = &yuv16_row<VYuv, S, D>;
+};
+
+#if PP_ISA_LEVEL < 3
+// ---- 10-bit YUV (P010) -> RGB with SSE2, 8 pixels per step --------------------------------
+// The AVX2 row below at half width, for CPUs without AVX2. Luma as 4 x int32 for pixels
+// i..i+3 and i+4..i+7; chroma as 4 lanes of 16-bit pairs (first, second).
+template <class S>
+struct YuvLoad128;
+
+inline void luma8_u16(__m128i y16, __m128i &y0, __m128i &y1)
+{
+	y0 = _mm_unpacklo_epi16(y16, _mm_setzero_si128());
+	y1 = _mm_unpackhi_epi16(y16, _mm_setzero_si128());
+}
+
+template <>
+struct YuvLoad128<SP010> {
+	static constexpr bool vu = false;
+	static void load(const RowSrc &s, int32_t i, __m128i &y0, __m128i &y1, __m128i &c)
+	{
+		luma8_u16(_mm_srli_epi16(load128(s.p[0] + 2 * int64_t(i)), 6), y0, y1);
+		c = _mm_srli_epi16(load128(s.p[1] + 2 * int64_t(i)), 6);
+	}
+};
+
+template <class S, class D>
+void yuv_row_sse2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
+{
+	using M = YuvMath<S, D>;
+	using L = YuvLoad128<S>;
+	auto coeff = [](int32_t cu, int32_t cv) { return L::vu ? pair16x4(cv, cu) : pair16x4(cu, cv); };
+	const __m128i kr = coeff(0, c.rv), kg = coeff(-c.gu, -c.gv), kb = coeff(c.bu, 0);
+	const __m128i coff = _mm_set1_epi16(static_cast<int16_t>(M::coff));
+	const __m128i yoff = _mm_set1_epi32(c.y_off << (S::bits - 8));
+	const __m128i ym = pair16x4(c.y_mul, 0);
+	const __m128i rnd = _mm_set1_epi32(M::rnd), zero = _mm_setzero_si128();
+	const __m128i maxv = _mm_set1_epi16(static_cast<int16_t>(M::maxv));
+	const __m128i amax = _mm_set1_epi32(static_cast<int32_t>(D::amax << (3 * D::cb)));
+	// One channel of 8 pixels: shift, clamp via int16 (values are far inside its range
+	// before clamping), back to two int32 vectors.
+	auto channel = [&](__m128i y0, __m128i y1, __m128i term, __m128i &lo, __m128i &hi) {
+		const __m128i a = _mm_srai_epi32(_mm_add_epi32(y0, _mm_unpacklo_epi32(term, term)), M::shift);
+		const __m128i b = _mm_srai_epi32(_mm_add_epi32(y1, _mm_unpackhi_epi32(term, term)), M::shift);
+		const __m128i v = _mm_min_epi16(_mm_max_epi16(_mm_packs_epi32(a, b), zero), maxv);
+		lo = _mm_unpacklo_epi16(v, zero);
+		hi = _mm_unpackhi_epi16(v, zero);
+	};
+	auto pack = [&](__m128i r, __m128i g, __m128i b) {
+		const __m128i lo = D::bgr ? r : b, hi = D::bgr ? b : r;
+		return _mm_or_si128(_mm_or_si128(_mm_slli_epi32(hi, 2 * D::cb), _mm_slli_epi32(g, D::cb)), _mm_or_si128(lo, amax));
+	};
+	const int32_t n = w & ~7;
+	for (int32_t i = 0; i < n; i += 8) {
+		__m128i y0, y1, ch;
+		L::load(s, i, y0, y1, ch);
+		ch = _mm_sub_epi16(ch, coff);
+		y0 = _mm_madd_epi16(_mm_sub_epi32(y0, yoff), ym);
+		y1 = _mm_madd_epi16(_mm_sub_epi32(y1, yoff), ym);
+		__m128i r[2], g[2], b[2];
+		channel(y0, y1, _mm_add_epi32(_mm_madd_epi16(ch, kr), rnd), r[0], r[1]);
+		channel(y0, y1, _mm_add_epi32(_mm_madd_epi16(ch, kg), rnd), g[0], g[1]);
+		channel(y0, y1, _mm_add_epi32(_mm_madd_epi16(ch, kb), rnd), b[0], b[1]);
+		for (int h = 0; h < 2; ++h)
+			_mm_storeu_si128(reinterpret_cast<__m128i *>(d + 4 * (int64_t(i) + 4 * h)), pack(r[h], g[h], b[h]));
+	}
+	yuv_span<S, D>(s, d, n, w, c);
+}
+
+template <class S, class D>
+	requires requires { YuvLoad128<S>::vu; }
+struct Fast<S, D> {
+	static constexpr RowFn fn = &yuv_row_sse2<S, D>;
+};
+#endif // PP_ISA_LEVEL < 3
+
+#if PP_ISA_LEVEL >= 3
+// ---- 10-bit YUV (P010) -> RGB, 16 pixels per step ------------------------------------------
+// int32 lanes: 10-bit terms do not fit the 16-bit path of 8-bit sources.
+// Luma as 8 x int32 for pixels i..i+7 and i+8..i+15 (y0, y1); chroma as 8 x int32 lanes
+// each holding the 16-bit pair (first, second) of pixel pairs i/2 .. i/2+7. vu: the
+// pair is (Cr, Cb). All loads end within the 16 pixels' bytes.
+template <class S>
+struct YuvLoad;
+
+
+inline void luma_u16(__m256i y, __m256i &y0, __m256i &y1)
+{
+	y0 = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(y));
+	y1 = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(y, 1));
+}
+
+template <>
+struct YuvLoad<SP010> {
+	static constexpr bool vu = false;
+	static void load(const RowSrc &s, int32_t i, __m256i &y0, __m256i &y1, __m256i &c)
+	{
+		luma_u16(_mm256_srli_epi16(load256(s.p[0] + 2 * int64_t(i)), 6), y0, y1);
+		c = _mm256_srli_epi16(load256(s.p[1] + 2 * int64_t(i)), 6);
+	}
+};
+
+// r, g, b: 8 x int32 already clamped; same layout as D::put.
+template <class D>
+inline __m256i pack_rgb(__m256i r, __m256i g, __m256i b)
+{
+	const __m256i lo = D::bgr ? r : b, hi = D::bgr ? b : r;
+	const __m256i a = _mm256_set1_epi32(static_cast<int32_t>(D::amax << (3 * D::cb)));
+	return _mm256_or_si256(_mm256_or_si256(_mm256_slli_epi32(hi, 2 * D::cb), _mm256_slli_epi32(g, D::cb)),
+			       _mm256_or_si256(lo, a));
+}
+
+inline __m256i pair16(int32_t first, int32_t second)
+{
+	return _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint16_t>(first) | static_cast<uint32_t>(second) << 16));
+}
+
+template <class S, class D>
+void yuv_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
+{
+	using M = YuvMath<S, D>;
+	using L = YuvLoad<S>;
+	auto coeff = [](int32_t cu, int32_t cv) { return L::vu ? pair16(cv, cu) : pair16(cu, cv); };
+	// madd of (u, v) with these gives v*rv, -u*gu - v*gv, u*bu exactly as the template.
+	const __m256i kr = coeff(0, c.rv), kg = coeff(-c.gu, -c.gv), kb = coeff(c.bu, 0);
+	const __m256i coff = _mm256_set1_epi16(static_cast<int16_t>(M::coff));
+	const __m256i yoff = _mm256_set1_epi32(c.y_off << (S::bits - 8));
+	const __m256i ym = pair16(c.y_mul, 0);   // (y - yoff) fits int16
+	const __m256i rnd = _mm256_set1_epi32(M::rnd), maxv = _mm256_set1_epi32(M::maxv), zero = _mm256_setzero_si256();
+	const __m256i dup[2] = {_mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3), _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7)};
+	auto channel = [&](__m256i y, __m256i term, __m256i idx) {
+		const __m256i v = _mm256_srai_epi32(_mm256_add_epi32(y, _mm256_permutevar8x32_epi32(term, idx)), M::shift);
+		return _mm256_min_epi32(_mm256_max_epi32(v, zero), maxv);
+	};
+	const int32_t n = w & ~15;
+	for (int32_t i = 0; i < n; i += 16) {
+		__m256i y[2], ch;
+		L::load(s, i, y[0], y[1], ch);
+		ch = _mm256_sub_epi16(ch, coff);
+		const __m256i rc = _mm256_add_epi32(_mm256_madd_epi16(ch, kr), rnd);
+		const __m256i gc = _mm256_add_epi32(_mm256_madd_epi16(ch, kg), rnd);
+		const __m256i bc = _mm256_add_epi32(_mm256_madd_epi16(ch, kb), rnd);
+		for (int h = 0; h < 2; ++h) {
+			const __m256i yv = _mm256_madd_epi16(_mm256_sub_epi32(y[h], yoff), ym);
+			const __m256i px = pack_rgb<D>(channel(yv, rc, dup[h]), channel(yv, gc, dup[h]), channel(yv, bc, dup[h]));
+			_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 4 * (int64_t(i) + 8 * h)), px);
+		}
+	}
+	yuv_span<S, D>(s, d, n, w, c);
+}
+
+template <class S, class D>
+	requires requires { YuvLoad<S>::vu; }
+struct Fast<S, D> {
+	static constexpr RowFn fn = &yuv_row_avx2<S, D>;
+};
+
+// ---- 16-bit RGB words -> 8 bits, 16 pixels per step ----------------------------------------
+// Fields are extracted and bit-replicated in 16-bit lanes (expand() of the template),
+// then B|G<<8 and R|A<<8 are interleaved into 32-bit pixels.
+template <int Shift, int Bits>
+inline __m256i field8(__m256i v)
+{
+	const __m256i f = _mm256_and_si256(_mm256_srli_epi16(v, Shift), _mm256_set1_epi16((1 << Bits) - 1));
+	if constexpr (Bits == 1)
+		return _mm256_mullo_epi16(f, _mm256_set1_epi16(255));
+	else if constexpr (Bits == 4)
+		return _mm256_or_si256(_mm256_slli_epi16(f, 4), f);
+	else   // 5 or 6: v << (8 - Bits) | v >> (2 * Bits - 8)
+		return _mm256_or_si256(_mm256_slli_epi16(f, 8 - Bits), _mm256_srli_epi16(f, 2 * Bits - 8));
+}
+
+template <class S, class D, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB>
+void word16_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
+{
+	constexpr bool keep_a = D::alpha && AB > 0;
+	const int32_t n = w & ~15;
+	for (int32_t i = 0; i < n; i += 16) {
+		const __m256i v = load256(s.p[0] + 2 * int64_t(i));
+		const __m256i a = keep_a ? field8<AS, (AB > 0 ? AB : 1)>(v) : _mm256_set1_epi16(0xff);
+		const __m256i bg = _mm256_or_si256(field8<BS, BB>(v), _mm256_slli_epi16(field8<GS, GB>(v), 8));
+		const __m256i ra = _mm256_or_si256(field8<RS, RB>(v), _mm256_slli_epi16(a, 8));
+		// unpack works per 128-bit lane: lo = pixels 0-3 | 8-11, hi = 4-7 | 12-15
+		const __m256i lo = _mm256_unpacklo_epi16(bg, ra), hi = _mm256_unpackhi_epi16(bg, ra);
+		uint8_t *o = d + 4 * int64_t(i);
+		_mm256_storeu_si256(reinterpret_cast<__m256i *>(o), _mm256_permute2x128_si256(lo, hi, 0x20));
+		_mm256_storeu_si256(reinterpret_cast<__m256i *>(o + 32), _mm256_permute2x128_si256(lo, hi, 0x31));
+	}
+	rgb_span<S, D>(s, d, n, w);
+}
+
+template <uint32_t Code, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB, class D>
+struct Fast<SWord16<Code, RS, RB, GS, GB, BS, BB, AS, AB>, D> {
+	static constexpr RowFn fn = &word16_row_avx2<SWord16<Code, RS, RB, GS, GB, BS, BB, AS, AB>, D, RS, RB, GS, GB, BS, BB, AS, AB>;
+};
+
+// ---- 2:10:10:10 -> 8 bits, 8 pixels per step -----------------------------------------------
+// round(v * 255 / 1023) == (((v * 32672) >> 16) + 1) >> 1 for every v in [0, 1023]
+// (exhaustively checked), so one pmulhuw does two channels in 16-bit halves.
+inline __m256i c10to8_x16(__m256i x)
+{
+	const __m256i m = _mm256_mulhi_epu16(x, _mm256_set1_epi16(32672));
+	return _mm256_srli_epi16(_mm256_add_epi16(m, _mm256_set1_epi16(1)), 1);
+}
+
+template <class S, class D>
+void w2101010_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
+{
+	constexpr bool keep_a = D::alpha && S::alpha;
+	const __m256i ten = _mm256_set1_epi32(0x3ff);
+	const int32_t n = w & ~7;
+	for (int32_t i = 0; i < n; i += 8) {
+		const __m256i v = load256(s.p[0] + 4 * int64_t(i));
+		const __m256i lo = _mm256_and_si256(v, ten), hi = _mm256_and_si256(_mm256_srli_epi32(v, 20), ten);
+		// blue in the low half, red in the high half: B and R bytes of ARGB8888
+		const __m256i br = S::bgr ? _mm256_or_si256(hi, _mm256_slli_epi32(lo, 16)) : _mm256_or_si256(lo, _mm256_slli_epi32(hi, 16));
+		const __m256i g = c10to8_x16(_mm256_and_si256(_mm256_srli_epi32(v, 10), ten));
+		const __m256i a = keep_a ? _mm256_slli_epi32(_mm256_mullo_epi16(_mm256_srli_epi32(v, 30), _mm256_set1_epi32(85)), 24)
+					 : _mm256_set1_epi32(static_cast<int32_t>(0xff000000u));
+		const __m256i px = _mm256_or_si256(_mm256_or_si256(c10to8_x16(br), _mm256_slli_epi32(g, 8)), a);
+		_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 4 * int64_t(i)), px);
+	}
+	rgb_span<S, D>(s, d, n, w);
+}
+
+template <uint32_t Code, bool Bgr, bool Alpha, class D>
+	requires(D::cb == 8)
+struct Fast<S2101010<Code, Bgr, Alpha>, D> {
+	static constexpr RowFn fn = &w2101010_row_avx2<S2101010<Code, Bgr, Alpha>, D>;
+};
+
+// ---- half float RGBA, 8 pixels per step ----------------------------------------------------
+// vcvtph2ps (F16C, required with AVX2 by best_isa) is exact for every half. Matching the
+// template's clamping: negatives (any sign bit) -> 0, and minps returns 1 for NaN,
+// as the template's finite stand-in for Inf/NaN does.
+template <class S, class D>
+inline __m256i half_channels(const uint8_t *q, __m256 scale)
+{
+	__m256 f = _mm256_cvtph_ps(load128(q));   // 2 pixels: r g b a r g b a
+	f = _mm256_blendv_ps(f, _mm256_setzero_ps(), f);
+	f = _mm256_min_ps(f, _mm256_set1_ps(1.0f));
+	return _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(f, scale), _mm256_set1_ps(0.5f)));
+}
+
+template <class S, class D>
+void half_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
+{
+	constexpr int cb = D::cb;
+	constexpr bool keep_a = D::alpha && S::alpha;
+	const float mc = static_cast<float>((1 << cb) - 1), ma = static_cast<float>(D::amax);
+	const __m256 scale = _mm256_setr_ps(mc, mc, mc, ma, mc, mc, mc, ma);
+	const __m256i aset = _mm256_set1_epi32(keep_a ? 0 : static_cast<int32_t>(D::amax << 3 * cb));
+	// After the packs or hadds below, lane 0 holds pixels 0 2 4 6 and lane 1 pixels 1 3 5 7.
+	const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+	const uint8_t *p = s.p[0];
+	const int32_t n = w & ~7;
+	for (int32_t i = 0; i < n; i += 8) {
+		const uint8_t *q = p + 8 * int64_t(i);
+		// The hardware prefetcher does not keep up with 2 source bytes per destination
+		// byte once the image is out of cache (3840x2160: 2.3 -> 3.9-5.1 GB/s measured
+		// in isolation). Prefetches never fault, so running past the row is harmless.
+		_mm_prefetch(reinterpret_cast<const char *>(q + 1024), _MM_HINT_T0);
+		__m256i v[4];
+		for (int j = 0; j < 4; ++j)
+			v[j] = half_channels<S, D>(q + 16 * j, scale);
+		__m256i px;
+		if constexpr (cb == 8) {
+			// Values are 0..255: saturating packs are exact; then R G B A -> B G R A.
+			const __m256i b = _mm256_packus_epi16(_mm256_packus_epi32(v[0], v[1]), _mm256_packus_epi32(v[2], v[3]));
+			const int8_t a0 = keep_a ? 3 : -128, a1 = keep_a ? 7 : -128, a2 = keep_a ? 11 : -128, a3 = keep_a ? 15 : -128;
+			const __m256i bgra = _mm256_setr_epi8(2, 1, 0, a0, 6, 5, 4, a1, 10, 9, 8, a2, 14, 13, 12, a3, 2, 1, 0, a0, 6,
+							      5, 4, a1, 10, 9, 8, a2, 14, 13, 12, a3);
+			px = _mm256_shuffle_epi8(b, bgra);
+		} else {
+			// 10-bit targets are [31:0] A:B:G:R: pmaddwd makes R + G<<10 and B + A<<10,
+			// the second is moved up by 20 and phaddd joins them.
+			static_assert(D::bgr);
+			const int16_t am = keep_a ? 1 << 10 : 0;
+			const __m256i mult = _mm256_setr_epi16(1, 1 << 10, 1, am, 1, 1 << 10, 1, am, 1, 1 << 10, 1, am, 1, 1 << 10, 1, am);
+			const __m256i up = _mm256_setr_epi32(0, 20, 0, 20, 0, 20, 0, 20);
+			auto pair = [&](__m256i a, __m256i b) {
+				return _mm256_sllv_epi32(_mm256_madd_epi16(_mm256_packus_epi32(a, b), mult), up);
+			};
+			px = _mm256_hadd_epi32(pair(v[0], v[1]), pair(v[2], v[3]));
+		}
+		px = _mm256_or_si256(_mm256_permutevar8x32_epi32(px, order), aset);
+		_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 4 * int64_t(i)), px);
+	}
+	rgb_span<S, D>(s, d, n, w);
+}
+
+template <uint32_t Code, bool Alpha, class D>
+struct Fast<SHalf<Code, Alpha>, D> {
+	static constexpr RowFn fn = &half_row_avx2<SHalf<Code, Alpha>, D>;
+};
+#endif

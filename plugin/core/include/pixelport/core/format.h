@@ -43,8 +43,8 @@ struct FormatInfo {
 	// Memory layout as drm_fourcc.h writes it: bit fields of a little-endian word
 	// (for multi-byte units) from the most significant field down.
 	const char *layout;
-	// Conversions this core implements from this format, in preference order.
-	// A format is never listed as its own target; pick_target() handles pass-through.
+	// Conversions this core implements from this format. XBGR2101010/ABGR2101010 list
+	// themselves (a copy that sets X bits to ones); pick_target() prefers pass-through.
 	uint8_t num_targets;
 	uint32_t targets[kMaxTargets];
 };

@@ -1,0 +1,318 @@
+// pixelport-bench-convert: conversion throughput against memcpy of the destination
+// size, measured in the same run, printed as a ratio table at the end.
+// See bench/README.md for the command and how to read it.
+#include <benchmark/benchmark.h>
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pixelport/core/convert.h"
+#include "pixelport/core/format.h"
+
+#ifdef PP_HAVE_LIBYUV
+#include <libyuv/convert_argb.h>
+#endif
+
+namespace {
+
+using namespace pixelport::core;
+namespace f = fourcc;
+
+struct Size {
+	int32_t w, h;
+	const char *name;
+};
+constexpr Size kSizes[] = {{256, 256, "256x256"}, {1920, 1080, "1920x1080"}, {3840, 2160, "3840x2160"}, {8192, 8192, "8192x8192"}};
+
+// Page-aligned, pre-faulted memory with a fixed pseudo-random pattern (content does
+// not change the speed of these branch-free kernels, but zero pages could).
+struct Mem {
+	uint8_t *p = nullptr;
+	size_t n = 0;
+	explicit Mem(size_t size) : n(size)
+	{
+		void *m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			throw std::bad_alloc();
+		p = static_cast<uint8_t *>(m);
+		uint32_t x = 12345;
+		const size_t block = n < 4096 ? n : 4096;
+		for (size_t i = 0; i < block; ++i)
+			p[i] = static_cast<uint8_t>((x = x * 1664525u + 1013904223u) >> 24);
+		for (size_t i = block; i < n; i += block)
+			std::memcpy(p + i, p, std::min(block, n - i));
+	}
+	~Mem() { munmap(p, n); }
+	Mem(const Mem &) = delete;
+	Mem &operator=(const Mem &) = delete;
+};
+
+struct Images {
+	std::vector<std::unique_ptr<Mem>> mem;
+	SrcImage src;
+	DstImage dst;
+};
+
+Images make_images(uint32_t src_code, uint32_t dst_code, const Size &s)
+{
+	Images im;
+	const FormatInfo *fi = format_info(src_code);
+	im.src.fourcc = src_code;
+	im.src.width = s.w;
+	im.src.height = s.h;
+	for (int i = 0; i < fi->num_planes; ++i) {
+		const size_t stride = min_stride(*fi, i, uint32_t(s.w));
+		const size_t size = stride * plane_rows(*fi, i, uint32_t(s.h));
+		im.mem.push_back(std::make_unique<Mem>(size));
+		im.src.planes[i] = {im.mem.back()->p, stride, size};
+	}
+	const size_t dstride = 4 * size_t(s.w), dsize = dstride * size_t(s.h);
+	im.mem.push_back(std::make_unique<Mem>(dsize));
+	im.dst = {dst_code, s.w, s.h, im.mem.back()->p, dstride, dsize};
+	return im;
+}
+
+void iterate(benchmark::State &st, const Size &s, auto &&fn)
+{
+	for (auto _ : st)
+		fn();
+	st.SetBytesProcessed(int64_t(st.iterations()) * 4 * s.w * s.h);
+}
+
+void bm_memcpy(benchmark::State &st, Size s)
+{
+	const size_t n = 4 * size_t(s.w) * size_t(s.h);
+	Mem a(n), b(n);
+	iterate(st, s, [&] {
+		std::memcpy(b.p, a.p, n);
+		benchmark::ClobberMemory();
+	});
+}
+
+void bm_convert(benchmark::State &st, uint32_t src, uint32_t dst, Size s, ConvertOptions o)
+{
+	Images im = make_images(src, dst, s);
+	iterate(st, s, [&] {
+		if (convert_image(im.src, im.dst, o) != Status::Ok)
+			st.SkipWithError("convert failed");
+		benchmark::ClobberMemory();
+	});
+}
+
+#ifdef PP_HAVE_LIBYUV
+// libyuv's own entry points for the conversions it has, for "use libyuv where it is
+// as fast" decisions.
+void bm_libyuv(benchmark::State &st, uint32_t src, Size s)
+{
+	Images im = make_images(src, f::ARGB8888, s);
+	const SrcPlane *p = im.src.planes;
+	uint8_t *d = im.dst.data;
+	const int ds = int(im.dst.stride), w = s.w, h = s.h;
+	auto st_ = [&](int i) { return int(p[i].stride); };
+	iterate(st, s, [&] {
+		switch (src) {
+		case f::RGB888: libyuv::RGB24ToARGB(p[0].data, st_(0), d, ds, w, h); break;
+		case f::BGR888: libyuv::RAWToARGB(p[0].data, st_(0), d, ds, w, h); break;
+		case f::RGB565: libyuv::RGB565ToARGB(p[0].data, st_(0), d, ds, w, h); break;
+		case f::ARGB1555: libyuv::ARGB1555ToARGB(p[0].data, st_(0), d, ds, w, h); break;
+		case f::ARGB4444: libyuv::ARGB4444ToARGB(p[0].data, st_(0), d, ds, w, h); break;
+		case f::ARGB2101010: libyuv::AR30ToARGB(p[0].data, st_(0), d, ds, w, h); break;
+		case f::YUYV: libyuv::YUY2ToARGB(p[0].data, st_(0), d, ds, w, h); break;
+		case f::UYVY: libyuv::UYVYToARGB(p[0].data, st_(0), d, ds, w, h); break;
+		case f::NV12: libyuv::NV12ToARGB(p[0].data, st_(0), p[1].data, st_(1), d, ds, w, h); break;
+		case f::NV21: libyuv::NV21ToARGB(p[0].data, st_(0), p[1].data, st_(1), d, ds, w, h); break;
+		case f::YUV420:
+			libyuv::I420ToARGB(p[0].data, st_(0), p[1].data, st_(1), p[2].data, st_(2), d, ds, w, h);
+			break;
+		}
+		benchmark::ClobberMemory();
+	});
+}
+constexpr uint32_t kLibyuvSources[] = {f::RGB888, f::BGR888, f::RGB565, f::ARGB1555, f::ARGB4444, f::ARGB2101010,
+				       f::YUYV, f::UYVY, f::NV12, f::NV21, f::YUV420};
+#endif
+
+// Result keys: "<variant>|<conversion>|<size>".
+std::map<std::string, double> g_rate;
+
+class Collector : public benchmark::ConsoleReporter {
+public:
+	void ReportRuns(const std::vector<Run> &runs) override
+	{
+		for (const Run &r : runs) {
+			if (r.error_occurred || r.run_type != Run::RT_Iteration)
+				continue;
+			auto it = r.counters.find("bytes_per_second");
+			if (it == r.counters.end())
+				continue;
+			// Best of the repetitions; memcpy also runs twice per size (first and
+			// last), so a slow moment of the machine does not flatter the ratios.
+			double &rate = g_rate[r.run_name.function_name];
+			rate = std::max(rate, it->second.value);
+		}
+		ConsoleReporter::ReportRuns(runs);
+	}
+};
+
+std::string key(const std::string &variant, const std::string &conv, const Size &s)
+{
+	return variant + "|" + conv + "|" + s.name;
+}
+
+// Each benchmark runs 3 times and the tables use the best run: the machine is shared
+// (builds and tests of other work run next to this), and interference only ever
+// makes a run slower. 8192x8192 gets 2 iterations per run to keep the total short.
+benchmark::internal::Benchmark *tune(benchmark::internal::Benchmark *b, const Size &s)
+{
+	b->UseRealTime()->Unit(benchmark::kMillisecond)->Repetitions(3);
+	if (s.w >= 8192)
+		return b->Iterations(2);
+	return b->MinTime(s.w >= 3840 ? 0.1 : 0.05);
+}
+
+struct Conv {
+	uint32_t src, dst;
+	std::string name() const { return std::string(format_name(src)) + "->" + format_name(dst); }
+};
+
+std::vector<Conv> conversions()
+{
+	std::vector<Conv> out;
+	for (const FormatInfo &fi : all_formats())
+		for (int i = 0; i < fi.num_targets; ++i)
+			out.push_back({fi.fourcc, fi.targets[i]});
+	return out;
+}
+
+// The 8-bit target a renderer without 10-bit would get: keeps alpha if any.
+bool primary(const Conv &c) { return c.dst == (format_info(c.src)->has_alpha ? f::ARGB8888 : f::XRGB8888); }
+
+// Brings the CPU out of its idle clock before the first measurement.
+void bm_warmup(benchmark::State &st)
+{
+	bm_memcpy(st, kSizes[1]);
+}
+
+void register_memcpy()
+{
+	for (const Size &s : kSizes)
+		tune(benchmark::RegisterBenchmark(key("memcpy", "memcpy", s).c_str(), bm_memcpy, s), s);
+}
+
+// Sources for the cached-vs-streaming comparison at 8192x8192 (one per kernel family).
+bool streaming_sample(uint32_t src)
+{
+	for (uint32_t s : {f::RGB888, f::RGB565, f::XRGB2101010, f::ABGR16161616F, f::YUYV, f::NV12, f::YUV420, f::P010})
+		if (s == src)
+			return true;
+	return false;
+}
+
+void register_all()
+{
+	benchmark::RegisterBenchmark("warmup", bm_warmup)->MinTime(1.0)->UseRealTime();
+	register_memcpy();
+	for (const Conv &c : conversions()) {
+		const bool is_primary = primary(c);
+		const bool ten = c.dst == f::XBGR2101010 || c.dst == f::ABGR2101010;
+		if (!is_primary && !(ten && c.dst == (format_info(c.src)->has_alpha ? f::ABGR2101010 : f::XBGR2101010)))
+			continue;
+		for (const Size &s : kSizes) {
+			if (!is_primary && s.w != 1920 && s.w != 3840)
+				continue;   // 10-bit targets: two sizes keep the run short
+			ConvertOptions o;
+			tune(benchmark::RegisterBenchmark(key("simd-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o), s);
+			if (is_primary && s.w >= 1920) {
+				o.threads = 2;
+				tune(benchmark::RegisterBenchmark(key("simd-2t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o), s);
+			}
+			if (is_primary && s.w >= 8192 && streaming_sample(c.src)) {
+				o = {};
+				o.stores = ConvertOptions::Stores::Cached;   // Auto streams at this size
+				tune(benchmark::RegisterBenchmark(key("cached-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o), s);
+			}
+			if (is_primary && s.w == 1920) {
+				o = {};
+				o.force_scalar = true;
+				tune(benchmark::RegisterBenchmark(key("scalar-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o), s);
+				o = {};
+				o.max_isa = Isa::SSE2;
+				tune(benchmark::RegisterBenchmark(key("sse2-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o), s);
+			}
+		}
+	}
+#ifdef PP_HAVE_LIBYUV
+	for (uint32_t src : kLibyuvSources)
+		for (const Size &s : {kSizes[1], kSizes[2]}) {
+			// libyuv writes ARGB with alpha 0xff for opaque sources: the same bytes as
+			// our primary target, so it shares that row of the table.
+			const Conv c{src, format_info(src)->has_alpha ? f::ARGB8888 : f::XRGB8888};
+			tune(benchmark::RegisterBenchmark(key("libyuv-1t", c.name(), s).c_str(), bm_libyuv, src, s), s);
+		}
+#endif
+	register_memcpy();
+}
+
+void print_table(const char *title, const std::vector<std::string> &variants, const std::vector<const Size *> &sizes)
+{
+	std::printf("\n%s\n%-32s", title, "conversion");
+	for (const std::string &v : variants)
+		for (const Size *s : sizes)
+			std::printf(" %18s", (v + " " + s->name).c_str());
+	std::printf("\n");
+	for (const Conv &c : conversions()) {
+		std::string line;
+		bool any = false;
+		for (const std::string &v : variants)
+			for (const Size *s : sizes) {
+				char cell[32] = "                 -";
+				auto it = g_rate.find(key(v, c.name(), *s));
+				auto base = g_rate.find(key("memcpy", "memcpy", *s));
+				if (it != g_rate.end() && base != g_rate.end() && base->second > 0) {
+					std::snprintf(cell, sizeof cell, "%7.2f GB/s %5.2fx", it->second / 1e9, it->second / base->second);
+					any = true;
+				}
+				line += " " + std::string(cell);
+			}
+		if (any)
+			std::printf("%-32s%s\n", c.name().c_str(), line.c_str());
+	}
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	benchmark::Initialize(&argc, argv);
+	if (benchmark::ReportUnrecognizedArguments(argc, argv))
+		return 1;
+	register_all();
+	Collector reporter;
+	benchmark::RunSpecifiedBenchmarks(&reporter);
+	benchmark::Shutdown();
+
+	std::printf("\nRatio = conversion destination bytes/s / memcpy bytes/s of the destination size, same run,\n"
+		    "best of 3 repetitions each.\n"
+		    "CPU: best ISA %s.\nmemcpy:", isa_name(best_isa()));
+	for (const Size &s : kSizes) {
+		auto it = g_rate.find(key("memcpy", "memcpy", s));
+		if (it != g_rate.end())
+			std::printf("  %s %.2f GB/s", s.name, it->second / 1e9);
+	}
+	std::printf("\n");
+	const std::vector<const Size *> all = {&kSizes[0], &kSizes[1], &kSizes[2], &kSizes[3]};
+	print_table("SIMD, 1 thread", {"simd-1t"}, all);
+	print_table("SIMD, 2 threads (against single-threaded memcpy)", {"simd-2t"}, {&kSizes[1], &kSizes[2], &kSizes[3]});
+	print_table("Destination stores at 8192x8192, 1 thread (simd-1t streams: Stores::Auto)", {"cached-1t", "simd-1t"},
+		    {&kSizes[3]});
+	print_table("Scalar vs SSE2 vs best ISA, 1 thread", {"scalar-1t", "sse2-1t", "simd-1t"}, {&kSizes[1]});
+	print_table("libyuv vs pixelport, 1 thread", {"libyuv-1t", "simd-1t"}, {&kSizes[1], &kSizes[2]});
+	return 0;
+}
