@@ -78,8 +78,8 @@ bool Connection::connect(std::string *error) {
 		*error = "roundtrip failed: " + error_text();
 		return false;
 	}
-	if (compositor == nullptr || shm == nullptr || wm_base == nullptr) {
-		*error = "the compositor lacks wl_compositor, wl_shm or xdg_wm_base";
+	if (compositor == nullptr || shm == nullptr) {
+		*error = "the compositor lacks wl_compositor or wl_shm";
 		return false;
 	}
 	return true;
@@ -144,6 +144,10 @@ std::string Connection::error_text() const {
 
 bool Window::create(Connection *c, const char *title, std::string *error) {
 	conn = c;
+	if (c->wm_base == nullptr) {
+		*error = "the compositor lacks xdg_wm_base";
+		return false;
+	}
 	surface = wl_compositor_create_surface(c->compositor);
 	xsurface = xdg_wm_base_get_xdg_surface(c->wm_base, surface);
 	static const xdg_surface_listener xs_listener = {

@@ -1,0 +1,235 @@
+// The plugin's upload paths on wlroots' GLES2 renderer, on Mesa's llvmpipe (no GPU here).
+//
+// TEST SHIM, not product code: wlroots 0.18 refuses an EGL display without
+// EGL_EXT_image_dma_buf_import, which llvmpipe's surfaceless platform lacks. That extension
+// is needed to import dmabufs, never for the CPU uploads tested here, so this executable
+// interposes eglQueryString() and appends the name. Textures are then really made and
+// updated by llvmpipe (glTexImage2D / glTexSubImage2D with damage) and read back.
+//
+// One thread runs the compositor side (EGL context, renderer, wl_display, plugin); the test
+// thread is a real Wayland client on a socketpair.
+#include <gtest/gtest.h>
+
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <dlfcn.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pattern.hpp"
+#include "pixelport/pixelport.h"
+#include "reference.hpp"
+#include "listener.hpp"
+#include "transport.hpp"
+#include "wlr.hpp"
+
+extern "C" {
+#define static
+#include <wlr/render/egl.h>
+#include <wlr/render/gles2.h>
+#undef static
+}
+
+extern "C" __attribute__((visibility("default"))) const char *eglQueryString(EGLDisplay display, EGLint name) {
+	using Fn = const char *(*)(EGLDisplay, EGLint);
+	static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "eglQueryString"));
+	const char *value = real(display, name);
+	if (name != EGL_EXTENSIONS || display == EGL_NO_DISPLAY || value == nullptr) return value;
+	static thread_local std::string extended;
+	extended = std::string(value) + " EGL_EXT_image_dma_buf_import";
+	return extended.c_str();
+}
+
+using namespace pixelport;
+using namespace pixelport::client;
+
+namespace {
+
+struct ReadBack {
+	int width = 0, height = 0;
+	std::vector<uint32_t> rgb; // 0xRRGGBB
+};
+
+// The compositor side. Everything GL happens on its thread.
+struct Server {
+	int client_fd = -1;
+	int stop_fd = -1;
+	std::string skip_reason;
+	std::vector<ReadBack> textures; // one per surface, in creation order
+	pixelport_stats stats{};
+
+	void run() {
+		auto get_platform_display = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(
+			eglGetProcAddress("eglGetPlatformDisplayEXT"));
+		EGLDisplay egl_display = get_platform_display != nullptr
+			? get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr)
+			: EGL_NO_DISPLAY;
+		if (egl_display == EGL_NO_DISPLAY || !eglInitialize(egl_display, nullptr, nullptr)) {
+			skip_reason = "no EGL surfaceless platform (Mesa) on this machine";
+			return;
+		}
+		eglBindAPI(EGL_OPENGL_ES_API);
+		const EGLint attribs[] = {EGL_CONTEXT_CLIENT_VERSION, 2, EGL_NONE};
+		EGLContext context = eglCreateContext(egl_display, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attribs);
+		if (context == EGL_NO_CONTEXT) {
+			skip_reason = "cannot create a GLES2 context";
+			return;
+		}
+		setenv("WLR_RENDERER_ALLOW_SOFTWARE", "1", 1);
+		wlr_egl *egl = wlr_egl_create_with_context(egl_display, context);
+		wlr_renderer *renderer = egl != nullptr ? wlr_gles2_renderer_create(egl) : nullptr;
+		if (renderer == nullptr) {
+			skip_reason = "wlroots refused the llvmpipe EGL display even with the shim";
+			return;
+		}
+		wl_display *display = wl_display_create();
+		pixelport_plugin *pp = pixelport_create(display, renderer, nullptr);
+		wlr_compositor *compositor = wlr_compositor_create(display, 6, renderer);
+		pixelport_attach_compositor(pp, compositor);
+		std::vector<wlr_surface *> surfaces;
+		pixelport::Listener new_surface, stop;
+		new_surface.connect(&compositor->events.new_surface,
+			[&](void *data) { surfaces.push_back(static_cast<wlr_surface *>(data)); });
+		wl_event_loop *loop = wl_display_get_event_loop(display);
+		wl_event_source *stop_source = wl_event_loop_add_fd(loop, stop_fd, WL_EVENT_READABLE,
+			[](int, uint32_t, void *data) {
+				wl_display_terminate(static_cast<wl_display *>(data));
+				return 0;
+			}, display);
+		wl_client_create(display, client_fd);
+		wl_display_run(display);
+
+		// Read back every surface's texture before the client goes.
+		for (wlr_surface *surface : surfaces) {
+			ReadBack rb;
+			if (surface->buffer != nullptr && surface->buffer->texture != nullptr) {
+				wlr_texture *texture = surface->buffer->texture;
+				rb.width = static_cast<int>(texture->width);
+				rb.height = static_cast<int>(texture->height);
+				std::vector<uint32_t> pixels(static_cast<size_t>(rb.width) * rb.height);
+				wlr_texture_read_pixels_options options = {
+					.data = pixels.data(),
+					.format = DRM_FORMAT_XBGR8888, // GL_RGBA: always readable
+					.stride = static_cast<uint32_t>(rb.width) * 4,
+					.dst_x = 0,
+					.dst_y = 0,
+					.src_box = {},
+				};
+				if (wlr_texture_read_pixels(texture, &options)) {
+					for (uint32_t p : pixels) rb.rgb.push_back((p & 0xff) << 16 | (p & 0xff00) | ((p >> 16) & 0xff));
+				}
+			}
+			textures.push_back(std::move(rb));
+		}
+		pixelport_get_stats(pp, &stats);
+		wl_event_source_remove(stop_source);
+		new_surface.disconnect();
+		wl_display_destroy_clients(display);
+		pixelport_destroy(pp);
+		wl_display_destroy(display);
+		wlr_renderer_destroy(renderer); // destroys the wlr_egl and the context handed over
+	}
+};
+
+struct Frame {
+	uint32_t format;
+	Transport transport;
+	int damage_x, damage_y, damage_w, damage_h; // second frame's damage
+};
+
+std::vector<uint32_t> expected(const std::vector<uint8_t> &image, uint32_t format, int w, int h, size_t stride) {
+	std::vector<uint32_t> rgb;
+	test::reference_rgb(format, w, h, stride, image.data(), &rgb);
+	return rgb;
+}
+
+TEST(Gles2, NativeConvertedAndStreamedUploadsMatchTheReference) {
+	int fds[2];
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+	Server server;
+	server.client_fd = fds[0];
+	server.stop_fd = eventfd(0, EFD_CLOEXEC);
+	std::thread thread([&] { server.run(); });
+
+	Connection conn;
+	std::string error;
+	// Connection::connect() uses wl_display_connect(), which takes an fd from WAYLAND_SOCKET.
+	setenv("WAYLAND_SOCKET", std::to_string(fds[1]).c_str(), 1);
+	bool connected = conn.connect(&error);
+	if (!connected) {
+		uint64_t one = 1;
+		(void)!write(server.stop_fd, &one, sizeof(one));
+		thread.join();
+		if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
+		FAIL() << error;
+	}
+
+	const int w = 64, h = 48;
+	// Each surface: a full frame, then a second frame changing one rectangle (GLES2 updates
+	// the texture from the damaged rows only).
+	const std::vector<Frame> frames = {
+		{DRM_FORMAT_XRGB8888, Transport::ShmReused, 8, 8, 20, 10},
+		{DRM_FORMAT_RGB888, Transport::ShmReused, 10, 6, 30, 20},
+		{DRM_FORMAT_NV12, Transport::ShmReused, 16, 8, 24, 16},
+		{DRM_FORMAT_NV12, Transport::StreamSocket, 16, 8, 24, 16},
+	};
+	std::vector<std::vector<uint32_t>> want;
+	std::vector<std::unique_ptr<SurfaceWriter>> writers;
+	std::vector<wl_surface *> surfaces;
+	for (const Frame &f : frames) {
+		wl_surface *surface = wl_compositor_create_surface(conn.compositor);
+		surfaces.push_back(surface);
+		auto writer = std::make_unique<SurfaceWriter>(&conn, surface, f.transport);
+		size_t stride = shm_min_stride(f.format, w);
+		ShmLayout layout;
+		shm_layout(f.format, w, h, stride, &layout);
+		std::vector<uint8_t> image(layout.size, 0xa5);
+		encode_pattern(f.format, w, h, stride, image.data(), 1, 0, 0, w, h);
+		Pixels px = {f.format, w, h, stride, image.data(), image.size()};
+		ASSERT_TRUE(writer->put(px, nullptr, &error)) << error;
+		ASSERT_TRUE(conn.roundtrip());
+		ASSERT_TRUE(writer->wait_consumed(5000));
+		encode_pattern(f.format, w, h, stride, image.data(), 2, f.damage_x, f.damage_y, f.damage_w, f.damage_h);
+		Rect damage = {f.damage_x, f.damage_y, f.damage_w, f.damage_h};
+		ASSERT_TRUE(writer->put(px, &damage, &error)) << error;
+		ASSERT_TRUE(conn.roundtrip());
+		ASSERT_TRUE(writer->wait_consumed(5000));
+		want.push_back(expected(image, f.format, w, h, stride));
+		writers.push_back(std::move(writer));
+	}
+	ASSERT_TRUE(conn.roundtrip());
+	uint64_t one = 1;
+	ASSERT_EQ(write(server.stop_fd, &one, sizeof(one)), 8);
+	thread.join();
+	if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
+
+	ASSERT_EQ(server.textures.size(), frames.size());
+	for (size_t i = 0; i < frames.size(); i++) {
+		const ReadBack &rb = server.textures[i];
+		ASSERT_EQ(rb.width, w) << "surface " << i;
+		ASSERT_EQ(rb.rgb.size(), want[i].size()) << "surface " << i;
+		int tol = test::reference_tolerance(frames[i].format), bad = 0;
+		for (size_t p = 0; p < rb.rgb.size(); p++) {
+			for (int c = 0; c < 24; c += 8) {
+				int d = static_cast<int>((rb.rgb[p] >> c) & 0xff) - static_cast<int>((want[i][p] >> c) & 0xff);
+				if (std::abs(d) > tol) {
+					if (bad++ < 3) ADD_FAILURE() << "surface " << i << " pixel " << p << std::hex << " got " << rb.rgb[p] << " want " << want[i][p];
+					break;
+				}
+			}
+		}
+		EXPECT_EQ(bad, 0) << "surface " << i;
+	}
+	// Converted shm: full frame, then only the damaged rectangle.
+	EXPECT_EQ(server.stats.converted_pixels, 2u * 64 * 48 + 30u * 20 + 24u * 16);
+	writers.clear();
+	for (wl_surface *s : surfaces) wl_surface_destroy(s);
+}
+
+} // namespace
