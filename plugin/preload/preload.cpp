@@ -34,6 +34,7 @@
 #include <wayland-server-core.h>
 extern "C" {
 #include <wlr/types/wlr_compositor.h>
+#include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_shm.h>
 }
 
@@ -57,6 +58,7 @@ struct Preload {
 	bool active = false;
 	decltype(&wlr_shm_create_with_renderer) real_shm_create = nullptr;
 	decltype(&wlr_compositor_create) real_compositor_create = nullptr;
+	decltype(&wlr_output_init_render) real_output_init_render = nullptr; // optional: frame timing
 	void (*wlr_log)(int importance, const char *fmt, ...) = nullptr; // wlroots' _wlr_log
 	Wayland wl{};
 	pixelport::PluginApi api;
@@ -186,6 +188,8 @@ void strip_ld_preload(const std::string &self) {
 
 // Everything is decided once, at the first interposed call, inside the compositor process.
 void init(Preload *p) {
+	// Resolved first: the interposer must reach the real function even when the module stays off.
+	find(RTLD_NEXT, "wlr_output_init_render", &p->real_output_init_render);
 	if (!find(RTLD_NEXT, "wlr_shm_create_with_renderer", &p->real_shm_create) ||
 			!find(RTLD_NEXT, "wlr_compositor_create", &p->real_compositor_create)) {
 		return;
@@ -349,4 +353,21 @@ PRELOAD_API struct wlr_compositor *wlr_compositor_create(struct wl_display *disp
 		p.wl.add_destroy_listener(display, &p.early_display_destroy);
 	}
 	return compositor;
+}
+
+/**
+ * The real output set-up, then the plugin follows the output's frames (presentation times of
+ * commits, per-frame timing). Compositors call this for each new output before connecting their
+ * own frame listener, which is where the plugin wants to be.
+ */
+PRELOAD_API bool wlr_output_init_render(struct wlr_output *output, struct wlr_allocator *allocator,
+		struct wlr_renderer *renderer) {
+	Preload &p = initialized_state();
+	if (p.real_output_init_render == nullptr) return false; // no wlroots: nobody can be calling
+	bool ok = p.real_output_init_render(output, allocator, renderer);
+	if (ok && p.active && p.plugin != nullptr && output->event_loop == p.wl.get_event_loop(p.display) &&
+			p.api.attach_output != nullptr) {
+		p.api.attach_output(p.plugin, output);
+	}
+	return ok;
 }

@@ -132,6 +132,25 @@ TEST_F(Tinywl, ServesConvertedFormatsThroughThePreloadedPlugin) {
 		<< fx_.compositor().err();
 }
 
+// The stream transport and the timing protocol and log work inside tinywl too: the module
+// follows outputs through wlr_output_init_render, so commits get presentation times.
+TEST_F(Tinywl, StreamsAndReportsTimingThroughThePreloadedPlugin) {
+	std::string log = fx_.runtime_dir() + "/timing.jsonl";
+	ASSERT_TRUE(start({{"PIXELPORT_TIMING_LOG", log}}, "")) << fx_.compositor().err();
+	std::string out, err;
+	for (const char *transport : {"socket", "pipe"}) {
+		ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0", "--transport", transport, "--frame",
+			"format=NV12,size=64x48,seed=1", "--frame", "format=NV12,size=64x48,seed=2"}, 10000, &out, &err), 0) << err;
+		EXPECT_EQ(out, std::string("presented NV12 64x48 via ") + transport + "\npresented NV12 64x48 via " + transport + "\n");
+	}
+	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "subscribe"}, 20000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "info 3 done 3 presented 3 ordered 1\nok\n");
+	fx_.stop();
+	std::string text = wait_for_file(log, [](const std::string &t) { return t.find("\"stream\"") != std::string::npos; });
+	EXPECT_GE(count(text, "\"transport\":\"stream\""), 4u) << text.substr(0, 2000);
+	EXPECT_NE(text.find("\"output\":\"HEADLESS-1\""), std::string::npos);
+}
+
 TEST_F(Tinywl, TakesOptionsFromTheEnvironment) {
 	ASSERT_TRUE(start({{"PIXELPORT_SHM_VERSION", "1"}, {"PIXELPORT_CONVERT_THREADS", "many"}}, ""))
 		<< fx_.compositor().err();
