@@ -169,6 +169,15 @@ int Process::wait(int timeout_ms) {
 	}
 }
 
+bool Process::wait_for_err(const std::string &text, int timeout_ms) {
+	uint64_t deadline = now_ms() + static_cast<uint64_t>(timeout_ms);
+	while (err_.find(text) == std::string::npos && now_ms() < deadline) {
+		if (pid_ <= 0) break;
+		drain(20);
+	}
+	return err_.find(text) != std::string::npos;
+}
+
 int Process::terminate(int grace_ms) {
 	if (pid_ <= 0) return status_;
 	kill(-pid_, SIGTERM);

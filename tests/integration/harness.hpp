@@ -34,6 +34,8 @@ public:
 	bool read_line(std::string *line, int timeout_ms);
 	/** Waits for exit; returns the status (128 + signal if killed), or -1 on timeout. */
 	int wait(int timeout_ms);
+	/** Waits until stderr contains `text` (or the process exits); true if it does. */
+	bool wait_for_err(const std::string &text, int timeout_ms);
 	/** SIGTERM, then SIGKILL after `grace_ms`; returns the exit status. */
 	int terminate(int grace_ms = 3000);
 	bool running() const { return pid_ > 0; }

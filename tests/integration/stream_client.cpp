@@ -111,6 +111,7 @@ int main(int argc, char *argv[]) {
 		return 1;
 	}
 	const uint32_t xrgb = DRM_FORMAT_XRGB8888;
+	static const char *go_file = argc > 2 ? argv[2] : "/nonexistent";
 	std::map<std::string, std::function<int()>> modes = {
 		{"not-a-socket", [] {
 			int fd = memfd_create("x", MFD_CLOEXEC);
@@ -278,9 +279,9 @@ int main(int argc, char *argv[]) {
 			conn.roundtrip();
 			printf("held %d %d\n", wa.done, wb.done);
 			fflush(stdout);
-			// The test takes a screenshot now, then tells us to go on through stdin... we
-			// simply wait a moment: the screenshot must still show frame 10.
-			usleep(1500 * 1000);
+			// The test takes a screenshot now (it must still show frame 10), then creates the
+			// file named by argv[2] to let us send A's bytes.
+			for (int i = 0; i < 1000 && access(go_file, F_OK) != 0; i++) usleep(10 * 1000);
 			send_bytes(data, f1.data(), f1.size());
 			if (!wb.wait(&conn, 10000)) return report();
 			printf("order %s %s\n", wa.presented ? "presented" : "discarded", wb.presented ? "presented" : "discarded");

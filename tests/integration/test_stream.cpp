@@ -5,6 +5,7 @@
 
 #include <drm_fourcc.h>
 
+#include <fstream>
 #include <map>
 
 #include "harness.hpp"
@@ -251,13 +252,15 @@ TEST(StreamHeld, CommitsApplyInOrderOnceTheBytesArrive) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
 	Process client;
-	ASSERT_TRUE(client.start({build_path("PIXELPORT_STREAM_CLIENT"), "held-order"}, fx.client_env()));
+	std::string go = fx.runtime_dir() + "/go";
+	ASSERT_TRUE(client.start({build_path("PIXELPORT_STREAM_CLIENT"), "held-order", go}, fx.client_env()));
 	std::string line;
 	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
 	EXPECT_EQ(line, "held 0 0"); // neither commit is applied while A's bytes are missing
 	Image shot;
 	ASSERT_TRUE(fx.screenshot(&shot));
 	EXPECT_EQ(mismatches(shot, "XRGB8888", 64, 64, 10), 0); // still the frame before A
+	std::ofstream(go).put('\n');
 	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
 	EXPECT_EQ(line, "order discarded presented"); // A applied, then replaced by B before a frame
 	ASSERT_TRUE(client.read_line(&line, 10000));
