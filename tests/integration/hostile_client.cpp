@@ -228,6 +228,29 @@ int main(int argc, char *argv[]) {
 			hold_until_killed();
 			return 0;
 		}},
+		// A buffer wider than any output (45120x64), then a normal one: nothing of the first
+		// (size, texture) may stay behind.
+		{"huge-then-normal", [argb] {
+			Window window;
+			std::string e;
+			if (!window.create(&conn, "hostile", &e)) return 3;
+			const int hw = 45120, hh = 64, hs = hw * 4;
+			int fd = memfd(static_cast<size_t>(hs) * hh);
+			auto *m = static_cast<uint8_t *>(mmap(nullptr, static_cast<size_t>(hs) * hh, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+			encode_pattern(DRM_FORMAT_ARGB8888, hw, hh, hs, m, 5, 0, 0, hw, hh);
+			wl_buffer *huge = wl_shm_pool_create_buffer(pool_of(fd, hs * hh), 0, hw, hh, hs, argb);
+			bool huge_shown = show(&window, huge, hw, hh);
+			const int w = 64, h = 64, stride = w * 4;
+			int fd2 = memfd(stride * h);
+			auto *m2 = static_cast<uint8_t *>(mmap(nullptr, stride * h, PROT_READ | PROT_WRITE, MAP_SHARED, fd2, 0));
+			encode_pattern(DRM_FORMAT_ARGB8888, w, h, stride, m2, 1, 0, 0, w, h);
+			wl_buffer *normal = wl_shm_pool_create_buffer(pool_of(fd2, stride * h), 0, w, h, stride, argb);
+			if (!show(&window, normal, w, h)) return report();
+			printf("huge %s\n", huge_shown ? "shown" : "refused");
+			report();
+			hold_until_killed();
+			return 0;
+		}},
 		// Thousands of pools, buffers and commits: the compositor must not keep fds or mappings.
 		{"churn", [argb] {
 			const int w = 32, h = 32, stride = w * 4, size = stride * h;

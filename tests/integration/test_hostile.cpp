@@ -102,6 +102,36 @@ TEST(HostileShmPool, GrowingAPoolInUseServesNewBuffersAtOnce) {
 	EXPECT_EQ(fx.stop(), 0);
 }
 
+// pixman takes any size, so the 45120x64 buffer is shown (its left 256 columns on the output);
+// a renderer with a texture limit refuses it in wlroots ("Failed to upload buffer"). Either
+// way the next, normal buffer must show exactly, with nothing of the huge one left.
+TEST(HostileShmBuffer, AHugeBufferLeavesNothingBehindForTheNextOne) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	Process client;
+	ASSERT_TRUE(client.start({build_path("PIXELPORT_HOSTILE_CLIENT"), "huge-then-normal"}, fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(client.read_line(&line, 20000)) << client.err();
+	EXPECT_EQ(line, "huge shown");
+	ASSERT_TRUE(client.read_line(&line, 5000));
+	EXPECT_EQ(line, "ok");
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	std::vector<uint8_t> bytes(64 * 64 * 4);
+	pixelport::encode_pattern(DRM_FORMAT_ARGB8888, 64, 64, 256, bytes.data(), 1, 0, 0, 64, 64);
+	std::vector<uint32_t> want;
+	ASSERT_TRUE(reference_rgb(DRM_FORMAT_ARGB8888, 64, 64, 256, bytes.data(), &want));
+	int bad = 0;
+	for (int y = 0; y < shot.height; y++)
+		for (int x = 0; x < shot.width; x++) {
+			uint32_t expect = x < 64 && y < 64 ? want[static_cast<size_t>(y) * 64 + x] : 0;
+			bad += shot.pixel(x, y) != expect;
+		}
+	EXPECT_EQ(bad, 0);
+	expect_compositor_serves_others(fx);
+	client.terminate();
+}
+
 TEST(HostileShmBuffer, DestroyedRightAfterCommitStillShowsThatCommit) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
