@@ -76,6 +76,8 @@ struct Stream {
 };
 
 uint64_t next_stream_id = 1;
+// Every stream alive, to end orphaned ones (client gone, bytes still owed) with the plugin.
+std::vector<Stream *> live_streams;
 
 // One ClientUsage per client, found through a destroy listener on the client.
 struct UsageLink {
@@ -510,6 +512,7 @@ void drop_stream(Stream *s) {
 	s->writes.clear();
 	if (s->source != nullptr) wl_event_source_remove(s->source);
 	if (s->fd >= 0) close(s->fd);
+	std::erase(live_streams, s);
 	delete s;
 }
 
@@ -554,6 +557,7 @@ void manager_create_stream(wl_client *client, wl_resource *resource, uint32_t id
 		return;
 	}
 	wl_resource_set_implementation(s->resource, &kStreamImpl, s, stream_resource_destroy);
+	live_streams.push_back(s);
 	s->source = wl_event_loop_add_fd(wl_display_get_event_loop(s->plugin->display), fd, 0, handle_readable, s);
 }
 
@@ -578,6 +582,12 @@ std::unique_ptr<StreamManager> StreamManager::create(pixelport_plugin *plugin) {
 }
 
 StreamManager::~StreamManager() {
+	// Clients are gone (the host destroys them first); streams still reading owed bytes end now.
+	std::vector<Stream *> mine;
+	for (Stream *s : live_streams) {
+		if (s->plugin == plugin_ && s->resource == nullptr) mine.push_back(s);
+	}
+	for (Stream *s : mine) drop_stream(s);
 	if (global_ != nullptr) wl_global_destroy(global_);
 }
 

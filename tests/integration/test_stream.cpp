@@ -113,6 +113,12 @@ INSTANTIATE_TEST_SUITE_P(Stream, StreamSplit,
 		return name;
 	});
 
+// auto follows the compositor's size_hint (1 MiB by default): 48 KiB streams, 4 MiB uses shm.
+TEST(StreamAuto, PicksTheStreamBelowTheSizeHintAndShmAbove) {
+	paint_and_check({"--transport", "auto"}, "XRGB8888", 128, 96, 2, "socket");
+	paint_and_check({"--transport", "auto"}, "XRGB8888", 1024, 1024, 2, "shm", nullptr, "1024x1024");
+}
+
 TEST(StreamLarge, OneHugeFrameArrivesWhole) {
 	// 1920x1080 XRGB8888: 8 MiB in one writev, more than the socket and one dispatch take.
 	paint_and_check({"--transport", "socket", "--frame", "size=1920x1080,seed=8"}, "XRGB8888", 1920, 1080, 8, "socket",
