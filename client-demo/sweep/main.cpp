@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -110,7 +111,11 @@ bool parse_bytes(const std::string &s, double *out) {
 bool parse_wxh(const std::string &s, int *w, int *h) {
 	char x = 0;
 	char rest = 0;
-	return sscanf(s.c_str(), "%d%c%d%c", w, &x, h, &rest) == 3 && (x == 'x' || x == 'X');
+	int pw = 0, ph = 0;
+	if (sscanf(s.c_str(), "%d%c%d%c", &pw, &x, &ph, &rest) != 3 || (x != 'x' && x != 'X')) return false;
+	*w = pw;
+	*h = ph;
+	return true;
 }
 
 /** A size request: explicit WxH, or bytes of pixel data (the shape follows per format). */
@@ -278,11 +283,13 @@ bool run_point(Connection &conn, TimingClient &timing, const Options &o, const C
 				s[kConvert] = diff(ct.t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_END], ct.t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_START]);
 				s[kUpload] = diff(ct.t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END], ct.t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START]);
 				s[kPresent] = diff(ct.t[PP_SURFACE_TIMING_V1_PHASE_PRESENT], tc);
-				// Until the compositor has every byte (the stream's reads overlap the writes),
-				// then its own busy work on the frame.
-				uint64_t handed = std::max(pt.sent, dc);
-				s[kCost] = static_cast<int64_t>(handed - pt.start) + std::max<int64_t>(s[kConvert], 0) +
-					std::max<int64_t>(s[kUpload], 0);
+				// Until the last of: the client's send, the compositor's last stream byte, its
+				// conversion and its upload. Ends, not sums: the phases overlap (the stream's
+				// reads run during the writes and convert as rows arrive; an shm upload may
+				// contain the conversion).
+				uint64_t end = std::max({pt.sent, dc, ct.t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_END],
+					ct.t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END]});
+				s[kCost] = static_cast<int64_t>(end - pt.start);
 				p->compositor_timing = true;
 			} else {
 				s[kCost] = s[kSubmit];
@@ -802,7 +809,9 @@ int main(int argc, char *argv[]) {
 	Connection conn;
 	std::string error;
 	if (!conn.connect(&error)) die(1, error);
-	TimingClient timing(&conn);
+	auto timing_owner = std::make_unique<TimingClient>(&conn);
+	TimingClient &timing = *timing_owner;
+	const bool have_timing = timing.available();
 	int cpid = o.compositor_pid ? o.compositor_pid : peer_pid(conn);
 	uint64_t hwm_before, rss_before;
 	proc_rss(cpid, &hwm_before, &rss_before);
@@ -862,6 +871,7 @@ int main(int argc, char *argv[]) {
 	}
 	uint64_t hwm_after, rss_after;
 	proc_rss(cpid, &hwm_after, &rss_after);
+	timing_owner.reset(); // its destroy requests need the connection
 	conn.disconnect();
 	if (!alive) notes.push_back("the sweep stopped early: the connection to the compositor was lost");
 
@@ -879,13 +889,13 @@ int main(int argc, char *argv[]) {
 
 	nlohmann::json j = to_json(points, crossovers);
 	j["meta"] = {{"tool", "pixelport-sweep"}, {"content", content_note}, {"compositor_pid", cpid},
-		{"compositor", cpid ? proc_comm(cpid) : ""}, {"compositor_timing", timing.available()},
+		{"compositor", cpid ? proc_comm(cpid) : ""}, {"compositor_timing", have_timing},
 		{"compositor_memory", {{"vmhwm_before", hwm_before}, {"vmhwm_after", hwm_after}, {"rss_before", rss_before},
 			{"rss_after", rss_after}}},
 		{"transports", series}, {"formats", format_names}, {"notes", notes},
-		{"definitions", {{"cost", "put() start until the compositor has every byte (max of client send end and the "
-			"stream's data_complete), plus the compositor's convert and upload durations; client submit time "
-			"when the compositor has no timing protocol"},
+		{"definitions", {{"cost", "put() start until the last of: the client's send end, the compositor's "
+			"data_complete, convert_end and upload_end (pixelport-timing-v1); the client's submit time when the "
+			"compositor has no timing protocol"},
 			{"throughput_mbs", "bytes / median cost, 10^6 bytes per second"}}}};
 	std::string table = format_table(points);
 	std::ostringstream cross;
