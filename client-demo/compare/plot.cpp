@@ -16,16 +16,18 @@
 extern char** environ;
 
 namespace pixelport::compare {
-namespace {
 
-namespace fs = std::filesystem;
-
-// gnuplot single-quoted string: '' stands for one quote.
-std::string quoted(const std::string& s) {
+std::string gnuplot_quoted(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
   return out + "'";
 }
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string quoted(const std::string& s) { return gnuplot_quoted(s); }
 
 struct TempDir {
   fs::path path;
@@ -69,8 +71,7 @@ void plot_png(const Report& r, const std::string& png_path) {
   if (points == 0) throw PlotError("nothing to plot: no phase has values in both runs");
 
   TempDir dir;
-  const fs::path data_file = dir.path / "data.tsv", script = dir.path / "plot.gp",
-                 errors = dir.path / "gnuplot.err";
+  const fs::path data_file = dir.path / "data.tsv", script = dir.path / "plot.gp";
   std::ofstream(data_file) << data.str();
   std::ofstream(script)
       << "set terminal pngcairo size " << std::max<std::size_t>(800, 120 * points) << ",700 noenhanced\n"
@@ -87,11 +88,17 @@ void plot_png(const Report& r, const std::string& png_path) {
       << "set rmargin 12\n"  // room for the last rotated label
       << "plot " << quoted(data_file.string()) << " using 2:3:4:xtic(1) title 'base', '' using 5:6:7 title 'candidate'\n";
 
+  run_gnuplot(script.string(), png_path);
+}
+
+void run_gnuplot(const std::string& script, const std::string& png_path) {
+  TempDir dir;
+  const fs::path errors = dir.path / "gnuplot.err";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errors.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::string arg0 = "gnuplot", arg1 = script.string();
+  std::string arg0 = "gnuplot", arg1 = script;
   char* argv[] = {arg0.data(), arg1.data(), nullptr};
   pid_t pid = 0;
   const int err = posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv, environ);

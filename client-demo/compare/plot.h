@@ -17,4 +17,10 @@ struct PlotError : std::runtime_error {
 // Writes `png_path`. Script and data go to a temporary directory that is removed afterwards.
 void plot_png(const Report& r, const std::string& png_path);
 
+// gnuplot single-quoted string literal of `s` ('' stands for one quote).
+std::string gnuplot_quoted(const std::string& s);
+// Runs `gnuplot SCRIPT` (which must write `png_path`); throws PlotError with gnuplot's first
+// error line, or when gnuplot is missing or wrote no file. Shared with pixelport-sweep.
+void run_gnuplot(const std::string& script, const std::string& png_path);
+
 }  // namespace pixelport::compare

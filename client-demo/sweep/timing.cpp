@@ -1,0 +1,103 @@
+#include "timing.hpp"
+
+#include <cstring>
+
+namespace pixelport::sweep {
+
+namespace {
+
+uint64_t split_ns(uint32_t hi, uint32_t lo, uint32_t nsec) {
+	return ((static_cast<uint64_t>(hi) << 32) | lo) * 1000000000ull + nsec;
+}
+
+const pp_surface_timing_v1_listener kSurfaceListener = {
+	.info = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t transport, uint32_t format, int32_t width,
+			int32_t height, uint32_t bytes_hi, uint32_t bytes_lo, uint32_t damage_hi, uint32_t damage_lo) {
+		auto *tc = static_cast<TimingClient *>(data);
+		CommitTiming &c = tc->pending_[seq];
+		c.seq = seq;
+		c.transport = transport;
+		c.format = format;
+		c.width = width;
+		c.height = height;
+		c.bytes = (static_cast<uint64_t>(bytes_hi) << 32) | bytes_lo;
+		c.damage_bytes = (static_cast<uint64_t>(damage_hi) << 32) | damage_lo;
+	},
+	.timestamp = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t phase, uint32_t hi, uint32_t lo,
+			uint32_t nsec) {
+		auto *tc = static_cast<TimingClient *>(data);
+		if (phase < 7) tc->pending_[seq].t[phase] = split_ns(hi, lo, nsec);
+	},
+	.done = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, const char *output) {
+		auto *tc = static_cast<TimingClient *>(data);
+		auto it = tc->pending_.find(seq);
+		CommitTiming c = it != tc->pending_.end() ? it->second : CommitTiming{};
+		if (it != tc->pending_.end()) tc->pending_.erase(it);
+		c.seq = seq;
+		c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
+		c.output = output ? output : "";
+		tc->done_.push_back(c);
+		if (tc->done_.size() > 256) tc->done_.pop_front();
+	},
+};
+
+void registry_global(void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
+	auto *tc = static_cast<TimingClient *>(data);
+	if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0 && tc->manager_ == nullptr) {
+		tc->manager_ = static_cast<pp_timing_manager_v1 *>(
+			wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
+	}
+}
+
+const wl_registry_listener kRegistryListener = {registry_global, [](void *, wl_registry *, uint32_t) {}};
+
+} // namespace
+
+TimingClient::TimingClient(client::Connection *conn) : conn_(conn) {
+	registry_ = wl_display_get_registry(conn->display);
+	wl_registry_add_listener(registry_, &kRegistryListener, this);
+	conn->roundtrip();
+}
+
+TimingClient::~TimingClient() {
+	unsubscribe();
+	if (manager_) pp_timing_manager_v1_destroy(manager_);
+	if (registry_) wl_registry_destroy(registry_);
+}
+
+void TimingClient::subscribe(wl_surface *surface) {
+	unsubscribe();
+	if (manager_ == nullptr) return;
+	sub_ = pp_timing_manager_v1_subscribe(manager_, surface);
+	pp_surface_timing_v1_add_listener(sub_, &kSurfaceListener, this);
+}
+
+void TimingClient::unsubscribe() {
+	if (sub_) pp_surface_timing_v1_destroy(sub_);
+	sub_ = nullptr;
+	pending_.clear();
+	done_.clear();
+}
+
+bool TimingClient::wait_commit(uint64_t since_ns, int timeout_ms, CommitTiming *out) {
+	if (sub_ == nullptr) return false;
+	uint64_t deadline = client::now_ns() + static_cast<uint64_t>(timeout_ms) * 1000000u;
+	for (;;) {
+		while (!done_.empty()) {
+			CommitTiming c = done_.front();
+			done_.pop_front();
+			if (c.transport != PP_SURFACE_TIMING_V1_TRANSPORT_NONE && c.t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] >= since_ns) {
+				*out = c;
+				return true;
+			}
+		}
+		uint64_t now = client::now_ns();
+		if (now >= deadline) return false;
+		if (!conn_->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1) &&
+				wl_display_get_error(conn_->display) != 0) {
+			return false;
+		}
+	}
+}
+
+} // namespace pixelport::sweep

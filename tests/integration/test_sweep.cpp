@@ -1,0 +1,235 @@
+// pixelport-sweep end to end against the reference compositor: a quick sweep writes every
+// file with sane values, pressure mode runs two small instances, the waypipe peer row works
+// (or is skipped with a note), and each bad input gives one clear error line.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "harness.hpp"
+
+using namespace pixelport::test;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::vector<std::string> kQuick = {"--warmup", "1", "--frames", "3", "--min-frames", "2", "--point-seconds",
+	"0.05", "--timeout-ms", "5000"};
+
+std::vector<std::string> sweep(std::vector<std::string> args, bool quick = true) {
+	std::vector<std::string> argv = {build_path("PIXELPORT_SWEEP")};
+	if (quick) argv.insert(argv.end(), kQuick.begin(), kQuick.end());
+	argv.insert(argv.end(), args.begin(), args.end());
+	return argv;
+}
+
+json read_json(const fs::path &p) {
+	std::ifstream in(p);
+	return json::parse(in);
+}
+
+size_t lines(const std::string &s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+const json *find_point(const json &j, const std::string &format, const std::string &transport) {
+	for (const json &p : j["points"]) {
+		if (p["format"] == format && p["transport"] == transport) return &p;
+	}
+	return nullptr;
+}
+
+// One error line on stderr naming the problem, a non-zero status, no files measured.
+void expect_error(CompositorFixture &fx, const std::vector<std::string> &argv, int want_status, const std::string &needle,
+		const std::map<std::string, std::string> &env_override = {}, bool only_line = true) {
+	Process p;
+	auto env = fx.client_env();
+	for (const auto &[k, v] : env_override) env[k] = v;
+	ASSERT_TRUE(p.start(argv, env));
+	int status = p.wait(20000);
+	if (status < 0) p.terminate(1000);
+	EXPECT_EQ(status, want_status) << p.err();
+	// Measuring runs print progress first; then the error is the last line.
+	if (only_line) {
+		EXPECT_EQ(lines(p.err()), 1u) << p.err();
+	}
+	std::string err = p.err();
+	size_t start = err.size() > 1 ? err.rfind('\n', err.size() - 2) : std::string::npos;
+	std::string last = start == std::string::npos ? err : err.substr(start + 1);
+	EXPECT_EQ(last.rfind("pixelport-sweep: error: ", 0), 0u) << p.err();
+	EXPECT_NE(last.find(needle), std::string::npos) << p.err();
+}
+
+} // namespace
+
+TEST(Sweep, QuickSweepWritesEveryFileWithSaneValues) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	fs::path out = fs::path(fx.runtime_dir()) / "quick";
+	std::string so, se;
+	ASSERT_EQ(fx.run_client(sweep({"--sizes", "16K,256K", "--formats", "XRGB8888,NV12", "--pattern", "-o", out.string()}),
+		30000, &so, &se), 0) << se;
+	for (const char *f : {"sweep.csv", "sweep.json", "frames.csv", "table.txt", "sweep.png"}) {
+		EXPECT_GT(fs::file_size(out / f), 0u) << f;
+	}
+	json j = read_json(out / "sweep.json");
+	ASSERT_EQ(j["points"].size(), 2u * 2u * 4u);
+	for (const json &p : j["points"]) {
+		SCOPED_TRACE(p["format"].get<std::string>() + " " + p["transport"].get<std::string>());
+		ASSERT_TRUE(p["note"].is_null()) << p["note"];
+		// Sizes as asked: within the 4:3 rounding of the requested bytes.
+		EXPECT_GT(p["width"].get<int>(), 0);
+		EXPECT_GT(p["height"].get<int>(), 0);
+		double bytes = p["bytes"].get<double>();
+		double asked = bytes < 100000 ? 16384 : 262144;
+		EXPECT_NEAR(bytes / asked, 1.0, 0.1);
+		EXPECT_EQ(p["content"], "pattern");
+		EXPECT_GE(p["frames"].get<int>(), 2);
+		for (const char *ph : {"fill", "submit", "cost"}) {
+			ASSERT_FALSE(p["phases"][ph].is_null()) << ph;
+			EXPECT_GT(p["phases"][ph]["median_ns"].get<double>(), 0) << ph;
+			EXPECT_GE(p["phases"][ph]["p95_ns"].get<double>(), p["phases"][ph]["median_ns"].get<double>()) << ph;
+		}
+		double mbs = p["throughput_mbs"].get<double>();
+		EXPECT_TRUE(std::isfinite(mbs) && mbs > 0) << mbs;
+	}
+	// Every pair of the four transports, per format: a crossover or "none in range".
+	ASSERT_EQ(j["crossovers"].size(), 2u * 6u);
+	for (const json &c : j["crossovers"]) {
+		std::string text = c["text"];
+		EXPECT_TRUE(text.find(" beats ") != std::string::npos || text.find("none in range") != std::string::npos) << text;
+		if (c["found"].get<bool>()) {
+			EXPECT_GE(c["at_bytes"].get<double>(), c["between_bytes"][0].get<double>());
+			EXPECT_LE(c["at_bytes"].get<double>(), c["between_bytes"][1].get<double>());
+		}
+	}
+	std::ifstream csv(out / "sweep.csv");
+	std::stringstream csv_text;
+	csv_text << csv.rdbuf();
+	EXPECT_EQ(lines(csv_text.str()), 1u + 16u);
+	// The printed table and crossovers.
+	EXPECT_NE(so.find("transport"), std::string::npos);
+	EXPECT_NE(so.find("crossovers"), std::string::npos);
+	EXPECT_NE(so.find("XRGB8888: "), std::string::npos);
+	EXPECT_TRUE(fx.compositor().running());
+}
+
+TEST(Sweep, RealImagesDecodeAsContent) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	// A PNG: a screenshot of a frame (grim writes PNG).
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0"}, 10000), 0);
+	fs::path png = fs::path(fx.runtime_dir()) / "shot.png";
+	ASSERT_EQ(fx.run_client({"grim", png.string()}, 10000), 0);
+	fs::path out = fs::path(fx.runtime_dir()) / "png";
+	std::string so, se;
+	ASSERT_EQ(fx.run_client(sweep({"--sizes", "64x48,8K", "--formats", "XRGB8888,RGB888,NV12", "--transports", "shm,socket",
+		"--image", png.string(), "--no-plot", "-o", out.string()}), 30000, &so, &se), 0) << se;
+	json j = read_json(out / "sweep.json");
+	ASSERT_EQ(j["points"].size(), 2u * 3u * 2u);
+	EXPECT_EQ(j["points"][0]["width"], 64);
+	EXPECT_EQ(j["points"][0]["height"], 48);
+	for (const json &p : j["points"]) EXPECT_EQ(p["content"], "image") << p["format"];
+	EXPECT_NE(j["meta"]["content"].get<std::string>().find(png.string()), std::string::npos);
+	EXPECT_FALSE(fs::exists(out / "sweep.png"));
+}
+
+TEST(Sweep, PressureModeReportsEveryInstance) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	fs::path out = fs::path(fx.runtime_dir()) / "pressure";
+	std::string so, se;
+	ASSERT_EQ(fx.run_client(sweep({"--instances", "2", "--pressure-size", "320x240", "--pressure-frames", "2", "--pattern",
+		"-o", out.string()}, false), 30000, &so, &se), 0) << se;
+	json j = read_json(out / "pressure.json");
+	ASSERT_EQ(j["instances_result"].size(), 2u);
+	for (const json &r : j["instances_result"]) {
+		EXPECT_TRUE(r["finished"].get<bool>()) << r;
+		EXPECT_EQ(r["frames"], 2);
+		EXPECT_GT(r["real_s"].get<double>(), 0);
+		EXPECT_GE(r["user_s"].get<double>() + r["sys_s"].get<double>(), 0);
+		EXPECT_GT(r["minflt"].get<long>(), 0);
+		EXPECT_GT(r["maxrss_bytes"].get<double>(), 0);
+	}
+	EXPECT_EQ(j["compositor_pid"].get<int>(), fx.compositor().pid());
+	EXPECT_GT(j["compositor"]["vmhwm_before"].get<double>(), 0);
+	EXPECT_GE(j["compositor"]["vmhwm_after"].get<double>(), j["compositor"]["vmhwm_before"].get<double>());
+	EXPECT_NE(so.find("compositor memory per surface"), std::string::npos) << so;
+	EXPECT_TRUE(fs::exists(out / "pressure.csv"));
+}
+
+TEST(Sweep, WaypipePeerRowOrAClearNote) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	fs::path out = fs::path(fx.runtime_dir()) / "peer";
+	std::string so, se;
+	ASSERT_EQ(fx.run_client(sweep({"--sizes", "16K", "--formats", "XRGB8888", "--transports", "shm", "--pattern",
+		"--no-plot", "--peer", "waypipe", "--peer-compress", "none", "--peer-timeout", "20", "-o", out.string()}),
+		40000, &so, &se), 0) << se;
+	json j = read_json(out / "sweep.json");
+	const json *peer = find_point(j, "XRGB8888", "shm@waypipe-none");
+	if (system("command -v waypipe >/dev/null 2>&1") != 0) {
+		EXPECT_EQ(peer, nullptr);
+		EXPECT_NE(so.find("peer waypipe skipped: waypipe is not installed"), std::string::npos) << so;
+		GTEST_SKIP() << "waypipe not installed: the note was checked";
+	}
+	ASSERT_NE(peer, nullptr) << so << se;
+	EXPECT_GE((*peer)["frames"].get<int>(), 2);
+	EXPECT_NE(so.find("shm@waypipe-none"), std::string::npos) << so;
+}
+
+TEST(Sweep, WithoutThePluginShmRunsAndTheStreamIsSkipped) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--no-plugin"}));
+	fs::path out = fs::path(fx.runtime_dir()) / "stock";
+	std::string so, se;
+	ASSERT_EQ(fx.run_client(sweep({"--sizes", "16K", "--formats", "XRGB8888", "--pattern", "--no-plot", "-o", out.string()}),
+		30000, &so, &se), 0) << se;
+	json j = read_json(out / "sweep.json");
+	for (const char *t : {"shm", "shm-new"}) {
+		const json *p = find_point(j, "XRGB8888", t);
+		ASSERT_NE(p, nullptr);
+		EXPECT_GE((*p)["frames"].get<int>(), 2) << t;
+		EXPECT_TRUE((*p)["phases"]["convert"].is_null()) << "no timing protocol without the plugin";
+	}
+	for (const char *t : {"socket", "pipe"}) {
+		const json *p = find_point(j, "XRGB8888", t);
+		ASSERT_NE(p, nullptr);
+		EXPECT_EQ((*p)["frames"], 0);
+		EXPECT_NE((*p)["note"].get<std::string>().find("no pixelport stream"), std::string::npos) << *p;
+	}
+	EXPECT_NE(so.find("skipped: no pixelport stream"), std::string::npos) << so;
+}
+
+TEST(Sweep, EachBadInputGivesOneClearError) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	fs::path dir = fx.runtime_dir();
+	fs::path out = dir / "bad";
+	std::ofstream(dir / "notes.txt") << "not an image\n";
+	SCOPED_TRACE("no compositor");
+	expect_error(fx, sweep({"--pattern", "-o", out.string()}), 1, "cannot connect to the Wayland display",
+		{{"WAYLAND_DISPLAY", "pixelport-nobody-here"}});
+	SCOPED_TRACE("unreadable file");
+	expect_error(fx, sweep({"--image", (dir / "missing.jpg").string(), "-o", out.string()}), 2, "cannot read");
+	SCOPED_TRACE("not an image");
+	expect_error(fx, sweep({"--image", (dir / "notes.txt").string(), "-o", out.string()}), 2, "not a JPEG, PNG or WebP");
+	SCOPED_TRACE("sizes that do not fit");
+	expect_error(fx, sweep({"--pattern", "--sizes", "40000x40000", "-o", out.string()}), 2, "does not fit");
+	expect_error(fx, sweep({"--pattern", "--sizes", "30000x30000", "-o", out.string()}), 2, "wl_shm pools hold at most 2 GiB");
+	expect_error(fx, sweep({"--pattern", "--sizes", "lots", "-o", out.string()}), 2, "bad size");
+	expect_error(fx, sweep({"--pattern", "--formats", "NV12", "--sizes", "33x33", "-o", out.string()}), 2, "chroma grid");
+	SCOPED_TRACE("output folder that cannot be written");
+	expect_error(fx, sweep({"--pattern", "-o", (dir / "notes.txt" / "sub").string()}), 2, "cannot write to output folder");
+}
+
+TEST(Sweep, NothingMeasurableIsAnError) {
+	// Stock wlroots wl_shm has no NV12 and no stream: not one point can run.
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--no-plugin"}));
+	expect_error(fx, sweep({"--pattern", "--formats", "NV12", "--sizes", "16K", "--no-plot", "-o",
+		(fs::path(fx.runtime_dir()) / "none").string()}), 1, "nothing could be measured", {}, false);
+}
