@@ -28,6 +28,9 @@ struct ServerOptions {
 	std::string socket_name;
 	/** Run through /bin/sh -c once the socket is up; the server stops when it exits. */
 	std::string startup_command;
+	/** Embedded in another process (wlcs): no listening socket, no WAYLAND_DISPLAY, no signal
+	 *  handlers (they would block signals process-wide); clients come via wl_client_create. */
+	bool embedded = false;
 };
 
 struct Output;
@@ -58,6 +61,10 @@ public:
 
 	// Used by the per-object handlers in server.cpp.
 	wlr_scene *scene() const { return scene_; }
+	wlr_seat *seat() const { return seat_; }
+	wlr_xdg_shell *xdg_shell() const { return xdg_shell_; }
+	/** Moves the toplevel whose wl_surface is `surface` to layout (x, y); false if none. */
+	bool move_toplevel(wlr_surface *surface, int x, int y);
 	void remove_output(Output *output);
 	void remove_toplevel(Toplevel *toplevel);
 
