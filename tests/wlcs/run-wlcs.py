@@ -69,13 +69,14 @@ def outcomes(xml_path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--wlcs", required=True)
+    ap.add_argument("--wlcs", required=True, action="append", help="the last one given is used")
     ap.add_argument("--module", required=True)
     ap.add_argument("--mode", choices=["plugin", "no-plugin"], required=True)
     ap.add_argument("--libdir", help="our libwayland 1.23, put first in LD_LIBRARY_PATH")
     ap.add_argument("--preload", help="library to LD_PRELOAD (a sanitizer runtime)")
     ap.add_argument("--timeout", type=int, default=240)
     args = ap.parse_args()
+    args.wlcs = args.wlcs[-1]
     args.module = os.path.abspath(args.module)  # wlcs runs in a scratch directory
     if args.libdir:
         args.libdir = os.path.abspath(args.libdir)
@@ -88,6 +89,11 @@ def main():
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [args.libdir, env.get("LD_LIBRARY_PATH")]))
     if args.preload:
         env["LD_PRELOAD"] = args.preload
+    # libwayland-client and -server both define the core interface tables: with both in one
+    # process ASan reports an ODR violation (scripts/test --sanitize sets the same).
+    env.setdefault("ASAN_OPTIONS", "detect_leaks=1:detect_odr_violation=0")
+    supp = "suppressions=" + os.path.join(HERE, "lsan.supp")
+    env["LSAN_OPTIONS"] = ":".join(filter(None, [env.get("LSAN_OPTIONS"), supp]))
     env["PIXELPORT_WLCS_NO_PLUGIN"] = "1" if args.mode == "no-plugin" else "0"
     not_run = [p for p, skip_run, _ in fails if skip_run]
     with tempfile.TemporaryDirectory(prefix="pixelport-wlcs-") as tmp:
@@ -111,6 +117,13 @@ def main():
         got = outcomes(xml_path)
 
     problems, notes = [], []
+    # Under a sanitizer a report is a failure even when every test passed (wlcs exits 1 for any
+    # expected failure, so the exit status alone cannot tell).
+    for report in re.findall(r"^.*(?:ERROR: \w+Sanitizer|runtime error:).*$", run.stdout, re.M)[:20]:
+        problems.append(f"SANITIZER {report.strip()}")
+    if problems:
+        print(run.stdout[-20000:])
+
     counts = {"pass": 0, "skip": 0, "xfail": 0}
     for name in sorted(got):
         state, detail = got[name]
