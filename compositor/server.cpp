@@ -151,16 +151,20 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 	// A seat with no devices: some clients refuse to start without wl_seat.
 	seat_ = wlr_seat_create(display_, "seat0");
 
-	sigint_ = wl_event_loop_add_signal(loop, SIGINT, handle_signal, this);
-	sigterm_ = wl_event_loop_add_signal(loop, SIGTERM, handle_signal, this);
-	sigchld_ = wl_event_loop_add_signal(loop, SIGCHLD, handle_signal, this);
-	sigusr1_ = wl_event_loop_add_signal(loop, SIGUSR1, handle_signal, this);
+	if (!options.embedded) {
+		sigint_ = wl_event_loop_add_signal(loop, SIGINT, handle_signal, this);
+		sigterm_ = wl_event_loop_add_signal(loop, SIGTERM, handle_signal, this);
+		sigchld_ = wl_event_loop_add_signal(loop, SIGCHLD, handle_signal, this);
+		sigusr1_ = wl_event_loop_add_signal(loop, SIGUSR1, handle_signal, this);
+	}
 	return true;
 }
 
 bool Server::start(std::string *error) {
 	const char *socket = nullptr;
-	if (options_.socket_name.empty()) {
+	if (options_.embedded) {
+		socket = ""; // the host hands clients over through wl_client_create
+	} else if (options_.socket_name.empty()) {
 		socket = wl_display_add_socket_auto(display_);
 	} else if (wl_display_add_socket(display_, options_.socket_name.c_str()) == 0) {
 		socket = options_.socket_name.c_str();
@@ -181,7 +185,9 @@ bool Server::start(std::string *error) {
 		*error = "cannot start the wlroots backend";
 		return false;
 	}
-	setenv("WAYLAND_DISPLAY", socket_.c_str(), 1);
+	if (!options_.embedded) {
+		setenv("WAYLAND_DISPLAY", socket_.c_str(), 1);
+	}
 	wlr_log(WLR_INFO, "running on WAYLAND_DISPLAY=%s (%s)", socket_.c_str(),
 		plugin_ != nullptr ? "with pixelport" : "stock wlroots, no plugin");
 
@@ -317,6 +323,16 @@ void Server::handle_new_toplevel(wlr_xdg_toplevel *xdg_toplevel) {
 	});
 	t->destroy.connect(&xdg_toplevel->events.destroy, [t](void *) { t->server->remove_toplevel(t); });
 	toplevels_.push_back(std::move(toplevel));
+}
+
+bool Server::move_toplevel(wlr_surface *surface, int x, int y) {
+	for (const auto &t : toplevels_) {
+		if (t->xdg_toplevel->base->surface == surface) {
+			wlr_scene_node_set_position(&t->scene_tree->node, x, y);
+			return true;
+		}
+	}
+	return false;
 }
 
 void Server::remove_toplevel(Toplevel *toplevel) {

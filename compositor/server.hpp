@@ -31,6 +31,9 @@ struct ServerOptions {
 	/** The plugin's timing logs (JSON Lines, Chrome trace); "" for none. */
 	std::string timing_log;
 	std::string timing_trace;
+	/** Embedded in another process (wlcs): no listening socket, no WAYLAND_DISPLAY, no signal
+	 *  handlers (they would block signals process-wide); clients come via wl_client_create. */
+	bool embedded = false;
 };
 
 struct Output;
@@ -63,6 +66,10 @@ public:
 
 	// Used by the per-object handlers in server.cpp.
 	wlr_scene *scene() const { return scene_; }
+	wlr_seat *seat() const { return seat_; }
+	wlr_xdg_shell *xdg_shell() const { return xdg_shell_; }
+	/** Moves the toplevel whose wl_surface is `surface` to layout (x, y); false if none. */
+	bool move_toplevel(wlr_surface *surface, int x, int y);
 	void remove_output(Output *output);
 	void remove_toplevel(Toplevel *toplevel);
 

@@ -228,6 +228,13 @@ ShmPool *pool_from_resource(wl_resource *resource) {
 	return static_cast<ShmPool *>(wl_resource_get_user_data(resource));
 }
 
+bool file_holds(int fd, int64_t size) {
+	struct stat st;
+	if (fstat(fd, &st) != 0) return false;
+	// Regular files and memfds must already be as large as what they back.
+	return !S_ISREG(st.st_mode) || st.st_size >= size;
+}
+
 void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, int32_t offset, int32_t width,
 		int32_t height, int32_t stride, uint32_t format) {
 	ShmPool *pool = pool_from_resource(resource);
@@ -272,6 +279,19 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 		return;
 	}
 
+	if (!file_holds(pool->file->fd, static_cast<int64_t>(layout.end))) {
+		// The pool may outgrow its file (mmap allows it), but no buffer may: name the buffer,
+		// as libwayland does and the conformance suite (wlcs BadBufferTest) checks.
+		wl_resource *bad = wl_resource_create(client, &wl_buffer_interface, 1, id);
+		if (bad == nullptr) {
+			wl_client_post_no_memory(client);
+			return;
+		}
+		wl_resource_post_error(bad, WL_SHM_ERROR_INVALID_FD, "buffer ends at byte %llu, beyond the end of the file",
+			static_cast<unsigned long long>(layout.end));
+		return;
+	}
+
 	auto *buffer = new ShmBuffer();
 	buffer->mapping = pool->mapping;
 	buffer->layout = layout;
@@ -292,13 +312,6 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 }
 
 void pool_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
-
-bool file_holds(int fd, int64_t size) {
-	struct stat st;
-	if (fstat(fd, &st) != 0) return false;
-	// Regular files and memfds must already be as large as the pool they back.
-	return !S_ISREG(st.st_mode) || st.st_size >= size;
-}
 
 void pool_resize(wl_client *, wl_resource *resource, int32_t size) {
 	ShmPool *pool = pool_from_resource(resource);
@@ -342,10 +355,6 @@ void shm_create_pool(wl_client *client, wl_resource *resource, uint32_t id, int3
 	}
 	int seals = fcntl(fd, F_GET_SEALS);
 	file->sealed_shrink = seals >= 0 && (seals & F_SEAL_SHRINK);
-	if (!file_holds(fd, size)) {
-		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FD, "pool size %d beyond the end of the file", size);
-		return;
-	}
 	auto mapping = map_file(file, static_cast<size_t>(size));
 	if (mapping == nullptr) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FD, "cannot map the pool's fd");
