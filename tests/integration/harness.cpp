@@ -302,6 +302,22 @@ void expect_compositor_serves_others(CompositorFixture &fx) {
 	EXPECT_TRUE(fx.compositor().running());
 }
 
+std::string error_case_name(const ErrorCase &c) {
+	std::string name = c.mode;
+	for (char &ch : name) ch = ch == '-' ? '_' : ch;
+	return name;
+}
+
+void expect_protocol_error(const std::string &program, const ErrorCase &c) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({program, c.mode}, 20000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "error " + std::to_string(c.code) + " " + c.interface + "\n");
+	expect_compositor_serves_others(fx);
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+}
+
 void start_holding(CompositorFixture &fx, Process *client, const std::string &program, const char *mode,
 		std::string *verdict) {
 	ASSERT_TRUE(client->start({program, mode}, fx.client_env()));

@@ -106,6 +106,22 @@ private:
 	Process compositor_;
 };
 
+/** A test client mode that must end in one protocol error. */
+struct ErrorCase {
+	const char *mode;
+	int code;
+	const char *interface;
+};
+
+/** "pool-size-zero" -> "pool_size_zero": a GoogleTest parameter name. */
+std::string error_case_name(const ErrorCase &c);
+
+/**
+ * Runs `program MODE` against a fresh compositor: it must print "error CODE INTERFACE", and
+ * the compositor must go on serving another client and exit cleanly.
+ */
+void expect_protocol_error(const std::string &program, const ErrorCase &c);
+
 /** A normal client (pixelport-paint) still gets its frame presented; the compositor runs. */
 void expect_compositor_serves_others(CompositorFixture &fx);
 

@@ -14,6 +14,7 @@
 
 #include <drm_fourcc.h>
 
+#include "client_verdict.hpp"
 #include "pattern.hpp"
 #include "wayland_client.hpp"
 
@@ -28,6 +29,9 @@ namespace {
 
 Connection conn;
 
+int report() { return test::report(conn); }
+void hold() { test::hold(conn); }
+
 int memfd(size_t size) {
 	int fd = memfd_create("hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) < 0) {
@@ -35,25 +39,6 @@ int memfd(size_t size) {
 		exit(3);
 	}
 	return fd;
-}
-
-// Sends what was queued and reports the compositor's verdict.
-int report() {
-	conn.roundtrip();
-	int err = wl_display_get_error(conn.display);
-	if (err == EPROTO) {
-		const wl_interface *interface = nullptr;
-		uint32_t id = 0;
-		uint32_t code = wl_display_get_protocol_error(conn.display, &interface, &id);
-		printf("error %u %s\n", code, interface ? interface->name : "?");
-		return 0;
-	}
-	if (err != 0) {
-		printf("disconnected %s\n", strerror(err));
-		return 0;
-	}
-	printf("ok\n");
-	return 0;
 }
 
 wl_shm_pool *pool_of(int fd, int32_t size) {
@@ -69,13 +54,6 @@ bool show(Window *window, wl_buffer *buffer, int w, int h) {
 	waiter.arm(&conn, window->surface);
 	wl_surface_commit(window->surface);
 	return waiter.wait(&conn, 5000) && waiter.presented;
-}
-
-void hold_until_killed() {
-	printf("holding\n");
-	fflush(stdout);
-	while (conn.dispatch_timeout(100) || wl_display_get_error(conn.display) == 0) {
-	}
 }
 
 } // namespace
@@ -168,7 +146,7 @@ int main(int argc, char *argv[]) {
 			wl_buffer *second = wl_shm_pool_create_buffer(pool, size, w, h, stride, argb);
 			if (!show(&window, second, w, h)) return report();
 			report();
-			hold_until_killed();
+			hold();
 			return 0;
 		}},
 		// Truncate the file behind a buffer that is on screen: SIGBUS territory.
@@ -185,7 +163,7 @@ int main(int argc, char *argv[]) {
 			if (!show(&window, buffer, w, h)) return report();
 			if (ftruncate(fd, 0) < 0) return 3;
 			report();
-			hold_until_killed();
+			hold();
 			return 0;
 		}},
 		// Same, for a format the plugin converts, after destroying pool and buffer.
@@ -207,7 +185,7 @@ int main(int argc, char *argv[]) {
 			wl_buffer_destroy(buffer);
 			wl_shm_pool_destroy(pool);
 			report();
-			hold_until_killed();
+			hold();
 			return 0;
 		}},
 		// Destroying a buffer right after its commit still shows that commit's content.
@@ -232,7 +210,7 @@ int main(int argc, char *argv[]) {
 			close(fd);
 			if (!waiter.wait(&conn, 5000)) return report();
 			report();
-			hold_until_killed();
+			hold();
 			return 0;
 		}},
 		// A buffer wider than any output (45120x64), then a normal one: nothing of the first
@@ -255,7 +233,7 @@ int main(int argc, char *argv[]) {
 			if (!show(&window, normal, w, h)) return report();
 			printf("huge %s\n", huge_shown ? "shown" : "refused");
 			report();
-			hold_until_killed();
+			hold();
 			return 0;
 		}},
 		// Thousands of pools, buffers and commits: the compositor must not keep fds or mappings.
@@ -278,7 +256,7 @@ int main(int argc, char *argv[]) {
 				if (i % 100 == 0 && !conn.roundtrip()) break;
 			}
 			report();
-			hold_until_killed();
+			hold();
 			return 0;
 		}},
 	};

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "client_verdict.hpp"
 #include "pattern.hpp"
 #include "pixelport-timing-v1-client-protocol.h"
 #include "transport.hpp"
@@ -31,29 +32,8 @@ namespace {
 
 Connection conn;
 
-int report() {
-	conn.roundtrip();
-	int err = wl_display_get_error(conn.display);
-	if (err == EPROTO) {
-		const wl_interface *interface = nullptr;
-		uint32_t id = 0;
-		uint32_t code = wl_display_get_protocol_error(conn.display, &interface, &id);
-		printf("error %u %s\n", code, interface ? interface->name : "?");
-	} else if (err != 0) {
-		printf("disconnected %s\n", strerror(err));
-	} else {
-		printf("ok\n");
-	}
-	fflush(stdout);
-	return 0;
-}
-
-void hold() {
-	printf("holding\n");
-	fflush(stdout);
-	while (conn.dispatch_timeout(100) || wl_display_get_error(conn.display) == 0) {
-	}
-}
+int report() { return test::report(conn); }
+void hold() { test::hold(conn); }
 
 // A stream on a fresh socketpair; *data gets our (blocking) end.
 pp_stream_v1 *socket_stream(int *data) {

@@ -14,24 +14,9 @@ namespace {
 
 constexpr int kInvalidFormat = 0, kInvalidStride = 1, kInvalidFd = 2; // wl_shm.error
 
-struct ErrorCase {
-	const char *mode;
-	int code;
-	const char *interface;
-};
-
 class HostileShm : public testing::TestWithParam<ErrorCase> {};
 
-TEST_P(HostileShm, GetsTheProtocolErrorAndOthersGoOn) {
-	const ErrorCase &c = GetParam();
-	CompositorFixture fx;
-	ASSERT_TRUE(fx.start());
-	std::string out, err;
-	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_HOSTILE_CLIENT"), c.mode}, 10000, &out, &err), 0) << err;
-	EXPECT_EQ(out, "error " + std::to_string(c.code) + " " + c.interface + "\n");
-	expect_compositor_serves_others(fx);
-	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
-}
+TEST_P(HostileShm, GetsTheProtocolErrorAndOthersGoOn) { expect_protocol_error(build_path("PIXELPORT_HOSTILE_CLIENT"), GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Shm, HostileShm,
 	testing::Values(ErrorCase{"pool-size-zero", kInvalidStride, "wl_shm"},
@@ -47,11 +32,7 @@ INSTANTIATE_TEST_SUITE_P(Shm, HostileShm,
 		ErrorCase{"buffer-unknown-format", kInvalidFormat, "wl_shm_pool"},
 		ErrorCase{"buffer-yuv420-odd-stride", kInvalidStride, "wl_shm_pool"},
 		ErrorCase{"pool-shrink", kInvalidStride, "wl_shm_pool"}),
-	[](const auto &info) {
-		std::string name = info.param.mode;
-		for (char &ch : name) ch = ch == '-' ? '_' : ch;
-		return name;
-	});
+	[](const auto &info) { return error_case_name(info.param); });
 
 int count_window_pixels_not(const Image &shot, int w, int h, uint32_t value) {
 	int n = 0;

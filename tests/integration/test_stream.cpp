@@ -176,24 +176,9 @@ constexpr int kInvalidFd = 0;                                              // ma
 constexpr int kInvalidFormat = 0, kInvalidSize = 1, kInvalidRect = 2, kBadLength = 3, kForeign = 4, kDataFd = 5,
 	kLimit = 6;                                                            // stream errors
 
-struct ErrorCase {
-	const char *mode;
-	int code;
-	const char *interface;
-};
-
 class StreamBadInput : public testing::TestWithParam<ErrorCase> {};
 
-TEST_P(StreamBadInput, GetsTheProtocolErrorAndOthersGoOn) {
-	const ErrorCase &c = GetParam();
-	CompositorFixture fx;
-	ASSERT_TRUE(fx.start());
-	std::string out, err;
-	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), c.mode}, 20000, &out, &err), 0) << err;
-	EXPECT_EQ(out, "error " + std::to_string(c.code) + " " + c.interface + "\n");
-	expect_compositor_serves_others(fx);
-	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
-}
+TEST_P(StreamBadInput, GetsTheProtocolErrorAndOthersGoOn) { expect_protocol_error(build_path("PIXELPORT_STREAM_CLIENT"), GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Stream, StreamBadInput,
 	testing::Values(ErrorCase{"not-a-socket", kInvalidFd, "pp_stream_manager_v1"},
@@ -210,11 +195,7 @@ INSTANTIATE_TEST_SUITE_P(Stream, StreamBadInput,
 		ErrorCase{"too-many-buffers", kLimit, "pp_stream_v1"},
 		ErrorCase{"too-many-bytes-in-flight", kLimit, "pp_stream_v1"},
 		ErrorCase{"eof-mid-write", kDataFd, "pp_stream_v1"}),
-	[](const auto &info) {
-		std::string name = info.param.mode;
-		for (char &ch : name) ch = ch == '-' ? '_' : ch;
-		return name;
-	});
+	[](const auto &info) { return error_case_name(info.param); });
 
 TEST(StreamBytes, ExtraAndUnannouncedBytesAreNotReadAndHarmNothing) {
 	CompositorFixture fx;
