@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -54,8 +55,19 @@ struct Mem {
 	Mem &operator=(const Mem &) = delete;
 };
 
+// Buffers are kept for the whole run, one per (image width, role): allocating and
+// faulting in up to 1.3 GiB for every 8192x8192 benchmark took longer than the
+// measurements. Roles: 0-2 source planes, 3 destination, 4-5 memcpy pair.
+uint8_t *pooled(const Size &s, int role, size_t bytes)
+{
+	static std::map<std::pair<int32_t, int>, std::unique_ptr<Mem>> pool;
+	std::unique_ptr<Mem> &m = pool[{s.w, role}];
+	if (!m || m->n < bytes)
+		m = std::make_unique<Mem>(bytes);
+	return m->p;
+}
+
 struct Images {
-	std::vector<std::unique_ptr<Mem>> mem;
 	SrcImage src;
 	DstImage dst;
 };
@@ -70,12 +82,10 @@ Images make_images(uint32_t src_code, uint32_t dst_code, const Size &s)
 	for (int i = 0; i < fi->num_planes; ++i) {
 		const size_t stride = min_stride(*fi, i, uint32_t(s.w));
 		const size_t size = stride * plane_rows(*fi, i, uint32_t(s.h));
-		im.mem.push_back(std::make_unique<Mem>(size));
-		im.src.planes[i] = {im.mem.back()->p, stride, size};
+		im.src.planes[i] = {pooled(s, i, size), stride, size};
 	}
 	const size_t dstride = 4 * size_t(s.w), dsize = dstride * size_t(s.h);
-	im.mem.push_back(std::make_unique<Mem>(dsize));
-	im.dst = {dst_code, s.w, s.h, im.mem.back()->p, dstride, dsize};
+	im.dst = {dst_code, s.w, s.h, pooled(s, 3, dsize), dstride, dsize};
 	return im;
 }
 
@@ -89,20 +99,47 @@ void iterate(benchmark::State &st, const Size &s, auto &&fn)
 void bm_memcpy(benchmark::State &st, Size s)
 {
 	const size_t n = 4 * size_t(s.w) * size_t(s.h);
-	Mem a(n), b(n);
+	uint8_t *a = pooled(s, 4, n), *b = pooled(s, 5, n);
 	iterate(st, s, [&] {
-		std::memcpy(b.p, a.p, n);
+		std::memcpy(b, a, n);
 		benchmark::ClobberMemory();
 	});
+}
+
+// Times `fn` and a memcpy of the destination size alternately in the same loop, so
+// both see the same machine (this VM is shared: other builds come and go within a
+// run). The benchmark's time is the conversion's. Counters min_conv / min_copy are
+// the fastest single iteration of each (interference only adds time), in seconds;
+// the tables divide them.
+void iterate_paired(benchmark::State &st, const Size &s, auto &&fn)
+{
+	const size_t n = 4 * size_t(s.w) * size_t(s.h);
+	uint8_t *a = pooled(s, 4, n), *b = pooled(s, 5, n);
+	double min_conv = 1e30, min_copy = 1e30;
+	for (auto _ : st) {
+		const auto t0 = std::chrono::steady_clock::now();
+		fn();
+		benchmark::ClobberMemory();
+		const auto t1 = std::chrono::steady_clock::now();
+		std::memcpy(b, a, n);
+		benchmark::ClobberMemory();
+		const auto t2 = std::chrono::steady_clock::now();
+		const double conv = std::chrono::duration<double>(t1 - t0).count();
+		st.SetIterationTime(conv);
+		min_conv = std::min(min_conv, conv);
+		min_copy = std::min(min_copy, std::chrono::duration<double>(t2 - t1).count());
+	}
+	st.SetBytesProcessed(int64_t(st.iterations()) * int64_t(n));
+	st.counters["min_conv"] = min_conv;
+	st.counters["min_copy"] = min_copy;
 }
 
 void bm_convert(benchmark::State &st, uint32_t src, uint32_t dst, Size s, ConvertOptions o)
 {
 	Images im = make_images(src, dst, s);
-	iterate(st, s, [&] {
+	iterate_paired(st, s, [&] {
 		if (convert_image(im.src, im.dst, o) != Status::Ok)
 			st.SkipWithError("convert failed");
-		benchmark::ClobberMemory();
 	});
 }
 
@@ -116,7 +153,7 @@ void bm_libyuv(benchmark::State &st, uint32_t src, Size s)
 	uint8_t *d = im.dst.data;
 	const int ds = int(im.dst.stride), w = s.w, h = s.h;
 	auto st_ = [&](int i) { return int(p[i].stride); };
-	iterate(st, s, [&] {
+	iterate_paired(st, s, [&] {
 		switch (src) {
 		case f::RGB888: libyuv::RGB24ToARGB(p[0].data, st_(0), d, ds, w, h); break;
 		case f::BGR888: libyuv::RAWToARGB(p[0].data, st_(0), d, ds, w, h); break;
@@ -139,8 +176,11 @@ constexpr uint32_t kLibyuvSources[] = {f::RGB888, f::BGR888, f::RGB565, f::ARGB1
 				       f::YUYV, f::UYVY, f::NV12, f::NV21, f::YUV420};
 #endif
 
-// Result keys: "<variant>|<conversion>|<size>".
-std::map<std::string, double> g_rate;
+// Result keys: "<variant>|<conversion>|<size>". Best of all iterations of all
+// repetitions.
+std::map<std::string, double> g_rate;       // destination bytes/s (memcpy rows only)
+std::map<std::string, double> g_min_conv;   // fastest conversion iteration, s
+std::map<std::string, double> g_min_copy;   // fastest paired memcpy iteration, s
 
 class Collector : public benchmark::ConsoleReporter {
 public:
@@ -149,13 +189,17 @@ public:
 		for (const Run &r : runs) {
 			if (r.error_occurred || r.run_type != Run::RT_Iteration)
 				continue;
-			auto it = r.counters.find("bytes_per_second");
-			if (it == r.counters.end())
-				continue;
-			// Best of the repetitions; memcpy also runs twice per size (first and
-			// last), so a slow moment of the machine does not flatter the ratios.
-			double &rate = g_rate[r.run_name.function_name];
-			rate = std::max(rate, it->second.value);
+			const std::string name = r.run_name.function_name;
+			if (auto it = r.counters.find("bytes_per_second"); it != r.counters.end()) {
+				double &rate = g_rate[name];
+				rate = std::max(rate, it->second.value);
+			}
+			for (auto [counter, map] : {std::pair{"min_conv", &g_min_conv}, std::pair{"min_copy", &g_min_copy}})
+				if (auto it = r.counters.find(counter); it != r.counters.end()) {
+					auto [slot, fresh] = map->try_emplace(name, it->second.value);
+					if (!fresh)
+						slot->second = std::min(slot->second, it->second.value);
+				}
 		}
 		ConsoleReporter::ReportRuns(runs);
 	}
@@ -169,12 +213,16 @@ std::string key(const std::string &variant, const std::string &conv, const Size 
 // Each benchmark runs 3 times and the tables use the best run: the machine is shared
 // (builds and tests of other work run next to this), and interference only ever
 // makes a run slower. 8192x8192 gets 2 iterations per run to keep the total short.
-benchmark::internal::Benchmark *tune(benchmark::internal::Benchmark *b, const Size &s)
+benchmark::internal::Benchmark *tune(benchmark::internal::Benchmark *b, const Size &s, bool paired = true)
 {
-	b->UseRealTime()->Unit(benchmark::kMillisecond)->Repetitions(3);
+	b->Unit(benchmark::kMillisecond)->Repetitions(3);
+	if (paired)
+		b->UseManualTime();   // wall time of the conversion alone (threads included)
+	else
+		b->UseRealTime();
 	if (s.w >= 8192)
 		return b->Iterations(2);
-	return b->MinTime(s.w >= 3840 ? 0.1 : 0.05);
+	return b->MinTime(s.w >= 3840 ? 0.08 : 0.04);
 }
 
 struct Conv {
@@ -203,7 +251,7 @@ void bm_warmup(benchmark::State &st)
 void register_memcpy()
 {
 	for (const Size &s : kSizes)
-		tune(benchmark::RegisterBenchmark(key("memcpy", "memcpy", s).c_str(), bm_memcpy, s), s);
+		tune(benchmark::RegisterBenchmark(key("memcpy", "memcpy", s).c_str(), bm_memcpy, s), s, false);
 }
 
 // Sources for the cached-vs-streaming comparison at 8192x8192 (one per kernel family).
@@ -273,10 +321,13 @@ void print_table(const char *title, const std::vector<std::string> &variants, co
 		for (const std::string &v : variants)
 			for (const Size *s : sizes) {
 				char cell[32] = "                 -";
-				auto it = g_rate.find(key(v, c.name(), *s));
-				auto base = g_rate.find(key("memcpy", "memcpy", *s));
-				if (it != g_rate.end() && base != g_rate.end() && base->second > 0) {
-					std::snprintf(cell, sizeof cell, "%7.2f GB/s %5.2fx", it->second / 1e9, it->second / base->second);
+				const std::string k = key(v, c.name(), *s);
+				auto conv = g_min_conv.find(k);
+				auto copy = g_min_copy.find(k);
+				if (conv != g_min_conv.end() && copy != g_min_copy.end() && conv->second > 0) {
+					const double bytes = 4.0 * s->w * s->h;
+					std::snprintf(cell, sizeof cell, "%7.2f GB/s %5.2fx", bytes / conv->second / 1e9,
+						      copy->second / conv->second);
 					any = true;
 				}
 				line += " " + std::string(cell);
@@ -298,9 +349,10 @@ int main(int argc, char **argv)
 	benchmark::RunSpecifiedBenchmarks(&reporter);
 	benchmark::Shutdown();
 
-	std::printf("\nRatio = conversion destination bytes/s / memcpy bytes/s of the destination size, same run,\n"
-		    "best of 3 repetitions each.\n"
-		    "CPU: best ISA %s.\nmemcpy:", isa_name(best_isa()));
+	std::printf("\nRatio = memcpy time / conversion time (= conversion bytes/s / memcpy bytes/s) for the\n"
+		    "destination size, the two timed alternately in the same loop; each is the fastest\n"
+		    "iteration of 3 runs. GB/s = destination bytes per second of that conversion.\n"
+		    "CPU: best ISA %s.\nStandalone memcpy (for reference):", isa_name(best_isa()));
 	for (const Size &s : kSizes) {
 		auto it = g_rate.find(key("memcpy", "memcpy", s));
 		if (it != g_rate.end())
