@@ -364,6 +364,29 @@ int main(int argc, char *argv[]) {
 			printf("info %d done %d presented %d ordered %d\n", seen.info, seen.done, seen.presented, seen.ordered);
 			return report();
 		}},
+		// Names, as a surface, an object this client never created: object ids are per client,
+		// so another client's surface cannot be named at all, and libwayland says so.
+		{"foreign-subscribe", [] {
+			pp_timing_manager_v1 *manager = nullptr;
+			static const wl_registry_listener registry_listener = {
+				.global = [](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
+					if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0) {
+						*static_cast<pp_timing_manager_v1 **>(data) = static_cast<pp_timing_manager_v1 *>(
+							wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
+					}
+				},
+				.global_remove = [](void *, wl_registry *, uint32_t) {},
+			};
+			wl_registry *registry = wl_display_get_registry(conn.display);
+			wl_registry_add_listener(registry, &registry_listener, &manager);
+			conn.roundtrip();
+			if (manager == nullptr) return 3;
+			// A proxy with a fresh id that the server never heard of.
+			auto *stranger = reinterpret_cast<wl_surface *>(
+				wl_proxy_create(reinterpret_cast<wl_proxy *>(conn.compositor), &wl_surface_interface));
+			pp_timing_manager_v1_subscribe(manager, stranger);
+			return report();
+		}},
 		// Thousands of stream frames through buffers created and destroyed on the way.
 		{"churn", [] {
 			Window w;

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "harness.hpp"
 
 using namespace pixelport::test;
@@ -149,6 +151,26 @@ TEST_F(Tinywl, StreamsAndReportsTimingThroughThePreloadedPlugin) {
 	std::string text = wait_for_file(log, [](const std::string &t) { return t.find("\"stream\"") != std::string::npos; });
 	EXPECT_GE(count(text, "\"transport\":\"stream\""), 4u) << text.substr(0, 2000);
 	EXPECT_NE(text.find("\"output\":\"HEADLESS-1\""), std::string::npos);
+}
+
+// The "done when": the demo client's quick sweep, every transport, inside unmodified
+// tinywl with the module, with the compositor-side phases from the timing protocol.
+TEST_F(Tinywl, RunsTheQuickSweepOverEveryTransport) {
+	ASSERT_TRUE(start({}, "")) << fx_.compositor().err();
+	std::string out_dir = fx_.runtime_dir() + "/sweep";
+	std::string out, err;
+	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_SWEEP"), "--warmup", "1", "--frames", "3", "--min-frames", "2",
+		"--point-seconds", "0.05", "--timeout-ms", "5000", "--sizes", "16K,256K", "--formats", "XRGB8888,NV12",
+		"--pattern", "--no-plot", "-o", out_dir}, 60000, &out, &err), 0) << err << out;
+	std::ifstream in(out_dir + "/sweep.json");
+	nlohmann::json j = nlohmann::json::parse(in);
+	// 2 sizes x 2 formats x 4 transports, none skipped, with the compositor's upload times.
+	ASSERT_EQ(j["points"].size(), 16u);
+	for (const auto &p : j["points"]) {
+		EXPECT_TRUE(p["note"].is_null()) << p;
+		EXPECT_FALSE(p["phases"]["upload"].is_null()) << p;
+	}
+	EXPECT_TRUE(fx_.compositor().running());
 }
 
 TEST_F(Tinywl, TakesOptionsFromTheEnvironment) {

@@ -109,4 +109,24 @@ TEST(TimingProtocol, ASubscriberGetsExactlyItsSurfacesEvents) {
 	EXPECT_EQ(out, "info 3 done 3 presented 3 ordered 1\nok\n");
 }
 
+// Object ids live in each client's own namespace: a subscription can only name a surface the
+// client created. Naming any other id makes libwayland-server post wl_display.error
+// invalid_method ("invalid arguments for pp_timing_manager_v1.subscribe"), which the client
+// library reports as EINVAL. The plugin also checks the surface's client explicitly
+// (foreign_surface), unreachable through libwayland but kept as the protocol's stated rule.
+TEST(TimingProtocol, ASubscriptionToASurfaceTheClientDoesNotOwnIsAProtocolError) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	// Another client's surface exists on the server meanwhile.
+	Process other;
+	ASSERT_TRUE(other.start({build_path("PIXELPORT_PAINT")}, fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(other.read_line(&line, 10000));
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "foreign-subscribe"}, 10000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "disconnected Invalid argument\n");
+	EXPECT_TRUE(fx.compositor().running());
+	other.terminate();
+}
+
 } // namespace
