@@ -387,6 +387,28 @@ void Table::print(const std::string &title) const {
 	fflush(stdout);
 }
 
+CpuTime process_cpu(pid_t pid) {
+	CpuTime t;
+	double tick_ns = 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK));
+	std::error_code ec;
+	std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
+	for (const auto &task : std::filesystem::directory_iterator(task_dir, ec)) {
+		FILE *f = fopen((task.path() / "stat").c_str(), "r");
+		if (f == nullptr) continue;
+		char line[1024];
+		size_t n = fread(line, 1, sizeof(line) - 1, f);
+		fclose(f);
+		line[n] = '\0';
+		// Fields after the command (which may hold spaces): state is field 3, utime 14, stime 15.
+		const char *p = strrchr(line, ')');
+		unsigned long long utime = 0, stime = 0;
+		if (p == nullptr || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) continue;
+		double ns = static_cast<double>(utime + stime) * tick_ns;
+		(task.path().filename() == std::to_string(pid) ? t.main : t.others) += ns;
+	}
+	return t;
+}
+
 std::string machine_note() {
 	double load[1] = {0};
 	getloadavg(load, 1);

@@ -37,6 +37,7 @@ public:
 	bool running();
 	/** SIGTERM to the group, SIGKILL after grace_ms; the exit status (128+signal), -1 if none. */
 	int stop(int grace_ms);
+	pid_t pid() const { return pid_; }
 
 private:
 	pid_t pid_ = -1;
@@ -186,6 +187,12 @@ public:
 private:
 	std::vector<std::vector<std::string>> rows_;
 };
+
+/** CPU time (user + system) a process spent so far, ns: its main thread and all others. */
+struct CpuTime {
+	double main = 0, others = 0;
+};
+CpuTime process_cpu(pid_t pid);
 
 /** Reports once how loaded the machine was (1-minute load average, cores). */
 std::string machine_note();

@@ -5,6 +5,9 @@
 // has commits/s (median of the runs) and the ratio to "off" from the same run.
 #include <drm_fourcc.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -27,10 +30,14 @@ struct Variant {
 	std::vector<double> rates;     // commits/s per run
 	std::vector<double> latencies; // commit -> sync done, ns, every commit
 	uint64_t records = 0;
+	uint64_t commits = 0;
+	double cpu_client = 0, cpu_main = 0, cpu_others = 0; // ns over all runs
 };
 
 // Commits for `seconds`; false on error. Commits/s and latencies go into v.
 bool run(Variant &v, const Frame &a, const Frame &b, double seconds, std::string *error) {
+	CpuTime before = process_cpu(v.compositor.process.pid());
+	CpuTime client_before = process_cpu(getpid());
 	uint64_t start = now_ns(), end = start + static_cast<uint64_t>(seconds * 1e9);
 	uint64_t commits = 0;
 	while (now_ns() < end) {
@@ -40,6 +47,11 @@ bool run(Variant &v, const Frame &a, const Frame &b, double seconds, std::string
 		commits++;
 	}
 	v.rates.push_back(static_cast<double>(commits) * 1e9 / static_cast<double>(now_ns() - start));
+	CpuTime after = process_cpu(v.compositor.process.pid()), client_after = process_cpu(getpid());
+	v.cpu_main += after.main - before.main;
+	v.cpu_others += after.others - before.others;
+	v.cpu_client += client_after.main + client_after.others - client_before.main - client_before.others;
+	v.commits += commits;
 	v.records += v.surface.timing.records.size();
 	v.surface.timing.records.clear();
 	v.surface.clear();
@@ -97,7 +109,8 @@ int main(int argc, char *argv[]) {
 		}
 		v.rates.clear();
 		v.latencies.clear();
-		v.records = 0;
+		v.records = v.commits = 0;
+		v.cpu_client = v.cpu_main = v.cpu_others = 0;
 	}
 	for (int r = 0; r < runs; r++) {
 		for (int k = 0; k < 3; k++) {
@@ -111,7 +124,7 @@ int main(int argc, char *argv[]) {
 
 	Stats base = stats_of(variants[0].rates);
 	Table t({"variant", "commits/s median", "min run", "max run", "ratio to off", "commit->sync p50", "p95",
-		"timing records"});
+		"timing records", "CPU/commit: client", "compositor main", "compositor other threads"});
 	for (Variant &v : variants) {
 		Stats s = stats_of(v.rates);
 		Stats l = stats_of(v.latencies);
@@ -119,8 +132,10 @@ int main(int argc, char *argv[]) {
 		snprintf(buf[0], sizeof(buf[0]), "%.0f", s.median);
 		snprintf(buf[1], sizeof(buf[1]), "%.0f", *std::min_element(v.rates.begin(), v.rates.end()));
 		snprintf(buf[2], sizeof(buf[2]), "%.0f", *std::max_element(v.rates.begin(), v.rates.end()));
+		auto per_commit = [&](double ns) { return fmt_ns(ns / static_cast<double>(v.commits)); };
 		t.row({v.name, buf[0], buf[1], buf[2], fmt_ratio(s.median / base.median), fmt_ns(l.median), fmt_ns(l.p95),
-			v.subscribe ? std::to_string(v.records) : "-"});
+			v.subscribe ? std::to_string(v.records) : "-", per_commit(v.cpu_client), per_commit(v.cpu_main),
+			per_commit(v.cpu_others)});
 	}
 	t.print("Timing export overhead (target: ratio within 1% of off, i.e. >= 0.990x)");
 	// Paired: each run against the "off" run of the same round, less sensitive to drift.
