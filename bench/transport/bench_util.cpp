@@ -22,6 +22,37 @@
 
 namespace pixelport::bench {
 
+// CPUs of the compositor side once pin_client_side() ran; empty: not pinned.
+static cpu_set_t g_compositor_cpus, g_all_cpus;
+static bool g_pinned = false;
+static std::string g_pinning = "not pinned: client and compositors float over all CPUs";
+
+void pin_client_side(bool enable) {
+	cpu_set_t &all = g_all_cpus;
+	if (!enable || sched_getaffinity(0, sizeof(all), &all) != 0 || CPU_COUNT(&all) < 2) return;
+	int first = -1;
+	CPU_ZERO(&g_compositor_cpus);
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &all)) continue;
+		if (first < 0) {
+			first = c;
+		} else {
+			CPU_SET(c, &g_compositor_cpus);
+		}
+	}
+	cpu_set_t client;
+	CPU_ZERO(&client);
+	CPU_SET(first, &client);
+	sched_setaffinity(0, sizeof(client), &client);
+	g_pinned = true;
+	g_pinning = "client on CPU " + std::to_string(first) + ", compositors on the other " +
+		std::to_string(CPU_COUNT(&g_compositor_cpus)) + " (--no-pin: let the scheduler place them)";
+}
+
+void pin_compositor_side() {
+	if (g_pinned) sched_setaffinity(0, sizeof(g_compositor_cpus), &g_compositor_cpus);
+}
+
 bool Child::start(const std::vector<std::string> &argv, const std::vector<std::string> &env, const std::string &log,
 		std::string *error) {
 	// Everything the child needs is built here: after fork() it only calls async-signal-safe code.
@@ -49,6 +80,11 @@ bool Child::start(const std::vector<std::string> &argv, const std::vector<std::s
 	pid_ = fork();
 	if (pid_ == 0) {
 		setpgid(0, 0); // own group: stop() also reaches what the child starts (waypipe's command)
+		if (compositor_side) {
+			pin_compositor_side();
+		} else if (g_pinned) {
+			sched_setaffinity(0, sizeof(g_all_cpus), &g_all_cpus);
+		}
 		dup2(in, 0);
 		dup2(out, 1);
 		dup2(out, 2);
@@ -147,6 +183,7 @@ void add_common_options(CLI::App &app, CommonOptions *options, bool frames) {
 	app.add_option("--compositor", options->compositor, "pixelport-compositor to start")->capture_default_str();
 	app.add_flag("--quick", options->quick, "fewer frames and sizes: a smoke run of a few seconds");
 	app.add_option("--output", options->output, "headless output mode of the compositors")->capture_default_str();
+	app.add_flag("--no-pin", options->no_pin, "do not put the client and the compositors on separate CPUs");
 	if (frames) {
 		app.add_option("--frames-scale", options->frames_scale, "multiply the number of frames per size")
 			->capture_default_str()
@@ -414,7 +451,7 @@ std::string machine_note() {
 	getloadavg(load, 1);
 	char buf[128];
 	snprintf(buf, sizeof(buf), "%u cores, load average %.2f", std::thread::hardware_concurrency(), load[0]);
-	return buf;
+	return buf + ("; " + g_pinning);
 }
 
 } // namespace pixelport::bench

@@ -3,6 +3,7 @@
 // in-process clients on a named socket, the timing protocol, statistics and tables.
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -31,13 +32,17 @@ public:
 	Child(const Child &) = delete;
 	Child &operator=(const Child &) = delete;
 
-	/** Starts argv[0] (PATH searched) with `env` ("K=V"; "K=" unsets K) over ours. */
+	/**
+	 * Starts argv[0] (PATH searched) with `env` ("K=V"; "K=" unsets K) over ours, on the
+	 * compositor side's CPUs (see pin_client_side()), or on all when !compositor_side.
+	 */
 	bool start(const std::vector<std::string> &argv, const std::vector<std::string> &env, const std::string &log,
 		std::string *error);
 	bool running();
 	/** SIGTERM to the group, SIGKILL after grace_ms; the exit status (128+signal), -1 if none. */
 	int stop(int grace_ms);
 	pid_t pid() const { return pid_; }
+	bool compositor_side = true;
 
 private:
 	pid_t pid_ = -1;
@@ -69,16 +74,27 @@ struct Compositor {
 	bool start(const std::string &binary, RuntimeDir &dir, const std::vector<std::string> &args, std::string *error);
 };
 
+/**
+ * Client and compositor on separate CPUs: this thread (and threads it starts later) on CPU 0,
+ * children started after this call on the others. Without it, waking the compositor often
+ * preempts the client on its own CPU, and the client's timestamps then include compositor
+ * work. No-op with fewer than 2 CPUs; machine_note() says what was done.
+ */
+void pin_client_side(bool enable);
+/** Moves the calling thread to the compositor side's CPUs (raw baselines' reader). */
+void pin_compositor_side();
+
 /** Options every benchmark has. */
 struct CommonOptions {
 	std::string compositor = PIXELPORT_COMPOSITOR_DEFAULT;
 	bool quick = false;
 	std::string output = "256x256@60";
 	double frames_scale = 1.0;
+	bool no_pin = false;
 	/** Frames to measure: `normal`, or `quick` with --quick, times --frames-scale (at least 2). */
 	int frames(int normal, int quick) const;
 };
-/** --compositor, --quick, --output; --frames-scale too when `frames`. */
+/** --compositor, --quick, --output, --no-pin; --frames-scale too when `frames`. */
 void add_common_options(CLI::App &app, CommonOptions *options, bool frames = true);
 
 /** Connects `conn` to the compositor socket at `path` (an absolute WAYLAND_DISPLAY). */
@@ -194,7 +210,7 @@ struct CpuTime {
 };
 CpuTime process_cpu(pid_t pid);
 
-/** Reports once how loaded the machine was (1-minute load average, cores). */
+/** How loaded the machine was (cores, 1-minute load average) and the pinning. */
 std::string machine_note();
 
 } // namespace pixelport::bench

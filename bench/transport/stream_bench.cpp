@@ -47,42 +47,47 @@ public:
 	explicit RawChannel(bool pipe) : pipe_(pipe) {}
 	~RawChannel() { close_fds(); }
 	// Time to move n bytes from src into dst, ns; 0 on error or after 10 s without progress.
+	// This thread writes (client side), a reader thread on the compositor's CPUs reads.
 	uint64_t transfer(const uint8_t *src, uint8_t *dst, size_t n) {
 		if (!open()) return 0;
 		std::atomic<bool> go{false};
-		std::thread writer([&] {
+		size_t got = 0;
+		uint64_t t1 = 0;
+		std::thread reader([&] {
+			pin_compositor_side();
 			while (!go.load(std::memory_order_acquire)) {
 			}
-			size_t done = 0;
-			while (done < n) {
-				iovec iov = {const_cast<uint8_t *>(src) + done, n - done};
-				ssize_t k = pipe_ ? vmsplice(wr_, &iov, 1, 0) : write(wr_, iov.iov_base, iov.iov_len);
-				if (k < 0 && errno == EINTR) continue;
-				if (k <= 0) return; // the reader gave up and closed its end
-				done += static_cast<size_t>(k);
+			while (got < n) {
+				ssize_t k = read(rd_, dst + got, n - got);
+				if (k > 0) {
+					got += static_cast<size_t>(k);
+					continue;
+				}
+				pollfd p = {rd_, POLLIN, 0};
+				if (k == 0 || (errno != EAGAIN && errno != EINTR) || poll(&p, 1, 10000) <= 0) break;
 			}
+			t1 = now_ns();
+			if (got < n) shutdown_read(); // unblocks the writer
 		});
+		usleep(1000); // the reader is on its CPU and spinning
 		uint64_t t0 = now_ns();
 		go.store(true, std::memory_order_release);
-		size_t got = 0;
-		while (got < n) {
-			ssize_t k = read(rd_, dst + got, n - got);
-			if (k > 0) {
-				got += static_cast<size_t>(k);
-				continue;
-			}
-			pollfd p = {rd_, POLLIN, 0};
-			if (k == 0 || (errno != EAGAIN && errno != EINTR) || poll(&p, 1, 10000) <= 0) break;
+		size_t done = 0;
+		while (done < n) {
+			iovec iov = {const_cast<uint8_t *>(src) + done, n - done};
+			ssize_t k = pipe_ ? vmsplice(wr_, &iov, 1, 0) : write(wr_, iov.iov_base, iov.iov_len);
+			if (k < 0 && errno == EINTR) continue;
+			if (k <= 0) break; // the reader gave up
+			done += static_cast<size_t>(k);
 		}
-		uint64_t t1 = now_ns();
-		if (got < n) close_fds(); // unblocks the writer
-		writer.join();
+		reader.join();
 		return got == n ? t1 - t0 : 0;
 	}
 
 private:
 	bool open() {
-		if (rd_ >= 0) return true;
+		if (rd_ >= 0 && wr_ >= 0) return true;
+		close_fds();
 		int fds[2];
 		if (pipe_) {
 			if (pipe2(fds, O_CLOEXEC) < 0) return false;
@@ -98,6 +103,11 @@ private:
 		}
 		fcntl(rd_, F_SETFL, O_NONBLOCK); // the reader polls with a timeout
 		return true;
+	}
+	// The reader gave up: a blocked writer gets EPIPE instead of waiting forever.
+	void shutdown_read() {
+		close(rd_);
+		rd_ = -1;
 	}
 	void close_fds() {
 		if (rd_ >= 0) close(rd_);
@@ -137,6 +147,8 @@ struct Waypipe {
 		std::string log = dir.path() + "/waypipe.log";
 		std::string compositor_name = compositor.socket_path.substr(compositor.socket_path.rfind('/') + 1);
 		std::vector<std::string> env = {"XDG_RUNTIME_DIR=" + dir.path(), "WAYLAND_DISPLAY=" + compositor_name};
+		// Not pinned: waypipe's two ends would be on two machines; here they may use every CPU.
+		client.compositor_side = server.compositor_side = false;
 		if (!client.start({"waypipe", "--socket", sock, "--compress", "none", "--no-gpu", "client"}, env, log, error) ||
 				!wait_for_socket(sock, client, 10000)) {
 			if (error->empty()) *error = "waypipe client did not open its socket (log: " + log + ")";
@@ -185,6 +197,7 @@ int main(int argc, char *argv[]) {
 	CLI11_PARSE(app, argc, argv);
 	signal(SIGPIPE, SIG_IGN); // a raw channel's writer sees EPIPE if its reader gave up
 
+	pin_client_side(!common.no_pin);
 	RuntimeDir dir;
 	std::string error;
 	Compositor compositor;
