@@ -41,10 +41,12 @@ constexpr uint32_t kDataComplete = PP_SURFACE_TIMING_V1_PHASE_DATA_COMPLETE;
 constexpr uint32_t kUploadEnd = PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END;
 
 // A socketpair or pipe set up as SurfaceWriter sets up its stream (4 MiB SO_SNDBUF, 1 MiB
-// pipe); transfer() moves n bytes from a writer thread to this one.
+// pipe, or `pipe_bytes`); transfer() moves n bytes from this thread to a reader thread.
 class RawChannel {
 public:
-	explicit RawChannel(bool pipe) : pipe_(pipe) {}
+	explicit RawChannel(bool pipe, int pipe_bytes = 1 << 20) : pipe_(pipe), pipe_bytes_(pipe_bytes) {}
+	/** False if the pipe cannot have pipe_bytes (above fs.pipe-max-size without CAP_SYS_RESOURCE). */
+	bool usable() { return open(); }
 	~RawChannel() { close_fds(); }
 	// Time to move n bytes from src into dst, ns; 0 on error or after 10 s without progress.
 	// This thread writes (client side), a reader thread on the compositor's CPUs reads.
@@ -91,9 +93,12 @@ private:
 		int fds[2];
 		if (pipe_) {
 			if (pipe2(fds, O_CLOEXEC) < 0) return false;
-			fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
 			rd_ = fds[0];
 			wr_ = fds[1];
+			if (fcntl(wr_, F_SETPIPE_SZ, pipe_bytes_) < pipe_bytes_) {
+				close_fds();
+				return false;
+			}
 		} else {
 			if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0) return false;
 			int size = 4 << 20;
@@ -115,6 +120,7 @@ private:
 		rd_ = wr_ = -1;
 	}
 	bool pipe_;
+	int pipe_bytes_;
 	int rd_ = -1, wr_ = -1;
 };
 
@@ -228,7 +234,7 @@ int main(int argc, char *argv[]) {
 		uint64_t bytes;
 		int frames, quick_frames;
 	};
-	const Big bigs[] = {{1 * kMiB, 40, 5}, {4 * kMiB, 20, 3}, {16 * kMiB, 12, 3}, {64 * kMiB, 6, 0}, {256 * kMiB, 4, 0}};
+	const Big bigs[] = {{1 * kMiB, 100, 5}, {4 * kMiB, 60, 3}, {16 * kMiB, 30, 3}, {64 * kMiB, 12, 0}, {256 * kMiB, 6, 0}};
 	Table t1({"size", "path", "p50", "p95", "throughput", "ratio", "ratio of", "target"});
 	for (const Big &big : bigs) {
 		int n = common.frames(big.frames, big.quick_frames);
@@ -237,14 +243,17 @@ int main(int argc, char *argv[]) {
 		Frame f[3] = {{DRM_FORMAT_XRGB8888, fs.w, fs.h, 1}, {DRM_FORMAT_XRGB8888, fs.w, fs.h, 2},
 			{DRM_FORMAT_XRGB8888, fs.w, fs.h, 3}};
 		std::vector<uint8_t> dst(big.bytes, 1); // written: no first-touch faults in the timing
-		RawChannel raw_socket(false), raw_pipe(true);
+		// A pipe as large as the frame (up to 16 MiB): does the 1 MiB pipe limit vmsplice?
+		int big_pipe_bytes = static_cast<int>(std::min<uint64_t>(big.bytes, 16 * kMiB));
+		RawChannel raw_socket(false), raw_pipe(true), raw_big_pipe(true, big_pipe_bytes);
+		bool have_big_pipe = raw_big_pipe.usable();
 		BenchSurface stream_socket, stream_pipe, shm, wshm;
 		if (!stream_socket.open(&conn, Transport::StreamSocket, &error) || !stream_pipe.open(&conn, Transport::StreamPipe, &error) ||
 				!shm.open(&conn, Transport::ShmReused, &error) ||
 				(have_waypipe && !wshm.open(&wconn, Transport::ShmReused, &error))) {
 			return fail(error);
 		}
-		Series memcpy_ns, socket_ns, pipe_ns, ss_client, sp_client, shm_ns, wshm_ns;
+		Series memcpy_ns, socket_ns, pipe_ns, big_pipe_ns, ss_client, sp_client, shm_ns, wshm_ns;
 		// One frame of each variant; false with error set.
 		std::vector<std::function<bool(int)>> variants = {
 			[&](int i) {
@@ -262,6 +271,12 @@ int main(int argc, char *argv[]) {
 				uint64_t t = raw_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
 				pipe_ns.ns.push_back(static_cast<double>(t));
 				return t != 0 || (error = "raw vmsplice transfer failed", false);
+			},
+			[&](int i) {
+				if (!have_big_pipe) return true;
+				uint64_t t = raw_big_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
+				big_pipe_ns.ns.push_back(static_cast<double>(t));
+				return t != 0 || (error = "raw vmsplice transfer (large pipe) failed", false);
 			},
 			[&](int i) {
 				uint64_t start = now_ns(), consumed = 0;
@@ -287,13 +302,15 @@ int main(int argc, char *argv[]) {
 				return done != 0 || (error = "through waypipe: " + error, false);
 			},
 		};
-		for (int i = -1; i < n; i++) {
-			if (i == 0) { // the first frame set up buffers, pools and mappings
-				for (Series *s : {&memcpy_ns, &socket_ns, &pipe_ns, &ss_client, &sp_client, &shm_ns, &wshm_ns}) s->ns.clear();
+		for (int i = -2; i < n; i++) {
+			if (i == 0) { // the first two frames set up (and first touch) both buffers of each writer
+				for (Series *s : {&memcpy_ns, &socket_ns, &pipe_ns, &big_pipe_ns, &ss_client, &sp_client, &shm_ns, &wshm_ns}) {
+					s->ns.clear();
+				}
 				for (BenchSurface *s : {&stream_socket, &stream_pipe, &shm, &wshm}) s->clear();
 			}
 			for (size_t k = 0; k < variants.size(); k++) {
-				if (!variants[(static_cast<size_t>(i + 1) + k) % variants.size()](i + 1)) return fail(error);
+				if (!variants[(static_cast<size_t>(i + 2) + k) % variants.size()](i + 2)) return fail(error);
 			}
 		}
 		Series ss_comp{stream_socket.phase(kCommit, kDataComplete)}, sp_comp{stream_pipe.phase(kCommit, kDataComplete)};
@@ -308,6 +325,10 @@ int main(int argc, char *argv[]) {
 		row("stream socket, compositor", ss_comp, &socket_ns, "raw socketpair", ">= 0.9");
 		row("stream socket, client put->consumed", ss_client, &socket_ns, "raw socketpair", "");
 		row("raw vmsplice pipe", pipe_ns, &memcpy_ns, "memcpy", "");
+		if (have_big_pipe) {
+			std::string name = "raw vmsplice, " + fmt_size(static_cast<uint64_t>(big_pipe_bytes)) + " pipe";
+			row(name.c_str(), big_pipe_ns, &memcpy_ns, "memcpy", "");
+		}
 		row("stream vmsplice, compositor", sp_comp, &pipe_ns, "raw vmsplice", ">= 0.9");
 		row("stream vmsplice, compositor", sp_comp, &memcpy_ns, "memcpy", big.bytes >= 4 * kMiB ? ">= 0.7" : "");
 		row("stream vmsplice, client put->consumed", sp_client, &pipe_ns, "raw vmsplice", "");
@@ -323,7 +344,7 @@ int main(int argc, char *argv[]) {
 
 	// ---- part 2: converted formats --------------------------------------------------------------
 	FrameSize conv = common.quick ? FrameSize{1920, 1080} : FrameSize{3840, 2160};
-	int conv_frames = common.frames(20, 3);
+	int conv_frames = common.frames(40, 3);
 	Table t2({"format", "fd", "wire bytes", "commit->data complete p50", "p95", "Mpixel/s", "time vs XRGB8888",
 		"commit->texture p50"});
 	for (bool pipe : {false, true}) {
@@ -335,10 +356,10 @@ int main(int argc, char *argv[]) {
 			surfaces.push_back(std::make_unique<BenchSurface>());
 			if (!surfaces.back()->open(&conn, pipe ? Transport::StreamPipe : Transport::StreamSocket, &error)) return fail(error);
 		}
-		for (int i = -1; i < conv_frames; i++) {
+		for (int i = -2; i < conv_frames; i++) {
 			for (size_t k = 0; k < formats.size(); k++) {
-				BenchSurface &s = *surfaces[(static_cast<size_t>(i + 1) + k) % formats.size()];
-				const Frame &f = *frames[(static_cast<size_t>(i + 1) + k) % formats.size()];
+				BenchSurface &s = *surfaces[(static_cast<size_t>(i + 2) + k) % formats.size()];
+				const Frame &f = *frames[(static_cast<size_t>(i + 2) + k) % formats.size()];
 				if (i == 0 && k == 0) {
 					for (auto &each : surfaces) each->clear();
 				}
@@ -361,7 +382,7 @@ int main(int argc, char *argv[]) {
 
 	// ---- part 3: small buffers ------------------------------------------------------------------
 	std::vector<uint64_t> small = {4096, 16384, 65536, 262144, kMiB};
-	int small_frames = common.frames(100, 10);
+	int small_frames = common.frames(300, 10);
 	struct Line {
 		const char *name;
 		Transport transport;
