@@ -25,7 +25,7 @@ namespace pixelport::bench {
 // CPUs of the compositor side once pin_client_side() ran; empty: not pinned.
 static cpu_set_t g_compositor_cpus, g_all_cpus;
 static bool g_pinned = false;
-static std::string g_pinning = "not pinned: client and compositors float over all CPUs";
+static std::string g_pinning = "not pinned: client and compositors float over all CPUs (--pin to separate them)";
 
 void pin_client_side(bool enable) {
 	cpu_set_t &all = g_all_cpus;
@@ -46,7 +46,7 @@ void pin_client_side(bool enable) {
 	sched_setaffinity(0, sizeof(client), &client);
 	g_pinned = true;
 	g_pinning = "client on CPU " + std::to_string(first) + ", compositors on the other " +
-		std::to_string(CPU_COUNT(&g_compositor_cpus)) + " (--no-pin: let the scheduler place them)";
+		std::to_string(CPU_COUNT(&g_compositor_cpus)) + " (--pin)";
 }
 
 void pin_compositor_side() {
@@ -183,7 +183,7 @@ void add_common_options(CLI::App &app, CommonOptions *options, bool frames) {
 	app.add_option("--compositor", options->compositor, "pixelport-compositor to start")->capture_default_str();
 	app.add_flag("--quick", options->quick, "fewer frames and sizes: a smoke run of a few seconds");
 	app.add_option("--output", options->output, "headless output mode of the compositors")->capture_default_str();
-	app.add_flag("--no-pin", options->no_pin, "do not put the client and the compositors on separate CPUs");
+	app.add_flag("--pin", options->pin, "client on the first CPU, compositors on the others (see bench/README.md)");
 	if (frames) {
 		app.add_option("--frames-scale", options->frames_scale, "multiply the number of frames per size")
 			->capture_default_str()

@@ -76,9 +76,10 @@ struct Compositor {
 
 /**
  * Client and compositor on separate CPUs: this thread (and threads it starts later) on CPU 0,
- * children started after this call on the others. Without it, waking the compositor often
- * preempts the client on its own CPU, and the client's timestamps then include compositor
- * work. No-op with fewer than 2 CPUs; machine_note() says what was done.
+ * children started after this call on the others. Unpinned, waking the compositor may
+ * preempt the client on its CPU, and a client timestamp taken right after a send then comes
+ * after the compositor's work; pinned, every roundtrip pays a cross-CPU wakeup (about 40 µs
+ * on the 2-core VM against 8 µs). No-op with fewer than 2 CPUs; machine_note() says which.
  */
 void pin_client_side(bool enable);
 /** Moves the calling thread to the compositor side's CPUs (raw baselines' reader). */
@@ -90,11 +91,11 @@ struct CommonOptions {
 	bool quick = false;
 	std::string output = "256x256@60";
 	double frames_scale = 1.0;
-	bool no_pin = false;
+	bool pin = false;
 	/** Frames to measure: `normal`, or `quick` with --quick, times --frames-scale (at least 2). */
 	int frames(int normal, int quick) const;
 };
-/** --compositor, --quick, --output, --no-pin; --frames-scale too when `frames`. */
+/** --compositor, --quick, --output, --pin; --frames-scale too when `frames`. */
 void add_common_options(CLI::App &app, CommonOptions *options, bool frames = true);
 
 /** Connects `conn` to the compositor socket at `path` (an absolute WAYLAND_DISPLAY). */

@@ -151,7 +151,7 @@ int main(int argc, char *argv[]) {
 	add_common_options(app, &common);
 	CLI11_PARSE(app, argc, argv);
 
-	pin_client_side(!common.no_pin);
+	pin_client_side(common.pin);
 	RuntimeDir dir;
 	std::string error;
 	Side plugin{.name = "plugin"}, stock{.name = "stock"};

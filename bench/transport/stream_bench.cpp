@@ -208,7 +208,7 @@ int main(int argc, char *argv[]) {
 	CLI11_PARSE(app, argc, argv);
 	signal(SIGPIPE, SIG_IGN); // a raw channel's writer sees EPIPE if its reader gave up
 
-	pin_client_side(!common.no_pin);
+	pin_client_side(common.pin);
 	RuntimeDir dir;
 	std::string error;
 	Compositor compositor;

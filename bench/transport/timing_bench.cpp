@@ -76,7 +76,7 @@ int main(int argc, char *argv[]) {
 		seconds = 0.5;
 	}
 
-	pin_client_side(!common.no_pin);
+	pin_client_side(common.pin);
 	RuntimeDir dir;
 	std::string error;
 	std::string log = dir.path() + "/timing.jsonl";
