@@ -308,7 +308,8 @@ uint64_t BenchSurface::put_and_sync(const client::Pixels &px, uint64_t start, st
 	client::Transport t = writer->timing().transport;
 	if (t == client::Transport::StreamSocket || t == client::Transport::StreamPipe) {
 		if (!writer->wait_consumed(10000)) {
-			*error = "stream bytes not consumed within 10 s: " + conn->error_text();
+			*error = wl_display_get_error(conn->display) != 0 ? "connection failed: " + conn->error_text()
+			                                                  : "stream bytes not consumed within 10 s";
 			return 0;
 		}
 		if (consumed != nullptr) *consumed = now_ns();
