@@ -257,8 +257,7 @@ bool TimingSubscription::subscribe(client::Connection *conn, wl_surface *surface
 		.global_remove = [](void *, wl_registry *, uint32_t) {},
 	};
 	wl_registry_add_listener(registry_, &listener, &manager_);
-	conn->roundtrip();
-	if (manager_ == nullptr) return false;
+	if (sync_done(conn) == 0 || manager_ == nullptr) return false;
 	sub_ = pp_timing_manager_v1_subscribe(manager_, surface);
 	pp_surface_timing_v1_add_listener(sub_, &kTimingListener, this);
 	return true;
