@@ -116,8 +116,9 @@ void SurfaceWriter::commit(wl_buffer *buffer, const Rect &d) {
 	wl_surface_attach(surface_, buffer, 0, 0);
 	wl_surface_damage_buffer(surface_, d.x, d.y, d.width, d.height);
 	wl_surface_commit(surface_);
-	wl_display_flush(conn_->display);
+	// Before the flush: once sent, the compositor may run (and finish) before we do.
 	timing_.committed = now_ns();
+	wl_display_flush(conn_->display);
 }
 
 bool SurfaceWriter::put(const Pixels &px, const Rect *damage, std::string *error, int timeout_ms) {

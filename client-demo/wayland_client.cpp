@@ -103,7 +103,21 @@ bool Connection::has_shm_format(uint32_t format) const {
 	return std::find(shm_formats.begin(), shm_formats.end(), format) != shm_formats.end();
 }
 
-bool Connection::roundtrip() { return wl_display_roundtrip(display) >= 0; }
+// A roundtrip that gives up after 10 s: a compositor that stopped answering must not hang us.
+bool Connection::roundtrip() {
+	bool done = false;
+	wl_callback *callback = wl_display_sync(display);
+	static const wl_callback_listener listener = {
+		.done = [](void *data, wl_callback *, uint32_t) { *static_cast<bool *>(data) = true; },
+	};
+	wl_callback_add_listener(callback, &listener, &done);
+	uint64_t deadline = now_ns() + 10000000000ull;
+	while (!done && now_ns() < deadline) {
+		if (!dispatch_timeout(100) && wl_display_get_error(display) != 0) break;
+	}
+	wl_callback_destroy(callback);
+	return done;
+}
 
 bool Connection::dispatch_timeout(int timeout_ms) {
 	while (wl_display_prepare_read(display) != 0) {

@@ -35,7 +35,10 @@ struct Connection {
 	void disconnect();
 	~Connection() { disconnect(); }
 	bool has_shm_format(uint32_t format) const;
-	/** One roundtrip; false if the connection died (protocol error: see error_text()). */
+	/**
+	 * One roundtrip, at most 10 s; false if the connection died (protocol error: see
+	 * error_text()) or the compositor did not answer.
+	 */
 	bool roundtrip();
 	/** Dispatches with a timeout in ms; false on error or timeout. */
 	bool dispatch_timeout(int timeout_ms);

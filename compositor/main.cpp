@@ -24,6 +24,8 @@ int main(int argc, char *argv[]) {
 	app.add_option("--outputs", options.outputs, "number of headless outputs")->check(CLI::Range(1, 16));
 	app.add_option("--log-level", log_level, "silent, error, info or debug")
 		->check(CLI::IsMember({"silent", "error", "info", "debug"}));
+	app.add_option("--convert-threads", options.convert_threads,
+		"threads for one format conversion in the plugin (default 1)")->check(CLI::Range(1, 64));
 	app.add_option("--timing-log", options.timing_log,
 		"write every commit's and frame's timing as JSON Lines (docs/timing.md); summary at exit");
 	app.add_option("--timing-trace", options.timing_trace, "write a Chrome trace-event JSON (Perfetto UI)");

@@ -28,6 +28,8 @@ struct ServerOptions {
 	std::string socket_name;
 	/** Run through /bin/sh -c once the socket is up; the server stops when it exits. */
 	std::string startup_command;
+	/** Threads for one conversion in the plugin (pixelport_options.convert_threads); 0: 1. */
+	uint32_t convert_threads = 0;
 	/** The plugin's timing logs (JSON Lines, Chrome trace); "" for none. */
 	std::string timing_log;
 	std::string timing_trace;

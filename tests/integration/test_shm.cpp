@@ -150,9 +150,12 @@ bool parse_stats(const std::string &out, Stats *s) {
 }
 
 // Runs the frames through pixelport-paint, checks the screen after the last one, returns stats.
-void run_frames(const std::vector<Frame> &frames, Stats *stats = nullptr) {
+void run_frames(const std::vector<Frame> &frames, Stats *stats = nullptr,
+		const std::vector<std::string> &compositor_args = {}, const std::string &output = "256x256") {
 	CompositorFixture fx;
-	ASSERT_TRUE(fx.start({"--print-stats"})) << fx.compositor().err();
+	std::vector<std::string> args = {"--print-stats"};
+	args.insert(args.end(), compositor_args.begin(), compositor_args.end());
+	ASSERT_TRUE(fx.start(args, output)) << fx.compositor().err();
 	std::vector<std::string> argv = {build_path("PIXELPORT_PAINT")};
 	for (const Frame &f : frames) {
 		argv.push_back("--frame");
@@ -228,6 +231,14 @@ TEST_P(ConvertedDamage, ReconvertsEverythingWhenTheSizeChanges) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shm, ConvertedDamage, testing::Values("RGB888", "NV12", "YUYV", "XBGR16161616F"));
+
+// Large enough for the core to split rows between threads (>= 256 Ki pixels per thread).
+TEST(ShmThreads, TwoConversionThreadsGiveTheSameFrame) {
+	Stats stats;
+	run_frames({{"NV12", 1024, 600, 3}, {"NV12", 1024, 600, 4, 0, 0, -1, -1, true, 1}}, &stats,
+		{"--convert-threads", "2"}, "1024x600");
+	EXPECT_EQ(stats.converted_pixels, 2u * 1024 * 600);
+}
 
 TEST(ShmFormatChange, ReconvertsEverythingWhenTheFormatChanges) {
 	Stats stats;
