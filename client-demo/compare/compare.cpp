@@ -118,6 +118,7 @@ Report compare(const timing::Log& base, const timing::Log& cand, const Options& 
   std::map<GroupKey, Group> groups;
   collect(groups, base, 0);
   collect(groups, cand, 1);
+  constexpr std::size_t kMinSamplesForMark = 5;
   Report report;
   report.alpha = opts.alpha;
   for (auto& [key, g] : groups) {
@@ -137,8 +138,11 @@ Report compare(const timing::Log& base, const timing::Log& cand, const Options& 
       row.ratio = bootstrap_median_ratio(b, c, opts, fnv1a(timing::phase_name(p), fnv1a(g.label)));
       row.base = timing::percentiles(b);
       row.cand = timing::percentiles(c);
-      if (row.ratio && row.ratio->low > 1) row.mark = "slower";
-      if (row.ratio && row.ratio->high < 1) row.mark = "faster";
+      // A bootstrap of a handful of values has no spread to speak of: no verdict below
+      // kMinSamplesForMark values in either run (the ratio and interval are still shown).
+      const bool enough = b.size() >= kMinSamplesForMark && c.size() >= kMinSamplesForMark;
+      if (enough && row.ratio && row.ratio->low > 1) row.mark = "slower";
+      if (enough && row.ratio && row.ratio->high < 1) row.mark = "faster";
       report.rows.push_back(std::move(row));
     }
   }
