@@ -218,6 +218,18 @@ void pixel_buffer_init(PixelBuffer *buffer, const PixelBufferImpl *impl, int wid
 		[buffer](void *) { pixel_buffer_release_to_client(buffer); });
 }
 
+bool pixel_buffer_publish(PixelBuffer *buffer, wl_client *client, uint32_t id, const PixelBufferImpl *impl,
+		const struct wl_buffer_interface *requests, wl_resource_destroy_func_t destroy, int width, int height) {
+	buffer->resource = wl_resource_create(client, &wl_buffer_interface, 1, id);
+	if (buffer->resource == nullptr) {
+		wl_client_post_no_memory(client);
+		return false;
+	}
+	pixel_buffer_init(buffer, impl, width, height);
+	wl_resource_set_implementation(buffer->resource, requests, buffer, destroy);
+	return true;
+}
+
 PixelBuffer *pixel_buffer_from_wlr(wlr_buffer *buffer) {
 	return buffer != nullptr && buffer->impl == &kBufferImpl ? from_base(buffer) : nullptr;
 }

@@ -54,6 +54,15 @@ struct PixelBuffer {
 /** Sets up `buffer->base` and the release listener; call once after filling the fields. */
 void pixel_buffer_init(PixelBuffer *buffer, const PixelBufferImpl *impl, int width, int height);
 
+/**
+ * Creates the client's wl_buffer `id` for a filled-in `buffer` (whose concrete struct starts
+ * with it, so the resource's user data is both), with the kind's request table and destroy
+ * callback, then pixel_buffer_init(). On allocation failure posts no_memory and returns false;
+ * the caller still owns (and frees) the buffer then.
+ */
+bool pixel_buffer_publish(PixelBuffer *buffer, wl_client *client, uint32_t id, const PixelBufferImpl *impl,
+	const struct wl_buffer_interface *requests, wl_resource_destroy_func_t destroy, int width, int height);
+
 /** The PixelBuffer behind `buffer`, or null if it is not one of ours. */
 PixelBuffer *pixel_buffer_from_wlr(wlr_buffer *buffer);
 

@@ -300,14 +300,11 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 	buffer->pixel.plugin = pool->plugin;
 	buffer->pixel.fourcc = drm;
 	buffer->pixel.target = target;
-	buffer->pixel.resource = wl_resource_create(client, &wl_buffer_interface, 1, id);
-	if (buffer->pixel.resource == nullptr) {
+	if (!pixel_buffer_publish(&buffer->pixel, client, id, &kShmBufferImpl, &kWlBufferImpl, buffer_resource_destroy,
+			width, height)) {
 		delete buffer;
-		wl_client_post_no_memory(client);
 		return;
 	}
-	pixel_buffer_init(&buffer->pixel, &kShmBufferImpl, width, height);
-	wl_resource_set_implementation(buffer->pixel.resource, &kWlBufferImpl, buffer, buffer_resource_destroy);
 	pool->plugin->stats.shm_buffers++;
 }
 

@@ -447,14 +447,11 @@ void stream_create_buffer(wl_client *client, wl_resource *resource, uint32_t id,
 	sb->pixel.plugin = plugin;
 	sb->pixel.fourcc = target; // the renderer reads the storage in place
 	sb->pixel.target = target;
-	sb->pixel.resource = wl_resource_create(client, &wl_buffer_interface, 1, id);
-	if (sb->pixel.resource == nullptr) {
+	if (!pixel_buffer_publish(&sb->pixel, client, id, &kStreamBufferImpl, &kWlBufferImpl, wl_buffer_resource_destroy,
+			width, height)) {
 		delete sb;
-		wl_client_post_no_memory(client);
 		return;
 	}
-	pixel_buffer_init(&sb->pixel, &kStreamBufferImpl, width, height);
-	wl_resource_set_implementation(sb->pixel.resource, &kWlBufferImpl, sb, wl_buffer_resource_destroy);
 	usage->buffers++;
 }
 

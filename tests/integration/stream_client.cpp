@@ -70,6 +70,24 @@ bool show(Window &w, wl_buffer *buffer, int width, int height) {
 	return waiter.wait(&conn, 10000) && waiter.presented;
 }
 
+// The timing global, bound through a registry of its own; null when the compositor lacks it.
+pp_timing_manager_v1 *bind_timing_manager() {
+	pp_timing_manager_v1 *manager = nullptr;
+	static const wl_registry_listener listener = {
+		.global = [](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
+			if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0) {
+				*static_cast<pp_timing_manager_v1 **>(data) = static_cast<pp_timing_manager_v1 *>(
+					wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
+			}
+		},
+		.global_remove = [](void *, wl_registry *, uint32_t) {},
+	};
+	wl_registry *registry = wl_display_get_registry(conn.display);
+	wl_registry_add_listener(registry, &listener, &manager);
+	conn.roundtrip();
+	return manager;
+}
+
 int simple_error(const std::function<void(pp_stream_v1 *, int)> &act) {
 	int data;
 	pp_stream_v1 *s = socket_stream(&data);
@@ -299,19 +317,7 @@ int main(int argc, char *argv[]) {
 		}},
 		// Subscribes to the timing of one of two surfaces and counts what arrives for each.
 		{"subscribe", [] {
-			pp_timing_manager_v1 *manager = nullptr;
-			static const wl_registry_listener registry_listener = {
-				.global = [](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
-					if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0) {
-						*static_cast<pp_timing_manager_v1 **>(data) = static_cast<pp_timing_manager_v1 *>(
-							wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
-					}
-				},
-				.global_remove = [](void *, wl_registry *, uint32_t) {},
-			};
-			wl_registry *registry = wl_display_get_registry(conn.display);
-			wl_registry_add_listener(registry, &registry_listener, &manager);
-			conn.roundtrip();
+			pp_timing_manager_v1 *manager = bind_timing_manager();
 			if (manager == nullptr) {
 				printf("no timing global\n");
 				return 0;
@@ -367,19 +373,7 @@ int main(int argc, char *argv[]) {
 		// Names, as a surface, an object this client never created: object ids are per client,
 		// so another client's surface cannot be named at all, and libwayland says so.
 		{"foreign-subscribe", [] {
-			pp_timing_manager_v1 *manager = nullptr;
-			static const wl_registry_listener registry_listener = {
-				.global = [](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
-					if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0) {
-						*static_cast<pp_timing_manager_v1 **>(data) = static_cast<pp_timing_manager_v1 *>(
-							wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
-					}
-				},
-				.global_remove = [](void *, wl_registry *, uint32_t) {},
-			};
-			wl_registry *registry = wl_display_get_registry(conn.display);
-			wl_registry_add_listener(registry, &registry_listener, &manager);
-			conn.roundtrip();
+			pp_timing_manager_v1 *manager = bind_timing_manager();
 			if (manager == nullptr) return 3;
 			// A proxy with a fresh id that the server never heard of.
 			auto *stranger = reinterpret_cast<wl_surface *>(
