@@ -67,13 +67,25 @@ struct Server {
 	void run() {
 		auto get_platform_display = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(
 			eglGetProcAddress("eglGetPlatformDisplayEXT"));
+		// Mesa (llvmpipe here) offers the surfaceless platform; GPU drivers such as NVIDIA's
+		// offer EGL devices: take the first one.
 		EGLDisplay egl_display = get_platform_display != nullptr
 			? get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr)
 			: EGL_NO_DISPLAY;
 		if (egl_display == EGL_NO_DISPLAY || !eglInitialize(egl_display, nullptr, nullptr)) {
-			skip_reason = "no EGL surfaceless platform (Mesa) on this machine";
-			return;
+			auto query_devices = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
+			EGLDeviceEXT device = nullptr;
+			EGLint n = 0;
+			if (get_platform_display != nullptr && query_devices != nullptr && query_devices(1, &device, &n) && n > 0) {
+				egl_display = get_platform_display(EGL_PLATFORM_DEVICE_EXT, device, nullptr);
+			}
+			if (egl_display == EGL_NO_DISPLAY || !eglInitialize(egl_display, nullptr, nullptr)) {
+				skip_reason = "no EGL surfaceless platform or EGL device on this machine";
+				return;
+			}
 		}
+		const char *vendor = eglQueryString(egl_display, EGL_VENDOR);
+		printf("EGL vendor: %s\n", vendor != nullptr ? vendor : "?");
 		eglBindAPI(EGL_OPENGL_ES_API);
 		const EGLint attribs[] = {EGL_CONTEXT_CLIENT_VERSION, 2, EGL_NONE};
 		EGLContext context = eglCreateContext(egl_display, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attribs);
@@ -82,6 +94,7 @@ struct Server {
 			return;
 		}
 		setenv("WLR_RENDERER_ALLOW_SOFTWARE", "1", 1);
+		if (getenv("PIXELPORT_TEST_VERBOSE") != nullptr) wlr_log_init(WLR_INFO, nullptr); // GL renderer name
 		wlr_egl *egl = wlr_egl_create_with_context(egl_display, context);
 		wlr_renderer *renderer = egl != nullptr ? wlr_gles2_renderer_create(egl) : nullptr;
 		if (renderer == nullptr) {
