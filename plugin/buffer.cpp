@@ -165,11 +165,9 @@ static bool buffer_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void 
 			damage = &surface->surface->buffer_damage;
 		}
 	} else {
-		// Not inside a commit (another user of the buffer): a private full conversion.
-		dest = buffer->handed;
-		if (dest == nullptr || dest->fourcc != buffer->target) {
-			dest = DestImage::create(buffer->target, base->width, base->height);
-		}
+		// Not inside a commit (another reader of a buffer whose commit is still held): a
+		// private full conversion, never into a surface's image.
+		dest = DestImage::create(buffer->target, base->width, base->height);
 	}
 	if (dest == nullptr || !convert_into(buffer, dest.get(), damage, record)) {
 		return false;
