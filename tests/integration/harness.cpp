@@ -295,6 +295,32 @@ bool CompositorFixture::screenshot(Image *image) {
 	return static_cast<size_t>(in.gcount()) == image->rgb.size();
 }
 
+int screen_mismatches(const Image &shot, const std::vector<uint32_t> &want, int w, int h, int tolerance,
+		bool rest_black) {
+	if (shot.width < w || shot.height < h || want.size() < static_cast<size_t>(w) * static_cast<size_t>(h)) {
+		ADD_FAILURE() << "screenshot " << shot.width << "x" << shot.height << " smaller than the " << w << "x" << h
+			<< " frame (or no reference)";
+		return -1;
+	}
+	int bad = 0;
+	for (int y = 0; y < (rest_black ? shot.height : h); y++) {
+		for (int x = 0; x < (rest_black ? shot.width : w); x++) {
+			bool inside = x < w && y < h;
+			uint32_t exp = inside ? want[static_cast<size_t>(y) * w + x] : 0, got = shot.pixel(x, y);
+			for (int c = 0; c < 24; c += 8) {
+				int d = static_cast<int>((got >> c) & 0xff) - static_cast<int>((exp >> c) & 0xff);
+				if (std::abs(d) > (inside ? tolerance : 0)) {
+					if (bad++ < 3) {
+						ADD_FAILURE() << "pixel (" << x << "," << y << "): got " << std::hex << got << " want " << exp;
+					}
+					break;
+				}
+			}
+		}
+	}
+	return bad;
+}
+
 void expect_compositor_serves_others(CompositorFixture &fx) {
 	std::string out, err;
 	EXPECT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0"}, 10000, &out, &err), 0) << err;

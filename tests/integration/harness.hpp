@@ -66,6 +66,15 @@ struct Image {
 	}
 };
 
+/**
+ * Pixels of `shot` that differ from `want` (0xRRGGBB, w x h, drawn at the output origin) by
+ * more than `tolerance` in any channel; with `rest_black`, every pixel outside w x h must be
+ * exactly black too. The first few are reported as test failures; a shot smaller than w x h
+ * is reported and counts -1.
+ */
+int screen_mismatches(const Image &shot, const std::vector<uint32_t> &want, int w, int h, int tolerance,
+	bool rest_black);
+
 /** A private runtime dir (mode 0700) and a running pixelport-compositor on a unique socket. */
 class CompositorFixture {
 public:

@@ -48,6 +48,17 @@ uint32_t yuv601(double y, double cb, double cr, int bits) {
 
 } // namespace
 
+std::vector<uint32_t> pattern_reference(uint32_t fmt, int width, int height, uint32_t seed) {
+	size_t stride = shm_min_stride(fmt, width);
+	ShmLayout layout;
+	std::vector<uint32_t> rgb;
+	if (!shm_layout(fmt, width, height, stride, &layout)) return rgb;
+	std::vector<uint8_t> bytes(layout.size, 0xa5);
+	encode_pattern(fmt, width, height, stride, bytes.data(), seed, 0, 0, width, height);
+	reference_rgb(fmt, width, height, stride, bytes.data(), &rgb);
+	return rgb;
+}
+
 int reference_tolerance(uint32_t fmt) {
 	switch (fmt) {
 	case DRM_FORMAT_P010: return 2; // 10-bit YUV -> 10-bit RGB -> 8 bits: two roundings

@@ -17,6 +17,9 @@ namespace pixelport::test {
 bool reference_rgb(uint32_t drm_format, int width, int height, size_t stride, const uint8_t *base,
 	std::vector<uint32_t> *out);
 
+/** reference_rgb() of pattern `seed` encoded over a whole `drm_format` buffer at its minimum stride. */
+std::vector<uint32_t> pattern_reference(uint32_t drm_format, int width, int height, uint32_t seed);
+
 /** Largest per-channel difference allowed between the screen and reference_rgb(). */
 int reference_tolerance(uint32_t drm_format);
 
