@@ -157,6 +157,12 @@ timing::CommitRecord *Timing::applying(SurfaceState *s) {
 	return s->timing_unapplied.empty() ? nullptr : &s->timing_unapplied.front();
 }
 
+timing::CommitRecord *Timing::converting(SurfaceState *s) {
+	if (s->timing_shown.empty()) return nullptr;
+	timing::CommitRecord &r = s->timing_shown.back().record;
+	return r.t_convert_start == 0 ? &r : nullptr;
+}
+
 void Timing::applied(SurfaceState *s) {
 	if (s->timing_unapplied.empty()) return;
 	timing::CommitRecord r = s->timing_unapplied.front();
