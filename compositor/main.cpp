@@ -26,6 +26,12 @@ int main(int argc, char *argv[]) {
 		->check(CLI::IsMember({"silent", "error", "info", "debug"}));
 	app.add_option("--convert-threads", options.convert_threads,
 		"threads for one format conversion in the plugin (default 1)")->check(CLI::Range(1, 64));
+	app.add_option("--image-budget-client", options.image_budget_client,
+		"bytes of converted images one client may hold (default: max(512 MiB, 8 x the outputs' bytes))")
+		->check(CLI::Range(uint64_t{1} << 20, uint64_t{1} << 46));
+	app.add_option("--image-budget-total", options.image_budget_total,
+		"bytes of converted images all clients may hold (default: max(2 GiB, 4 x the client budget))")
+		->check(CLI::Range(uint64_t{1} << 20, uint64_t{1} << 46));
 	app.add_option("--timing-log", options.timing_log,
 		"write every commit's and frame's timing as JSON Lines (docs/timing.md); summary at exit");
 	app.add_option("--timing-trace", options.timing_trace, "write a Chrome trace-event JSON (Perfetto UI)");

@@ -30,6 +30,9 @@ struct ServerOptions {
 	std::string startup_command;
 	/** Threads for one conversion in the plugin (pixelport_options.convert_threads); 0: 1. */
 	uint32_t convert_threads = 0;
+	/** Converted-image budgets in bytes (pixelport_options.image_budget_*); 0: the plugin's defaults. */
+	uint64_t image_budget_client = 0;
+	uint64_t image_budget_total = 0;
 	/** The plugin's timing logs (JSON Lines, Chrome trace); "" for none. */
 	std::string timing_log;
 	std::string timing_trace;
