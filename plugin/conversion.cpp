@@ -324,6 +324,8 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
 }
 
 void Conversions::Impl::schedule(SurfaceState *s) {
+	if (s->conversion.queued) return;
+	s->conversion.queued = true;
 	due.push_back({s->surface, s->id});
 	if (idle == nullptr) {
 		wl_event_loop *loop = wl_display_get_event_loop(owner->plugin()->display);
@@ -342,8 +344,9 @@ void Conversions::Impl::run_due(uint64_t budget_ns) {
 	for (; i < due.size(); i++) {
 		if (budget_ns != 0 && i > 0 && monotonic_ns() - start >= budget_ns) break;
 		SurfaceState *s = plugin->surface_state(due[i].surface, due[i].id);
-		if (s == nullptr || s->conversion.pending == nullptr) continue;
-		flush(s, plugin->timing->converting(s));
+		if (s == nullptr) continue;
+		s->conversion.queued = false;
+		if (s->conversion.pending != nullptr) flush(s, plugin->timing->converting(s));
 	}
 	due.erase(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(i));
 	if (!due.empty()) {

@@ -75,6 +75,8 @@ struct SurfaceConversion {
 	pixman_region32_t damage;
 	/** A view was applied in the commit being applied now (checked after the commit). */
 	bool view_applied = false;
+	/** In the lazy-conversion queue (once per surface, however many commits). */
+	bool queued = false;
 
 	SurfaceConversion();
 	~SurfaceConversion();
