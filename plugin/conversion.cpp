@@ -47,14 +47,12 @@ struct ConvertedView {
 	/** The client's buffer, locked until this commit was converted, superseded or dropped. */
 	PixelBuffer *source = nullptr;
 	uint64_t generation = 0; // source->generation at the commit
-	uint32_t source_format = 0;
 	uint32_t target = 0;
 	wlr_surface *surface = nullptr;
 	uint64_t surface_id = 0;
 	/** What this view shows: bound when its commit is applied. */
 	std::shared_ptr<ConvertedImage> image;
 	bool bound = false;
-	bool converted = false;
 	/** Timing record of the apply in progress, between begin and end of data access. */
 	timing::CommitRecord *timing_record = nullptr;
 };
@@ -315,7 +313,6 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
 		image->filled = ok;
 	}
 	view->image = image; // what this view shows from now on
-	view->converted = ok;
 	c.valid = ok;
 	c.source_format = source->fourcc;
 	pixman_region32_clear(&c.damage);
@@ -446,7 +443,6 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
 	view->conversions = this;
 	view->source = buffer; // takes over the pending state's lock
 	view->generation = buffer->generation;
-	view->source_format = buffer->fourcc;
 	view->target = buffer->target;
 	view->surface = surface;
 	view->surface_id = s->id;
@@ -481,7 +477,5 @@ void Conversions::surface_destroyed(SurfaceState *s) {
 	}
 	c.set_image(nullptr);
 }
-
-void Conversions::flush_all() { impl_->run_due(0); }
 
 } // namespace pixelport

@@ -102,8 +102,6 @@ public:
 	void surface_committed(SurfaceState *surface);
 	/** The surface is going: its due conversion is dropped, its buffer released. */
 	void surface_destroyed(SurfaceState *surface);
-	/** Converts every due conversion now. */
-	void flush_all();
 	/** Outputs size the default budgets. */
 	void attach_output(wlr_output *output);
 
