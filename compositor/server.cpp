@@ -1,4 +1,4 @@
-// pixelport-compositor: a small wlroots 0.18 compositor that exists to host the plugin.
+// pixelport-compositor: a small wlroots (0.18 or 0.19) compositor that exists to host the plugin.
 //
 // It follows tinywl: a wlr_scene draws every xdg toplevel at the output's origin, outputs
 // are headless by default, and the renderer is pixman by default. What it adds is the
@@ -148,7 +148,7 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 		[this](void *data) { handle_new_popup(static_cast<wlr_xdg_popup *>(data)); });
 
 	// Clients measure with presentation-time; grim reads the output through screencopy.
-	wlr_presentation_create(display_, backend_);
+	pixelport::wlr_compat::presentation_create(display_, backend_);
 	wlr_screencopy_manager_v1_create(display_);
 	wlr_xdg_output_manager_v1_create(display_, output_layout_);
 	// A seat with no devices: some clients refuse to start without wl_seat.

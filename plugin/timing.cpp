@@ -255,7 +255,8 @@ void Timing::output_committed(OutputState *o) {
 }
 
 void Timing::output_presented(OutputState *o, const wlr_output_event_present *event) {
-	uint64_t when = event->presented && event->when != nullptr ? ns_of(event->when) : 0;
+	const timespec *shown_at = wlr_compat::present_when(event);
+	uint64_t when = event->presented && shown_at != nullptr ? ns_of(shown_at) : 0;
 	for (SurfaceState *s : waiting_) {
 		std::erase_if(s->timing_shown, [&](SurfaceState::Shown &shown) {
 			if (shown.output != o->output || shown.output_commit_seq > event->commit_seq) return false;

@@ -1,4 +1,5 @@
-// libpixelport-preload.so: brings pixelport into an unmodified wlroots 0.18 compositor.
+// libpixelport-preload.so: brings pixelport into an unmodified wlroots compositor of the
+// release it was built against (0.18 or 0.19; plugin/wlr_compat.hpp).
 //
 //     LD_PRELOAD=/path/to/libpixelport-preload.so tinywl -s foot
 //
@@ -12,7 +13,7 @@
 //       -> the real one, then pixelport_attach_compositor(): the plugin's per-surface state
 //
 // and from then on the plugin behaves as if the compositor had called its API itself. Anything
-// unexpected (no wlroots 0.18, a symbol missing, no plugin) makes the module a pure
+// unexpected (another wlroots release, a symbol missing, no plugin) makes the module a pure
 // pass-through, said in one log line.
 //
 // The module links neither wlroots nor libwayland: LD_PRELOAD puts it into every process that
@@ -29,6 +30,7 @@
 #include <string>
 
 #include "plugin_loader.hpp"
+#include "wlr_compat.hpp"
 
 #define WLR_USE_UNSTABLE
 #include <wayland-server-core.h>
@@ -42,7 +44,7 @@ extern "C" {
 
 namespace {
 
-constexpr const char *kWlroots = "libwlroots-0.18.so"; // the 0.18 soname; 0.17 and 0.19 differ
+constexpr const char *kWlroots = PIXELPORT_WLR_SONAME; // one release: each minor has its own soname and ABI
 constexpr int kStatsPeriodMs = 100;
 
 // libwayland-server functions, found in the compositor process (it has them: wlroots needs them).
@@ -82,7 +84,7 @@ struct Preload {
 
 Preload &state();
 
-// wlroots' log (so the lines land where the compositor's go) once wlroots 0.18 is confirmed;
+// wlroots' log (so the lines land where the compositor's go) once the wlroots release is confirmed;
 // stderr before that. Levels are wlroots': 1 error, 2 info, 3 debug.
 __attribute__((format(printf, 2, 3))) void log_line(int importance, const char *fmt, ...) {
 	char text[512];
@@ -124,7 +126,7 @@ template<typename T>
 bool find(void *scope, const char *name, T *out) {
 	*out = reinterpret_cast<T>(dlsym(scope, name));
 	if (*out != nullptr && !hidden(name)) return true;
-	log_line(1, "%s not found in this process: not a wlroots 0.18 compositor? pixelport stays off", name);
+	log_line(1, "%s not found in this process: not a wlroots " PIXELPORT_WLR_SERIES " compositor? pixelport stays off", name);
 	return false;
 }
 
@@ -288,7 +290,7 @@ void display_destroyed(wl_listener *, void *) {
 /**
  * Instead of wlroots' wl_shm, the plugin's. Returns a placeholder wlr_shm owned by this module:
  * non-NULL so callers see success (wlr_renderer_init_wl_shm checks that), with `global` NULL
- * because the wl_shm global belongs to the plugin. wlroots 0.18 has no function that takes a
+ * because the wl_shm global belongs to the plugin. wlroots (0.18 to 0.20) has no function taking a
  * wlr_shm, so callers can only keep the pointer. Returning the real wlr_shm would advertise a
  * second wl_shm global.
  */

@@ -96,8 +96,8 @@ TEST_F(Tinywl, ServesConvertedFormatsThroughThePreloadedPlugin) {
 	// One wl_shm, the plugin's: pixman's formats plus the converted ones.
 	std::string out, err;
 	ASSERT_EQ(fx_.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
-	std::set<std::string> expected = kPixmanFormats;
-	expected.insert(kConvertedFormats.begin(), kConvertedFormats.end());
+	std::set<std::string> expected = native_shm_formats();
+	expected.insert(converted_shm_formats().begin(), converted_shm_formats().end());
 	EXPECT_EQ(shm_formats_from_wayland_info(out), expected) << out;
 	EXPECT_EQ(count(out, "'wl_shm'"), 1u) << out;
 
@@ -191,7 +191,7 @@ TEST_F(Tinywl, IsStockWlrootsWhenASymbolIsMissing) {
 		<< fx_.compositor().err();
 	std::string out, err;
 	ASSERT_EQ(fx_.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
-	EXPECT_EQ(shm_formats_from_wayland_info(out), kPixmanFormats) << out;
+	EXPECT_EQ(shm_formats_from_wayland_info(out), native_shm_formats()) << out;
 
 	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_PAINT"), "--format", "XRGB8888", "--size", "64x64",
 		"--hold-ms", "0"}, 10000, &out,
