@@ -1,5 +1,6 @@
 #include "timing.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace pixelport::sweep {
@@ -39,13 +40,33 @@ const pp_surface_timing_v1_listener kSurfaceListener = {
 		tc->done_.push_back(c);
 		if (tc->done_.size() > 256) tc->done_.pop_front();
 	},
+	// Version 2: the whole commit in one event.
+	.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, uint32_t transport, uint32_t format,
+			int32_t width, int32_t height, uint32_t bytes_hi, uint32_t bytes_lo, uint32_t damage_hi, uint32_t damage_lo,
+			wl_array *times, const char *output) {
+		auto *tc = static_cast<TimingClient *>(data);
+		CommitTiming c;
+		c.seq = seq;
+		c.transport = transport;
+		c.format = format;
+		c.width = width;
+		c.height = height;
+		c.bytes = (static_cast<uint64_t>(bytes_hi) << 32) | bytes_lo;
+		c.damage_bytes = (static_cast<uint64_t>(damage_hi) << 32) | damage_lo;
+		memcpy(c.t, times->data, std::min(sizeof(c.t), times->size)); // later phases ignored
+		c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
+		c.output = output ? output : "";
+		tc->done_.push_back(c);
+		if (tc->done_.size() > 256) tc->done_.pop_front();
+	},
 };
 
-void registry_global(void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
+void registry_global(void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
 	auto *tc = static_cast<TimingClient *>(data);
 	if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0 && tc->manager_ == nullptr) {
+		// Version 2 sends one report per commit; version 1 (older plugins) info/timestamp/done.
 		tc->manager_ = static_cast<pp_timing_manager_v1 *>(
-			wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
+			wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, std::min(version, 2u)));
 	}
 }
 

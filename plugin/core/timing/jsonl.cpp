@@ -22,8 +22,8 @@ std::string to_line(const ojson& j) {
 // compositor and its clients). The output is the same text nlohmann writes.
 class Line {
  public:
-  explicit Line(const char* type) {
-    out_.reserve(512);
+  // Appends to `out` (the writer thread's batch buffer: no string per line).
+  Line(std::string& out, const char* type) : out_(out) {
     out_ += "{\"v\":";
     number(static_cast<std::uint64_t>(kSchemaVersion));
     out_ += ",\"type\":\"";
@@ -74,10 +74,7 @@ class Line {
     }
     return *this;
   }
-  std::string done() {
-    out_ += "}\n";
-    return std::move(out_);
-  }
+  void done() { out_ += "}\n"; }
 
  private:
   void key(const char* k) {
@@ -90,7 +87,7 @@ class Line {
     auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
     out_.append(buf, end);
   }
-  std::string out_;
+  std::string& out_;
 };
 
 // Reading ---------------------------------------------------------------------------------
@@ -177,8 +174,8 @@ std::string header_line(std::int32_t pid, std::uint64_t start_ns) {
                   {"unit", "ns"}, {"pid", pid}, {"start_ns", start_ns}});
 }
 
-std::string commit_line(const CommitRecord& r) {
-  Line l("commit");
+void append_commit_line(std::string& out, const CommitRecord& r) {
+  Line l(out, "commit");
   l.u64("surface", r.surface_id).i64("pid", r.pid).str("app_id", r.app_id.view()).str("title", r.title.view());
   l.u64("seq", r.seq).str("transport", transport_name(r.transport)).str("format", format_name(r.format));
   l.i64("width", r.width).i64("height", r.height).u64("bytes", r.bytes).u64("damage_bytes", r.damage_bytes);
@@ -191,15 +188,29 @@ std::string commit_line(const CommitRecord& r) {
     l.str("output", r.output.view());
   }
   l.boolean("discarded", r.discarded);
-  return l.done();
+  l.done();
 }
 
-std::string frame_line(const FrameRecord& r) {
-  Line l("frame");
+void append_frame_line(std::string& out, const FrameRecord& r) {
+  Line l(out, "frame");
   l.str("output", r.output.view()).u64("seq", r.seq).ts("t_render_start", r.t_render_start);
   l.ts("t_render_end", r.t_render_end).ts("t_present", r.t_present).u64("refresh_ns", r.refresh_ns);
   l.boolean("missed", r.missed);
-  return l.done();
+  l.done();
+}
+
+std::string commit_line(const CommitRecord& r) {
+  std::string out;
+  out.reserve(512);
+  append_commit_line(out, r);
+  return out;
+}
+
+std::string frame_line(const FrameRecord& r) {
+  std::string out;
+  out.reserve(192);
+  append_frame_line(out, r);
+  return out;
 }
 
 std::string drops_line(std::uint64_t count, std::uint64_t since_ns) {
