@@ -45,18 +45,16 @@ void send_v1(wl_resource *sub, const timing::CommitRecord &r) {
 		r.output.empty() ? nullptr : r.output.data);
 }
 
-// Version 2: the whole commit in one report event; the array points at the stack (libwayland
-// copies it into the connection buffer while marshalling).
+// Version 2: the whole commit in one report event of four arguments; the array points at the
+// stack (libwayland copies it into the connection buffer while marshalling).
 void send_report(wl_resource *sub, const timing::CommitRecord &r) {
-	uint64_t times[] = {r.t_commit, r.t_data_complete, r.t_convert_start, r.t_convert_end, r.t_upload_start,
-		r.t_upload_end, r.t_present};
-	static_assert(std::size(times) == PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1);
-	wl_array array = {.size = sizeof(times), .alloc = 0, .data = times};
+	uint64_t values[] = {protocol_transport(r.transport), r.format, static_cast<uint32_t>(r.width),
+		static_cast<uint32_t>(r.height), r.bytes, r.damage_bytes, r.t_commit, r.t_data_complete, r.t_convert_start,
+		r.t_convert_end, r.t_upload_start, r.t_upload_end, r.t_present};
+	static_assert(std::size(values) == size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1);
+	wl_array array = {.size = sizeof(values), .alloc = 0, .data = values};
 	pp_surface_timing_v1_send_report(sub, static_cast<uint32_t>(r.seq),
-		r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED, protocol_transport(r.transport), r.format, r.width,
-		r.height, static_cast<uint32_t>(r.bytes >> 32), static_cast<uint32_t>(r.bytes),
-		static_cast<uint32_t>(r.damage_bytes >> 32), static_cast<uint32_t>(r.damage_bytes), &array,
-		r.output.empty() ? nullptr : r.output.data);
+		r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED, &array, r.output.empty() ? nullptr : r.output.data);
 }
 
 uint32_t protocol_transport(timing::Transport t) {

@@ -252,18 +252,18 @@ static const pp_surface_timing_v1_listener kTimingListener = {
 		s->records.push_back(s->pending);
 	},
 	// Version 2: the whole commit in one event.
-	.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, uint32_t transport, uint32_t format,
-			int32_t width, int32_t height, uint32_t bytes_hi, uint32_t bytes_lo, uint32_t, uint32_t, wl_array *times,
-			const char *) {
+	.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *values, const char *) {
 		auto *s = static_cast<TimingSubscription *>(data);
+		uint64_t v[PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7] = {}; // later values ignored
+		memcpy(v, values->data, std::min(sizeof(v), values->size));
 		TimingRecord &r = s->records.emplace_back();
 		r.seq = seq;
-		r.transport = transport;
-		r.format = format;
-		r.width = width;
-		r.height = height;
-		r.bytes = static_cast<uint64_t>(bytes_hi) << 32 | bytes_lo;
-		memcpy(r.t, times->data, std::min(sizeof(r.t), times->size));
+		r.transport = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT]);
+		r.format = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_FORMAT]);
+		r.width = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_WIDTH]);
+		r.height = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT]);
+		r.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
+		memcpy(r.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(r.t));
 		r.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
 	},
 };

@@ -41,19 +41,20 @@ const pp_surface_timing_v1_listener kSurfaceListener = {
 		if (tc->done_.size() > 256) tc->done_.pop_front();
 	},
 	// Version 2: the whole commit in one event.
-	.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, uint32_t transport, uint32_t format,
-			int32_t width, int32_t height, uint32_t bytes_hi, uint32_t bytes_lo, uint32_t damage_hi, uint32_t damage_lo,
-			wl_array *times, const char *output) {
+	.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *values,
+			const char *output) {
 		auto *tc = static_cast<TimingClient *>(data);
+		uint64_t v[PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7] = {}; // later values ignored
+		memcpy(v, values->data, std::min(sizeof(v), values->size));
 		CommitTiming c;
 		c.seq = seq;
-		c.transport = transport;
-		c.format = format;
-		c.width = width;
-		c.height = height;
-		c.bytes = (static_cast<uint64_t>(bytes_hi) << 32) | bytes_lo;
-		c.damage_bytes = (static_cast<uint64_t>(damage_hi) << 32) | damage_lo;
-		memcpy(c.t, times->data, std::min(sizeof(c.t), times->size)); // later phases ignored
+		c.transport = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT]);
+		c.format = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_FORMAT]);
+		c.width = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_WIDTH]);
+		c.height = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT]);
+		c.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
+		c.damage_bytes = v[PP_SURFACE_TIMING_V1_VALUE_DAMAGE_BYTES];
+		memcpy(c.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(c.t));
 		c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
 		c.output = output ? output : "";
 		tc->done_.push_back(c);

@@ -403,23 +403,26 @@ int main(int argc, char *argv[]) {
 				.done = [](void *data, pp_surface_timing_v1 *, uint32_t, uint32_t, const char *) {
 					static_cast<Seen *>(data)->v1_events++;
 				},
-				.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, uint32_t transport,
-						uint32_t format, int32_t width, int32_t height, uint32_t bytes_hi, uint32_t bytes_lo, uint32_t,
-						uint32_t, wl_array *times, const char *output) {
+				.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *values,
+						const char *output) {
 					auto *s = static_cast<Seen *>(data);
 					s->report++;
-					s->times_size = static_cast<int>(times->size);
-					uint64_t t[7] = {};
-					memcpy(t, times->data, std::min(sizeof(t), times->size));
+					s->times_size = static_cast<int>(values->size);
+					uint64_t v[PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7] = {};
+					memcpy(v, values->data, std::min(sizeof(v), values->size));
+					const uint64_t *t = v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT;
 					s->ordered = s->ordered && seq > s->last_seq && t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] > s->last_commit;
 					s->last_seq = seq;
 					s->last_commit = t[PP_SURFACE_TIMING_V1_PHASE_COMMIT];
 					// What the shm surface's commits carry: 64x64 XRGB8888, 16 KiB, uploaded, shown.
 					bool presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
 					s->presented += presented;
+					uint64_t transport = v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT];
 					bool shape = (transport == PP_SURFACE_TIMING_V1_TRANSPORT_SHM ||
-						transport == PP_SURFACE_TIMING_V1_TRANSPORT_SHM_NEW_POOL) && format == DRM_FORMAT_XRGB8888 &&
-						width == 64 && height == 64 && bytes_hi == 0 && bytes_lo == 64 * 64 * 4;
+						transport == PP_SURFACE_TIMING_V1_TRANSPORT_SHM_NEW_POOL) &&
+						v[PP_SURFACE_TIMING_V1_VALUE_FORMAT] == DRM_FORMAT_XRGB8888 &&
+						v[PP_SURFACE_TIMING_V1_VALUE_WIDTH] == 64 && v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT] == 64 &&
+						v[PP_SURFACE_TIMING_V1_VALUE_BYTES] == 64 * 64 * 4 && v[PP_SURFACE_TIMING_V1_VALUE_DAMAGE_BYTES] == 64 * 64 * 4;
 					s->phases_ordered += shape && t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] > 0 &&
 						t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] <= t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START] &&
 						t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START] <= t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END] &&
@@ -445,7 +448,7 @@ int main(int argc, char *argv[]) {
 				}
 			}
 			for (int i = 0; i < 50 && seen.report < 3; i++) conn.dispatch_timeout(100);
-			printf("report %d presented %d ordered %d phases %d times %d output %s v1 %d\n", seen.report, seen.presented,
+			printf("report %d presented %d ordered %d checked %d values %d output %s v1 %d\n", seen.report, seen.presented,
 				seen.ordered, seen.phases_ordered, seen.times_size, seen.output.c_str(), seen.v1_events);
 			return report();
 		}},
