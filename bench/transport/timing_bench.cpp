@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <memory>
 #include <random>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -174,8 +175,12 @@ int main(int argc, char *argv[]) {
 		}
 	}
 	Frame a(DRM_FORMAT_XRGB8888, size, size, 1), b(DRM_FORMAT_XRGB8888, size, size, 2);
+	double load[1] = {0};
+	getloadavg(load, 1);
 	printf("pixelport-bench-timing: %dx%d XRGB8888 wl_shm, commit + wl_display_sync loop, %d rounds x %.1f s per "
-		"variant and mode, alternating; %s\n", size, size, runs, seconds, machine_note().c_str());
+		"variant and mode, alternating; %u cores, load average %.2f; modes: %s%s\n", size, size, runs, seconds,
+		std::thread::hardware_concurrency(), load[0], pin_modes.size() == 2 ? "unpinned and pinned" : pin_modes[0] ? "pinned" : "unpinned",
+		pin_modes.back() ? " (pinned: client on the first CPU, compositors on the others)" : "");
 	fflush(stdout);
 
 	// Warm-up: first commits map pools and create textures.
@@ -242,7 +247,6 @@ int main(int argc, char *argv[]) {
 	}
 	printf("\n");
 	for (const std::string &line : verdicts) printf("%s\n", line.c_str());
-	double load[1] = {0};
 	getloadavg(load, 1);
 	printf("load average at the end: %.2f\n", load[0]);
 	return 0; // surfaces, connections, then compositors go in that order
