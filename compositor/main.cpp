@@ -31,6 +31,7 @@ int main(int argc, char *argv[]) {
 	app.add_option("--timing-trace", options.timing_trace, "write a Chrome trace-event JSON (Perfetto UI)");
 	app.add_flag("--print-stats", print_stats,
 		"at exit, print the plugin's counters as one JSON line on stdout, after 'pixelport-stats '");
+	app.set_version_flag("--version", std::string("pixelport-compositor ") + PIXELPORT_VERSION);
 	CLI11_PARSE(app, argc, argv);
 
 	if (!output_mode.empty()) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <set>
 #include <tuple>
 
 namespace pixelport::compare {
@@ -13,13 +14,15 @@ namespace {
 using timing::kPhaseCount;
 using timing::Phase;
 
-// Sort key: commit groups before output groups, then transport, format, size.
-using GroupKey = std::tuple<int, std::string, std::string, unsigned, std::string>;
 using Samples = std::array<std::vector<std::uint64_t>, kPhaseCount>;
-struct Group {
-  std::string label;
-  std::array<Samples, 2> runs;  // [0] base, [1] candidate
-  std::array<bool, 2> present{};
+
+// One run's commits of one kind: sorted by format, pixel count, size, transport, app_id.
+using CommitKey = std::tuple<std::string, std::int64_t, int, int, std::string, std::string>;
+struct RunGroups {
+  std::map<CommitKey, Samples> commits;
+  std::map<std::string, Samples> outputs;
+  std::set<std::string> apps;
+  bool nested = false;  // a wl_shm upload contained its conversion
 };
 
 void add(Samples& s, const timing::PhaseDurations& d) {
@@ -28,22 +31,36 @@ void add(Samples& s, const timing::PhaseDurations& d) {
   }
 }
 
-void collect(std::map<GroupKey, Group>& groups, const timing::Log& log, int run) {
+RunGroups collect(const timing::Log& log) {
+  RunGroups g;
   for (const timing::CommitRecord& c : log.commits) {
-    const std::string transport(timing::transport_name(c.transport));
     const std::string format = timing::format_name(c.format);
-    Group& g = groups[{0, transport, format, timing::size_bucket_index(c.bytes), ""}];
-    g.label = transport + " " + format + " " + timing::size_bucket_label(c.bytes);
-    g.present[run] = true;
-    add(g.runs[run], timing::derive_phases(c));
+    const CommitKey key{format, std::int64_t{c.width} * c.height, c.width, c.height,
+                        std::string(timing::transport_name(c.transport)), std::string(c.app_id.view())};
+    timing::PhaseDurations d = timing::derive_phases(c);
+    // wl_shm converts inside the upload; the stream converts during the transfer. Make the
+    // phases disjoint so that they add up.
+    auto& up = d[static_cast<std::size_t>(Phase::Upload)];
+    const auto& conv = d[static_cast<std::size_t>(Phase::Convert)];
+    if (up && conv && c.t_convert_start >= c.t_upload_start && c.t_convert_end <= c.t_upload_end) {
+      *up -= std::min(*up, *conv);
+      g.nested = true;
+    }
+    add(g.commits[key], d);
+    g.apps.insert(std::string(c.app_id.view()));
   }
-  for (const timing::FrameRecord& f : log.frames) {
-    const std::string output(f.output.view());
-    Group& g = groups[{1, "", "", 0, output}];
-    g.label = "output " + output;
-    g.present[run] = true;
-    add(g.runs[run], timing::derive_phases(f));
-  }
+  for (const timing::FrameRecord& f : log.frames) add(g.outputs[std::string(f.output.view())], timing::derive_phases(f));
+  return g;
+}
+
+std::string size_text(const CommitKey& k) {
+  return std::get<0>(k) + " " + std::to_string(std::get<2>(k)) + "x" + std::to_string(std::get<3>(k));
+}
+
+std::string who(const CommitKey& k, bool with_app) {
+  std::string s = std::get<4>(k);
+  if (with_app) s += std::get<5>(k).empty() ? " (no app_id)" : " " + std::get<5>(k);
+  return s;
 }
 
 // Nearest-rank median of v, reordering it.
@@ -115,24 +132,75 @@ std::optional<Ratio> bootstrap_median_ratio(std::span<const std::uint64_t> base,
 }
 
 Report compare(const timing::Log& base, const timing::Log& cand, const Options& opts) {
-  std::map<GroupKey, Group> groups;
-  collect(groups, base, 0);
-  collect(groups, cand, 1);
-  constexpr std::size_t kMinSamplesForMark = 5;
+  const RunGroups runs[2] = {collect(base), collect(cand)};
+  std::set<std::string> apps = runs[0].apps;
+  apps.insert(runs[1].apps.begin(), runs[1].apps.end());
+  const bool with_app = apps.size() > 1;
+  const bool named = !opts.base_name.empty() || !opts.cand_name.empty();
+  const std::string bn = opts.base_name.empty() ? "base" : opts.base_name;
+  const std::string cn = opts.cand_name.empty() ? "candidate" : opts.cand_name;
+
+  // Pairs of (base group, candidate group): the same key first, then the one leftover of a
+  // format and size on each side.
+  struct Pair {
+    const Samples* s[2];
+    std::string label;
+  };
+  std::vector<std::pair<CommitKey, Pair>> pairs;
+  std::map<std::tuple<std::string, int, int>, std::vector<const CommitKey*>> left[2];
+  for (const auto& [k, s] : runs[0].commits) {
+    auto it = runs[1].commits.find(k);
+    if (it == runs[1].commits.end()) {
+      left[0][{std::get<0>(k), std::get<2>(k), std::get<3>(k)}].push_back(&k);
+      continue;
+    }
+    std::string label = size_text(k);
+    label += named ? ": " + bn + " (" + who(k, with_app) + ") vs " + cn + " (" + who(k, with_app) + ")"
+                   : " " + who(k, with_app);
+    pairs.push_back({k, {{&s, &it->second}, label}});
+  }
+  for (const auto& [k, s] : runs[1].commits) {
+    if (!runs[0].commits.count(k)) left[1][{std::get<0>(k), std::get<2>(k), std::get<3>(k)}].push_back(&k);
+  }
   Report report;
   report.alpha = opts.alpha;
-  for (auto& [key, g] : groups) {
-    if (!g.present[1]) {
-      report.only_base.push_back(g.label);
+  report.upload_minus_convert = runs[0].nested || runs[1].nested;
+  for (auto& [fs, keys] : left[0]) {
+    auto it = left[1].find(fs);
+    if (keys.size() == 1 && it != left[1].end() && it->second.size() == 1) {
+      const CommitKey& kb = *keys[0];
+      const CommitKey& kc = *it->second[0];
+      pairs.push_back({kb, {{&runs[0].commits.at(kb), &runs[1].commits.at(kc)},
+                            size_text(kb) + ": " + bn + " (" + who(kb, with_app) + ") vs " + cn + " (" +
+                                who(kc, with_app) + ")"}});
+      it->second.clear();
       continue;
     }
-    if (!g.present[0]) {
-      report.only_cand.push_back(g.label);
+    for (const CommitKey* k : keys) report.only_base.push_back(size_text(*k) + " " + who(*k, with_app));
+  }
+  for (auto& [fs, keys] : left[1]) {
+    for (const CommitKey* k : keys) report.only_cand.push_back(size_text(*k) + " " + who(*k, with_app));
+  }
+  std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Pair> groups;
+  for (auto& [k, p] : pairs) groups.push_back(p);
+  for (const auto& [o, s] : runs[0].outputs) {
+    auto it = runs[1].outputs.find(o);
+    if (it == runs[1].outputs.end()) {
+      report.only_base.push_back("output " + o);
       continue;
     }
+    groups.push_back({{&s, &it->second}, "output " + o});
+  }
+  for (const auto& [o, s] : runs[1].outputs) {
+    if (!runs[0].outputs.count(o)) report.only_cand.push_back("output " + o);
+  }
+
+  constexpr std::size_t kMinSamplesForMark = 5;
+  for (const Pair& g : groups) {
     for (Phase p : timing::kAllPhases) {
-      auto& b = g.runs[0][static_cast<std::size_t>(p)];
-      auto& c = g.runs[1][static_cast<std::size_t>(p)];
+      auto b = (*g.s[0])[static_cast<std::size_t>(p)];
+      auto c = (*g.s[1])[static_cast<std::size_t>(p)];
       if (b.empty() && c.empty()) continue;
       Row row{g.label, p, {}, {}, {}, {}};
       row.ratio = bootstrap_median_ratio(b, c, opts, fnv1a(timing::phase_name(p), fnv1a(g.label)));
@@ -165,6 +233,10 @@ std::string format_table(const Report& r) {
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += '\n';
   };
+  if (r.upload_minus_convert) {
+    out += "note: upload excludes convert (wl_shm converts inside its upload; subtracted so that transfer,\n"
+           "      convert and upload add up; present runs from commit to on screen and contains them)\n\n";
+  }
   std::string group;
   for (const Row& row : r.rows) {
     if (row.group != group) {
