@@ -1,6 +1,9 @@
 // pixelport-compositor: command-line front end of the reference compositor (server.cpp).
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -55,6 +58,28 @@ int main(int argc, char *argv[]) {
 		importance = WLR_DEBUG;
 	}
 	wlr_log_init(importance, nullptr);
+
+	// Without XDG_RUNTIME_DIR (a plain ssh or su shell), a private one for this run: the socket
+	// and the startup command's clients find each other there; removed at exit.
+	std::string own_runtime;
+	const char *runtime = getenv("XDG_RUNTIME_DIR");
+	if (runtime == nullptr || *runtime == '\0') {
+		char tmpl[] = "/tmp/pixelport-runtime-XXXXXX"; // mkdtemp: mode 0700
+		if (mkdtemp(tmpl) == nullptr) {
+			fprintf(stderr, "pixelport-compositor: XDG_RUNTIME_DIR is not set and no private one can be made in /tmp\n");
+			return 1;
+		}
+		own_runtime = tmpl;
+		setenv("XDG_RUNTIME_DIR", tmpl, 1);
+		fprintf(stderr, "pixelport-compositor: XDG_RUNTIME_DIR was not set: using %s for this run\n", tmpl);
+	}
+	struct RemoveRuntime {
+		std::string dir;
+		~RemoveRuntime() {
+			std::error_code ec;
+			if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+		}
+	} remove_runtime{own_runtime};
 
 	std::string error;
 	auto server = pixelport::Server::create(options, &error);

@@ -20,6 +20,7 @@ using Samples = std::array<std::vector<std::uint64_t>, kPhaseCount>;
 using CommitKey = std::tuple<std::string, std::int64_t, int, int, std::string, std::string>;
 struct RunGroups {
   std::map<CommitKey, Samples> commits;
+  std::map<CommitKey, std::size_t> counts;  // commits per group
   std::map<std::string, Samples> outputs;
   std::set<std::string> apps;
   bool nested = false;  // a wl_shm upload contained its conversion
@@ -47,6 +48,7 @@ RunGroups collect(const timing::Log& log) {
       g.nested = true;
     }
     add(g.commits[key], d);
+    g.counts[key]++;
     g.apps.insert(std::string(c.app_id.view()));
   }
   for (const timing::FrameRecord& f : log.frames) add(g.outputs[std::string(f.output.view())], timing::derive_phases(f));
@@ -140,46 +142,70 @@ Report compare(const timing::Log& base, const timing::Log& cand, const Options& 
   const std::string bn = opts.base_name.empty() ? "base" : opts.base_name;
   const std::string cn = opts.cand_name.empty() ? "candidate" : opts.cand_name;
 
-  // Pairs of (base group, candidate group): the same key first, then the one leftover of a
-  // format and size on each side.
+  // Per frame size (format, pixels, app_id), each run's main transport (the most commits) pairs
+  // with the other run's main one; other transports pair only with the same transport. What is
+  // left (say the first frames of a reused pool, committed as a new pool) is listed per run.
   struct Pair {
     const Samples* s[2];
     std::string label;
   };
-  std::vector<std::pair<CommitKey, Pair>> pairs;
-  std::map<std::tuple<std::string, int, int>, std::vector<const CommitKey*>> left[2];
-  for (const auto& [k, s] : runs[0].commits) {
-    auto it = runs[1].commits.find(k);
-    if (it == runs[1].commits.end()) {
-      left[0][{std::get<0>(k), std::get<2>(k), std::get<3>(k)}].push_back(&k);
-      continue;
+  using SizeKey = std::tuple<std::string, std::int64_t, int, int, std::string>;
+  auto size_key = [](const CommitKey& k) {
+    return SizeKey{std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), std::get<5>(k)};
+  };
+  std::map<SizeKey, std::vector<const CommitKey*>> by_size[2];
+  for (int r = 0; r < 2; ++r) {
+    for (const auto& [k, s] : runs[r].commits) by_size[r][size_key(k)].push_back(&k);
+    for (auto& [sk, keys] : by_size[r]) {
+      std::stable_sort(keys.begin(), keys.end(), [&](const CommitKey* a, const CommitKey* b) {
+        return runs[r].counts.at(*a) > runs[r].counts.at(*b);
+      });
     }
-    std::string label = size_text(k);
-    label += named ? ": " + bn + " (" + who(k, with_app) + ") vs " + cn + " (" + who(k, with_app) + ")"
-                   : " " + who(k, with_app);
-    pairs.push_back({k, {{&s, &it->second}, label}});
   }
-  for (const auto& [k, s] : runs[1].commits) {
-    if (!runs[0].commits.count(k)) left[1][{std::get<0>(k), std::get<2>(k), std::get<3>(k)}].push_back(&k);
-  }
+  std::vector<std::pair<CommitKey, Pair>> pairs;
   Report report;
   report.alpha = opts.alpha;
   report.upload_minus_convert = runs[0].nested || runs[1].nested;
-  for (auto& [fs, keys] : left[0]) {
-    auto it = left[1].find(fs);
-    if (keys.size() == 1 && it != left[1].end() && it->second.size() == 1) {
-      const CommitKey& kb = *keys[0];
-      const CommitKey& kc = *it->second[0];
-      pairs.push_back({kb, {{&runs[0].commits.at(kb), &runs[1].commits.at(kc)},
-                            size_text(kb) + ": " + bn + " (" + who(kb, with_app) + ") vs " + cn + " (" +
-                                who(kc, with_app) + ")"}});
-      it->second.clear();
+  auto one_run = [&](int r, const CommitKey& k) {
+    const std::size_t n = runs[r].counts.at(k);
+    return size_text(k) + " " + who(k, with_app) + " (" + std::to_string(n) + (n == 1 ? " commit)" : " commits)");
+  };
+  for (const auto& [sk, bkeys] : by_size[0]) {
+    auto it = by_size[1].find(sk);
+    if (it == by_size[1].end()) {
+      for (const CommitKey* k : bkeys) report.only_base.push_back(one_run(0, *k));
       continue;
     }
-    for (const CommitKey* k : keys) report.only_base.push_back(size_text(*k) + " " + who(*k, with_app));
+    const std::vector<const CommitKey*>& ckeys = it->second;
+    const CommitKey& kb = *bkeys[0];
+    const CommitKey& kc = *ckeys[0];
+    std::string label = size_text(kb);
+    if (named || kb != kc) {
+      label += ": " + bn + " (" + who(kb, with_app) + ") vs " + cn + " (" + who(kc, with_app) + ")";
+    } else {
+      label += " " + who(kb, with_app);
+    }
+    pairs.push_back({kb, {{&runs[0].commits.at(kb), &runs[1].commits.at(kc)}, label}});
+    std::set<const CommitKey*> used_c = {ckeys[0]};
+    for (std::size_t i = 1; i < bkeys.size(); ++i) {
+      auto same = std::find_if(ckeys.begin() + 1, ckeys.end(), [&](const CommitKey* k) { return *k == *bkeys[i]; });
+      if (same == ckeys.end()) {
+        report.only_base.push_back(one_run(0, *bkeys[i]));
+        continue;
+      }
+      used_c.insert(*same);
+      std::string l = size_text(*bkeys[i]) + (named ? ": " + bn + " (" + who(*bkeys[i], with_app) + ") vs " + cn +
+                                                          " (" + who(**same, with_app) + ")"
+                                                    : " " + who(*bkeys[i], with_app));
+      pairs.push_back({*bkeys[i], {{&runs[0].commits.at(*bkeys[i]), &runs[1].commits.at(**same)}, l}});
+    }
+    for (const CommitKey* k : ckeys) {
+      if (!used_c.count(k)) report.only_cand.push_back(one_run(1, *k));
+    }
   }
-  for (auto& [fs, keys] : left[1]) {
-    for (const CommitKey* k : keys) report.only_cand.push_back(size_text(*k) + " " + who(*k, with_app));
+  for (const auto& [sk, ckeys] : by_size[1]) {
+    if (by_size[0].count(sk)) continue;
+    for (const CommitKey* k : ckeys) report.only_cand.push_back(one_run(1, *k));
   }
   std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Pair> groups;

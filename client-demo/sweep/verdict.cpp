@@ -256,7 +256,8 @@ void conclude(Comparison *c) {
 	const std::string &l = sh.w == 'a' ? c->b_name : c->a_name;
 	c->winner = w;
 	if (sh.k == SIZE_MAX) {
-		t << w << " faster at every measured size from " << size_text(*c, 0) << " to " << size_text(*c, last);
+		t << w << " faster at every measured size" << (ties.empty() ? "" : " with a clear winner") << " from "
+		  << size_text(*c, 0) << " to " << size_text(*c, last);
 		// The narrowest margin, and how sure it is.
 		size_t nearest = 0;
 		for (size_t i = 0; i < k.size(); i++) {

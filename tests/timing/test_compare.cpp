@@ -141,7 +141,7 @@ TEST_F(CompareTest, ListsGroupsFoundInOnlyOneRun) {
   write_runs(1.0);
   const Result r = run({path("base.jsonl"), path("cand.jsonl")});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("only in base: NV12 800x600 stream\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("only in base: NV12 800x600 stream (1 commit)\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("only in candidate: output DP-1\n"), std::string::npos) << r.out;
 }
 
@@ -286,7 +286,31 @@ TEST(CompareReport, PairsTheSameFrameSizeAcrossTransportsAndNamesThem) {
   const compare::Report r2 = compare::compare(base, cand, opts);
   EXPECT_EQ(r2.rows[0].group, "XRGB8888 800x600: shm (shm) vs socket (stream)");
   ASSERT_EQ(r2.only_cand.size(), 1u);
-  EXPECT_EQ(r2.only_cand[0], "XRGB8888 640x600 stream");
+  EXPECT_EQ(r2.only_cand[0], "XRGB8888 640x600 stream (1 commit)");
+}
+
+// A run's main transport at a size pairs with the other's; a few commits of another transport
+// (the first frames of a reused pool are a new pool) do not take its place.
+TEST(CompareReport, PairsEachRunsMainTransportAtASize) {
+  Log base, cand;
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    CommitRecord b = test::sample_commit(i, 1000 + i * 100'000);
+    b.transport = i < 2 ? Transport::ShmNewPool : Transport::ShmReused;
+    base.commits.push_back(b);
+    CommitRecord c = test::sample_commit(i, 1000 + i * 100'000);
+    c.transport = Transport::ShmNewPool;
+    cand.commits.push_back(c);
+  }
+  compare::Options opts;
+  opts.base_name = "shm";
+  opts.cand_name = "shm-new";
+  const compare::Report r = compare::compare(base, cand, opts);
+  ASSERT_FALSE(r.rows.empty());
+  EXPECT_EQ(r.rows[0].group, "XRGB8888 800x600: shm (shm) vs shm-new (shm-new-pool)");
+  EXPECT_EQ(r.rows[0].base.count, 6u);
+  EXPECT_EQ(r.rows[0].cand.count, 8u);
+  EXPECT_EQ(r.only_base, (std::vector<std::string>{"XRGB8888 800x600 shm-new-pool (2 commits)"}));
+  EXPECT_TRUE(r.only_cand.empty());
 }
 
 // Two clients (say direct and through a peer) stay apart, named by app_id.
