@@ -71,7 +71,17 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 
 	// Headless unless the user picked backends: this compositor must run on a bare machine.
 	if (getenv("WLR_BACKENDS") != nullptr) {
+		// wlroots' autocreate adds WLR_HEADLESS_OUTPUTS (default 1) 1280x720 outputs to a
+		// headless backend; the outputs must be exactly --outputs x --output, added below.
+		const char *env = getenv("WLR_HEADLESS_OUTPUTS");
+		std::string saved = env ? env : "";
+		setenv("WLR_HEADLESS_OUTPUTS", "0", 1);
 		backend_ = wlr_backend_autocreate(loop, nullptr);
+		if (env) {
+			setenv("WLR_HEADLESS_OUTPUTS", saved.c_str(), 1);
+		} else {
+			unsetenv("WLR_HEADLESS_OUTPUTS");
+		}
 	} else {
 		backend_ = wlr_headless_backend_create(loop);
 	}

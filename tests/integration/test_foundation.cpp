@@ -147,3 +147,24 @@ TEST(Compositor, ShutsDownCleanlyOnSigterm) {
 }
 
 } // namespace
+
+// Issue 13: with WLR_BACKENDS set, wlroots' autocreate adds WLR_HEADLESS_OUTPUTS (default 1)
+// outputs of its own to the headless backend; the compositor must still have exactly --outputs
+// outputs of the --output mode.
+TEST(Compositor, OutputsAreExactlyWhatTheOptionsSayWhenWlrBackendsIsSet) {
+	for (const auto &[n, extra] : std::vector<std::pair<int, std::string>>{{1, ""}, {2, ""}, {1, "3"}}) {
+		CompositorFixture fx;
+		std::map<std::string, std::string> env = {{"WLR_BACKENDS", "headless"}, {"WLR_RENDERER", "pixman"}};
+		if (!extra.empty()) env["WLR_HEADLESS_OUTPUTS"] = extra;
+		ASSERT_TRUE(fx.start_command({build_path("PIXELPORT_COMPOSITOR"), "--socket", "pp-outputs", "--output", "320x200",
+			"--outputs", std::to_string(n), "--log-level", "error"}, env, "pp-outputs"));
+		std::string out, err;
+		ASSERT_EQ(fx.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
+		size_t count = 0;
+		for (size_t pos = 0; (pos = out.find("'wl_output'", pos)) != std::string::npos; pos++) count++;
+		EXPECT_EQ(count, static_cast<size_t>(n)) << "WLR_HEADLESS_OUTPUTS=" << extra << "\n" << out;
+		EXPECT_EQ(out.find("width: 1280 px"), std::string::npos) << out;
+		EXPECT_NE(out.find("width: 320 px, height: 200 px"), std::string::npos) << out;
+		EXPECT_EQ(fx.stop(), 0);
+	}
+}

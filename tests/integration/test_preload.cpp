@@ -7,6 +7,7 @@
 // checked in the reference compositor (test_shm.cpp), where the same plugin code runs.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -151,6 +152,37 @@ TEST_F(Tinywl, StreamsAndReportsTimingThroughThePreloadedPlugin) {
 	std::string text = wait_for_file(log, [](const std::string &t) { return t.find("\"stream\"") != std::string::npos; });
 	EXPECT_GE(count(text, "\"transport\":\"stream\""), 4u) << text.substr(0, 2000);
 	EXPECT_NE(text.find("\"output\":\"HEADLESS-1\""), std::string::npos);
+}
+
+// Issue 18: a preloaded compositor records timing for pixelport-compare. PIXELPORT_TIMING_LOG
+// and PIXELPORT_TIMING_TRACE reach the plugin; PIXELPORT_TIMING_SUMMARY gets the summary on
+// SIGUSR1 (and once a second after commits, and when the display goes).
+TEST_F(Tinywl, WritesATimingLogThatPixelportCompareReadsAndASummaryOnSigusr1) {
+	std::string log = fx_.runtime_dir() + "/timing.jsonl", trace = fx_.runtime_dir() + "/trace.json",
+		summary = fx_.runtime_dir() + "/summary.txt";
+	ASSERT_TRUE(start({{"PIXELPORT_TIMING_LOG", log}, {"PIXELPORT_TIMING_TRACE", trace},
+		{"PIXELPORT_TIMING_SUMMARY", summary}}, "")) << fx_.compositor().err();
+	std::string out, err;
+	std::vector<std::string> paint = {build_path("PIXELPORT_PAINT"), "--hold-ms", "0"};
+	for (int seed = 1; seed <= 6; seed++) {
+		paint.insert(paint.end(), {"--frame", "format=NV12,size=64x48,seed=" + std::to_string(seed)});
+	}
+	ASSERT_EQ(fx_.run_client(paint, 10000, &out, &err), 0) << err;
+	EXPECT_EQ(count(out, "presented NV12 64x48\n"), 6u) << out;
+	std::remove(summary.c_str());
+	ASSERT_EQ(kill(fx_.compositor().pid(), SIGUSR1), 0);
+	std::string text = wait_for_file(summary, [](const std::string &t) { return t.find("NV12") != std::string::npos; });
+	EXPECT_NE(text.find("convert"), std::string::npos) << text;
+	EXPECT_TRUE(fx_.compositor().running());
+	fx_.stop();
+	std::string jsonl = wait_for_file(log, [](const std::string &t) { return count(t, "\"type\":\"commit\"") >= 6; });
+	EXPECT_GE(count(jsonl, "\"format\":\"NV12\""), 6u) << jsonl.substr(0, 2000);
+	EXPECT_NE(wait_for_file(trace, [](const std::string &t) { return !t.empty(); }).find("traceEvents"), std::string::npos);
+	// The log of this run against itself: one paired group for the frame, ratio 1.
+	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_COMPARE"), log, log}, 20000, &out, &err), 0) << err;
+	EXPECT_NE(out.find("== NV12 64x48 shm"), std::string::npos) << out;
+	EXPECT_NE(out.find("1.00x"), std::string::npos) << out;
+	EXPECT_EQ(out.find("only in"), std::string::npos) << out;
 }
 
 // The issue's "done when": the demo client's quick sweep, every transport, inside unmodified
