@@ -363,7 +363,9 @@ std::vector<double> BenchSurface::phase(uint32_t from, uint32_t to) {
 	for (size_t i = 0; i < matched.size(); i++) {
 		const TimingRecord *r = matched[i];
 		if (r == nullptr) continue;
-		uint64_t a = from == kPutStart ? starts[i] : r->t[from], b = r->t[to];
+		uint64_t a = from == kPutStart ? starts[i] : r->t[from];
+		uint64_t b = to == kReady ? std::max(r->t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END], r->t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_END])
+			: r->t[to];
 		if (a != 0 && b >= a) out.push_back(static_cast<double>(b - a));
 	}
 	return out;

@@ -166,6 +166,11 @@ struct BenchSurface {
 	/** A phase value meaning "when the client's put() started". */
 	static constexpr uint32_t kPutStart = 100;
 	/**
+	 * A phase value meaning "the renderer has the pixels": the later of upload end and
+	 * convert end (with pixman a converted commit is converted after its upload, lazily).
+	 */
+	static constexpr uint32_t kReady = 101;
+	/**
 	 * to - from of every frame since the last clear() that the compositor reported, ns (only
 	 * with the plugin). Waits up to 2 s for late records.
 	 */
