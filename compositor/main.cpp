@@ -26,6 +26,14 @@ int main(int argc, char *argv[]) {
 		->check(CLI::IsMember({"silent", "error", "info", "debug"}));
 	app.add_option("--convert-threads", options.convert_threads,
 		"threads for one format conversion in the plugin (default 1)")->check(CLI::Range(1, 64));
+	app.add_option("--stream-max-buffer-bytes", options.stream_max_buffer_bytes,
+		"largest stream buffer in bytes (default: 4 x the largest output, at least 256 MiB)");
+	app.add_option("--stream-max-buffers", options.stream_max_buffers, "stream buffers alive per client (default 64)");
+	app.add_option("--stream-max-inflight-bytes", options.stream_max_inflight_bytes,
+		"stream bytes announced and not yet read, per client (default 512 MiB)");
+	app.add_option("--stream-max-streams", options.stream_max_streams, "streams alive per client (default 16)");
+	app.add_option("--stream-max-client-bytes", options.stream_max_client_bytes,
+		"storage of a client's stream buffers in bytes (default: 16 x the largest output, at least 1 GiB)");
 	app.add_option("--timing-log", options.timing_log,
 		"write every commit's and frame's timing as JSON Lines (docs/timing.md); summary at exit");
 	app.add_option("--timing-trace", options.timing_trace, "write a Chrome trace-event JSON (Perfetto UI)");

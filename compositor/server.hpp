@@ -30,6 +30,12 @@ struct ServerOptions {
 	std::string startup_command;
 	/** Threads for one conversion in the plugin (pixelport_options.convert_threads); 0: 1. */
 	uint32_t convert_threads = 0;
+	/** Stream budgets (pixelport_options.stream_max_*); 0: the plugin's defaults. */
+	uint64_t stream_max_buffer_bytes = 0;
+	uint32_t stream_max_buffers = 0;
+	uint64_t stream_max_inflight_bytes = 0;
+	uint32_t stream_max_streams = 0;
+	uint64_t stream_max_client_bytes = 0;
 	/** The plugin's timing logs (JSON Lines, Chrome trace); "" for none. */
 	std::string timing_log;
 	std::string timing_trace;
