@@ -296,7 +296,7 @@ int main(int argc, char *argv[]) {
 			int n = atoi(arg2);
 			int data;
 			pp_stream_v1 *s = socket_stream(&data);
-			const int32_t w = 4096;
+			const int32_t w = 16384; // h stays under 65536 up to 4 GiB
 			int32_t h = static_cast<int32_t>(conn.stream_max_buffer_bytes / (4u * w));
 			uint64_t t0 = now_ns();
 			for (int i = 0; i < n; i++) pp_stream_v1_create_buffer(s, w, h, DRM_FORMAT_XRGB8888);
