@@ -96,7 +96,7 @@ int main(int argc, char *argv[]) {
 	std::vector<std::string> frame_args;
 	std::string transport_arg = "shm";
 	std::string chunk_arg;
-	CLI::App app{"pixelport-paint: show known test patterns through wl_shm"};
+	CLI::App app{"pixelport-paint: show known test patterns through wl_shm or the pixelport stream (socket or pipe)"};
 	app.add_option("--format", format_arg, "pixel format (DRM name, e.g. XRGB8888, NV12, RGB565)");
 	app.add_option("--size", size_arg, "buffer size WIDTHxHEIGHT in pixels");
 	app.add_option("--seed", seed, "pattern seed");
@@ -108,6 +108,7 @@ int main(int argc, char *argv[]) {
 	app.add_option("--transport", transport_arg,
 		"shm (two buffers, painted in place), shm-new, socket, pipe or auto (client-demo/transport.hpp)");
 	app.add_option("--chunk", chunk_arg, "stream sends in pieces: N bytes, or random:N (tests)");
+	app.set_version_flag("--version", std::string("pixelport-paint ") + PIXELPORT_VERSION);
 	CLI11_PARSE(app, argc, argv);
 
 	Transport transport = Transport::ShmReused;

@@ -1,6 +1,9 @@
 // pixelport-compositor: command-line front end of the reference compositor (server.cpp).
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +29,12 @@ int main(int argc, char *argv[]) {
 		->check(CLI::IsMember({"silent", "error", "info", "debug"}));
 	app.add_option("--convert-threads", options.convert_threads,
 		"threads for one format conversion in the plugin (default 1)")->check(CLI::Range(1, 64));
+	app.add_option("--image-budget-client", options.image_budget_client,
+		"bytes of converted images one client may hold (default: max(512 MiB, 8 x the outputs' bytes))")
+		->check(CLI::Range(uint64_t{1} << 20, uint64_t{1} << 46));
+	app.add_option("--image-budget-total", options.image_budget_total,
+		"bytes of converted images all clients may hold (default: max(2 GiB, 4 x the client budget))")
+		->check(CLI::Range(uint64_t{1} << 20, uint64_t{1} << 46));
 	app.add_option("--stream-max-buffer-bytes", options.stream_max_buffer_bytes,
 		"largest stream buffer in bytes (default: 4 x the largest output, at least 256 MiB)");
 	app.add_option("--stream-max-buffers", options.stream_max_buffers, "stream buffers alive per client (default 64)");
@@ -39,6 +48,7 @@ int main(int argc, char *argv[]) {
 	app.add_option("--timing-trace", options.timing_trace, "write a Chrome trace-event JSON (Perfetto UI)");
 	app.add_flag("--print-stats", print_stats,
 		"at exit, print the plugin's counters as one JSON line on stdout, after 'pixelport-stats '");
+	app.set_version_flag("--version", std::string("pixelport-compositor ") + PIXELPORT_VERSION);
 	CLI11_PARSE(app, argc, argv);
 
 	if (!output_mode.empty()) {
@@ -62,6 +72,28 @@ int main(int argc, char *argv[]) {
 		importance = WLR_DEBUG;
 	}
 	wlr_log_init(importance, nullptr);
+
+	// Without XDG_RUNTIME_DIR (a plain ssh or su shell), a private one for this run: the socket
+	// and the startup command's clients find each other there; removed at exit.
+	std::string own_runtime;
+	const char *runtime = getenv("XDG_RUNTIME_DIR");
+	if (runtime == nullptr || *runtime == '\0') {
+		char tmpl[] = "/tmp/pixelport-runtime-XXXXXX"; // mkdtemp: mode 0700
+		if (mkdtemp(tmpl) == nullptr) {
+			fprintf(stderr, "pixelport-compositor: XDG_RUNTIME_DIR is not set and no private one can be made in /tmp\n");
+			return 1;
+		}
+		own_runtime = tmpl;
+		setenv("XDG_RUNTIME_DIR", tmpl, 1);
+		fprintf(stderr, "pixelport-compositor: XDG_RUNTIME_DIR was not set: using %s for this run\n", tmpl);
+	}
+	struct RemoveRuntime {
+		std::string dir;
+		~RemoveRuntime() {
+			std::error_code ec;
+			if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+		}
+	} remove_runtime{own_runtime};
 
 	std::string error;
 	auto server = pixelport::Server::create(options, &error);

@@ -87,11 +87,11 @@ void unload_plugin(PluginApi *api) {
 }
 
 std::string stats_json(const pixelport_stats &stats) {
-	char line[512];
+	char line[768];
 	snprintf(line, sizeof(line),
 		"{\"native_uploads\":%llu,\"converted_uploads\":%llu,\"converted_pixels\":%llu,"
 		"\"shm_buffers\":%llu,\"sigbus_faults\":%llu,\"stream_bytes\":%llu,\"stream_writes\":%llu,"
-		"\"held_commits\":%llu}",
+		"\"held_commits\":%llu,\"skipped_conversions\":%llu,\"budget_refusals\":%llu,\"image_bytes\":%llu}",
 		static_cast<unsigned long long>(stats.native_uploads),
 		static_cast<unsigned long long>(stats.converted_uploads),
 		static_cast<unsigned long long>(stats.converted_pixels),
@@ -99,7 +99,10 @@ std::string stats_json(const pixelport_stats &stats) {
 		static_cast<unsigned long long>(stats.sigbus_faults),
 		static_cast<unsigned long long>(stats.stream_bytes),
 		static_cast<unsigned long long>(stats.stream_writes),
-		static_cast<unsigned long long>(stats.held_commits));
+		static_cast<unsigned long long>(stats.held_commits),
+		static_cast<unsigned long long>(stats.skipped_conversions),
+		static_cast<unsigned long long>(stats.budget_refusals),
+		static_cast<unsigned long long>(stats.image_bytes));
 	return line;
 }
 

@@ -1,4 +1,4 @@
-// pixelport-compositor: a small wlroots 0.18 compositor that exists to host the plugin.
+// pixelport-compositor: a small wlroots (0.18 or 0.19) compositor that exists to host the plugin.
 //
 // It follows tinywl: a wlr_scene draws every xdg toplevel at the output's origin, outputs
 // are headless by default, and the renderer is pixman by default. What it adds is the
@@ -71,7 +71,17 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 
 	// Headless unless the user picked backends: this compositor must run on a bare machine.
 	if (getenv("WLR_BACKENDS") != nullptr) {
+		// wlroots' autocreate adds WLR_HEADLESS_OUTPUTS (default 1) 1280x720 outputs to a
+		// headless backend; the outputs must be exactly --outputs x --output, added below.
+		const char *env = getenv("WLR_HEADLESS_OUTPUTS");
+		std::string saved = env ? env : "";
+		setenv("WLR_HEADLESS_OUTPUTS", "0", 1);
 		backend_ = wlr_backend_autocreate(loop, nullptr);
+		if (env) {
+			setenv("WLR_HEADLESS_OUTPUTS", saved.c_str(), 1);
+		} else {
+			unsetenv("WLR_HEADLESS_OUTPUTS");
+		}
 	} else {
 		backend_ = wlr_headless_backend_create(loop);
 	}
@@ -103,6 +113,8 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 		}
 		pixelport_options plugin_options{};
 		plugin_options.convert_threads = options.convert_threads;
+		plugin_options.image_budget_client_bytes = options.image_budget_client;
+		plugin_options.image_budget_total_bytes = options.image_budget_total;
 		plugin_options.stream_max_buffer_bytes = options.stream_max_buffer_bytes;
 		plugin_options.stream_max_buffers = options.stream_max_buffers;
 		plugin_options.stream_max_inflight_bytes = options.stream_max_inflight_bytes;
@@ -151,7 +163,7 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 		[this](void *data) { handle_new_popup(static_cast<wlr_xdg_popup *>(data)); });
 
 	// Clients measure with presentation-time; grim reads the output through screencopy.
-	wlr_presentation_create(display_, backend_);
+	pixelport::wlr_compat::presentation_create(display_, backend_);
 	wlr_screencopy_manager_v1_create(display_);
 	wlr_xdg_output_manager_v1_create(display_, output_layout_);
 	// A seat with no devices: some clients refuse to start without wl_seat.

@@ -30,6 +30,9 @@ struct ServerOptions {
 	std::string startup_command;
 	/** Threads for one conversion in the plugin (pixelport_options.convert_threads); 0: 1. */
 	uint32_t convert_threads = 0;
+	/** Converted-image budgets in bytes (pixelport_options.image_budget_*); 0: the plugin's defaults. */
+	uint64_t image_budget_client = 0;
+	uint64_t image_budget_total = 0;
 	/** Stream budgets (pixelport_options.stream_max_*); 0: the plugin's defaults. */
 	uint64_t stream_max_buffer_bytes = 0;
 	uint32_t stream_max_buffers = 0;

@@ -60,19 +60,19 @@ static SurfaceState *applying_surface(PixelBuffer *buffer) {
 	return nullptr;
 }
 
-static bool convert_into(PixelBuffer *buffer, DestImage *dest, const pixman_region32_t *damage,
-		timing::CommitRecord *record) {
+bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *data, size_t stride, uint32_t fourcc,
+		const pixman_region32_t *damage, timing::CommitRecord *record) {
 	core::SrcImage src;
 	if (!buffer->impl->source(buffer, &src)) {
 		return false;
 	}
 	core::DstImage dst;
-	dst.fourcc = dest->fourcc;
-	dst.width = dest->width;
-	dst.height = dest->height;
-	dst.data = dest->data;
-	dst.stride = dest->stride;
-	dst.size = dest->size;
+	dst.fourcc = fourcc;
+	dst.width = buffer->base.width;
+	dst.height = buffer->base.height;
+	dst.data = data;
+	dst.stride = stride;
+	dst.size = stride * static_cast<size_t>(dst.height);
 
 	std::vector<core::Rect> rects;
 	if (damage != nullptr) {
@@ -81,14 +81,14 @@ static bool convert_into(PixelBuffer *buffer, DestImage *dest, const pixman_regi
 		rects.reserve(static_cast<size_t>(n));
 		for (int i = 0; i < n; i++) {
 			// Clamp: damage_buffer may name pixels outside the buffer.
-			int32_t x1 = std::clamp(boxes[i].x1, 0, dest->width), x2 = std::clamp(boxes[i].x2, 0, dest->width);
-			int32_t y1 = std::clamp(boxes[i].y1, 0, dest->height), y2 = std::clamp(boxes[i].y2, 0, dest->height);
+			int32_t x1 = std::clamp(boxes[i].x1, 0, dst.width), x2 = std::clamp(boxes[i].x2, 0, dst.width);
+			int32_t y1 = std::clamp(boxes[i].y1, 0, dst.height), y2 = std::clamp(boxes[i].y2, 0, dst.height);
 			if (x2 > x1 && y2 > y1) {
 				rects.push_back({x1, y1, x2 - x1, y2 - y1});
 			}
 		}
 	} else {
-		rects.push_back({0, 0, dest->width, dest->height});
+		rects.push_back({0, 0, dst.width, dst.height});
 	}
 	if (record != nullptr) record->t_convert_start = monotonic_ns();
 	core::Status status = core::convert_rects(src, dst, rects, buffer->plugin->convert_options);
@@ -98,7 +98,7 @@ static bool convert_into(PixelBuffer *buffer, DestImage *dest, const pixman_regi
 	}
 	if (status != core::Status::Ok) {
 		wlr_log(WLR_ERROR, "pixelport: converting %s %dx%d failed: %s", core::format_name(buffer->fourcc),
-			dest->width, dest->height, core::status_str(status));
+			dst.width, dst.height, core::status_str(status));
 		return false;
 	}
 	pixelport_stats &stats = buffer->plugin->stats;
@@ -118,16 +118,16 @@ static bool buffer_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void 
 			return false;
 		}
 	}
-	// Timing: the record of the commit being applied, if anyone listens.
-	SurfaceState *surface = applying_surface(buffer);
-	timing::CommitRecord *record =
-		surface != nullptr && buffer->plugin->timing != nullptr ? buffer->plugin->timing->applying(surface) : nullptr;
-	// The first access of the apply is the upload; later ones (another reader) are not timed.
-	if (record != nullptr && record->t_upload_start != 0) record = nullptr;
-	buffer->timing_record = record;
-	if (record != nullptr) record->t_upload_start = monotonic_ns();
-
 	if (buffer->native()) {
+		// Timing: the record of the commit being applied, if anyone listens.
+		SurfaceState *surface = applying_surface(buffer);
+		timing::CommitRecord *record = surface != nullptr && buffer->plugin->timing != nullptr
+			? buffer->plugin->timing->applying(surface) : nullptr;
+		// The first access of the apply is the upload; later ones (another reader) are not timed.
+		if (record != nullptr && record->t_upload_start != 0) record = nullptr;
+		buffer->timing_record = record;
+		if (record != nullptr) record->t_upload_start = monotonic_ns();
+
 		core::SrcImage src;
 		if (!buffer->impl->source(buffer, &src)) {
 			return false;
@@ -141,48 +141,17 @@ static bool buffer_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void 
 		return true;
 	}
 
-	// After release the client may be writing new pixels: hand out what was converted.
-	if (!buffer->busy && buffer->handed != nullptr) {
-		*data = buffer->handed->data;
-		*format = buffer->handed->fourcc;
-		*stride = buffer->handed->stride;
-		return true;
-	}
-
-	std::shared_ptr<DestImage> dest;
-	const pixman_region32_t *damage = nullptr;
-	if (surface != nullptr) {
-		if (surface->dest == nullptr || surface->dest->fourcc != buffer->target ||
-				surface->dest->width != base->width || surface->dest->height != base->height) {
-			surface->dest = DestImage::create(buffer->target, base->width, base->height);
-			surface->dest_valid = false;
-		}
-		if (surface->dest_source != buffer->fourcc) {
-			surface->dest_valid = false;
-		}
-		dest = surface->dest;
-		if (surface->dest_valid) {
-			damage = &surface->surface->buffer_damage;
-		}
-	} else {
-		// Not inside a commit (another reader of a buffer whose commit is still held): a
-		// private full conversion, never into a surface's image.
-		dest = DestImage::create(buffer->target, base->width, base->height);
-	}
-	if (dest == nullptr || !convert_into(buffer, dest.get(), damage, record)) {
+	// Surfaces see a converted buffer through views (conversion.hpp); this is another reader
+	// of the wl_buffer itself: a private full conversion of what the buffer holds now.
+	std::shared_ptr<DestImage> image = DestImage::create(buffer->target, base->width, base->height);
+	if (image == nullptr ||
+			!pixel_buffer_convert(buffer, image->data, image->stride, image->fourcc, nullptr, nullptr)) {
 		return false;
 	}
-	if (surface != nullptr) {
-		surface->dest_valid = true;
-		surface->dest_source = buffer->fourcc;
-		surface->converted_this_commit = true;
-	}
-	buffer->handed = dest;
-	// Every pixel the renderer needs is in `dest` now: the client may have its buffer back.
-	pixel_buffer_release_to_client(buffer);
-	*data = dest->data;
-	*format = dest->fourcc;
-	*stride = dest->stride;
+	buffer->private_image = image;
+	*data = image->data;
+	*format = image->fourcc;
+	*stride = image->stride;
 	return true;
 }
 
@@ -239,8 +208,10 @@ void pixel_buffer_resource_destroyed(PixelBuffer *buffer) {
 }
 
 void pixel_buffer_release_to_client(PixelBuffer *buffer) {
-	if (buffer->busy && buffer->resource != nullptr) {
-		wl_buffer_send_release(buffer->resource);
+	if (buffer->busy) {
+		// The client may write its pixels from now on: what it commits next is new content.
+		buffer->generation++;
+		if (buffer->resource != nullptr) wl_buffer_send_release(buffer->resource);
 	}
 	buffer->busy = false;
 }

@@ -1,7 +1,7 @@
-// PixelBuffer: the wlr_buffer behind every wl_buffer the plugin creates (wl_shm now, the
-// pixelport stream later). It hands the renderer either the client's pixels in place (native
-// formats) or, for formats the renderer lacks, a renderer-format image into which the damaged
-// rows are converted at the moment the renderer asks for the data (convert during upload).
+// PixelBuffer: the wlr_buffer behind every wl_buffer the plugin creates (wl_shm and the
+// pixelport stream). Native formats hand the renderer the client's pixels in place; a buffer
+// in a format the renderer lacks reaches it through ConvertedViews (conversion.hpp), which
+// convert its pixels into renderer-format images.
 #pragma once
 
 #include <memory>
@@ -12,6 +12,7 @@
 namespace pixelport {
 
 struct PixelBuffer;
+struct ConvertedImage;
 
 /** What a kind of PixelBuffer (shm, stream) implements. */
 struct PixelBufferImpl {
@@ -40,8 +41,12 @@ struct PixelBuffer {
 	uint32_t target = 0;             // the renderer's format; == fourcc when native
 	/** Committed and not yet released: the client must not touch its pixels. */
 	bool busy = false;
-	/** The renderer-format image last handed to the renderer (kept alive by our lock). */
-	std::shared_ptr<DestImage> handed;
+	/** Counts releases: the content a commit saw is the content of this generation. */
+	uint64_t generation = 0;
+	/** The image holding this buffer's whole content of some generation, if one is alive. */
+	std::weak_ptr<ConvertedImage> pure_image;
+	/** A converted buffer read directly (not through a view): a private full conversion. */
+	std::shared_ptr<DestImage> private_image;
 	/** Surfaces this buffer was committed to: candidates when the renderer asks for data. */
 	std::vector<wlr_surface *> surfaces;
 	Listener release;
@@ -77,5 +82,14 @@ uint64_t monotonic_ns();
 
 /** Client commit on `surface` with `buffer` attached: the buffer is busy until released. */
 void pixel_buffer_committed(PixelBuffer *buffer, wlr_surface *surface);
+
+/**
+ * Converts the buffer's pixels into `dst` (`fourcc`, the buffer's size, `stride` bytes per
+ * row): the rectangles of `damage` (buffer coordinates, clamped to the buffer), or everything
+ * when it is null. Counts the conversion in the plugin's stats and times it in `record` (if
+ * not null). False (logged) if the pixels cannot be read or converted.
+ */
+bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *dst, size_t stride, uint32_t fourcc,
+	const pixman_region32_t *damage, timing::CommitRecord *record);
 
 } // namespace pixelport

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "buffer.hpp"
+#include "conversion.hpp"
 #include "plugin.hpp"
 #include "shm.hpp"
 #include "stream.hpp"
@@ -21,8 +22,8 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 	s->plugin = this;
 	s->surface = surface;
 	s->id = next_surface_id++;
-	// Before wlroots caches or applies the state: mark our buffer busy and note the surface,
-	// so the conversion at texture time knows whose damage and destination to use.
+	// Before wlroots caches or applies the state: mark our buffer busy, hold the commit while
+	// stream bytes are owed, and put a converted-format buffer behind a view of this commit.
 	s->client_commit.connect(&surface->events.client_commit, [s](void *) {
 		s->commits++;
 		if (s->plugin->timing->active(s)) {
@@ -34,21 +35,21 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 		if (PixelBuffer *buffer = pixel_buffer_from_wlr(s->surface->pending.buffer)) {
 			pixel_buffer_committed(buffer, s->surface);
 			s->plugin->streams->handle_client_commit(s, &buffer->base);
+			if (!buffer->native()) {
+				s->plugin->conversions->surface_client_commit(s, buffer);
+			}
 		}
 	});
-	// After the state is applied: a buffer that was not converted into `dest` (native, or a
-	// null attach) makes `dest` stale as the surface's content.
+	// After the state is applied.
 	s->commit.connect(&surface->events.commit, [s](void *) {
 		if (!s->timing_unapplied.empty()) {
 			s->plugin->timing->applied(s);
 		}
-		if ((s->surface->current.committed & WLR_SURFACE_STATE_BUFFER) && !s->converted_this_commit) {
-			s->dest_valid = false;
-		}
-		s->converted_this_commit = false;
+		s->plugin->conversions->surface_committed(s);
 	});
 	s->destroy.connect(&surface->events.destroy, [this, s, surface](void *) {
 		timing->surface_destroyed(s);
+		conversions->surface_destroyed(s);
 		surfaces.erase(surface);
 	});
 	surfaces[surface] = std::move(state);
@@ -86,6 +87,7 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *displ
 	// The other stream_* limits stay 0 = default: stream.cpp sizes those to the outputs.
 	pp->convert_options.threads = pp->options.convert_threads == 0 ? 1 : static_cast<int32_t>(pp->options.convert_threads);
 
+	pp->conversions = Conversions::create(pp);
 	pp->shm = Shm::create(pp, version);
 	if (pp->shm == nullptr) {
 		wlr_log(WLR_ERROR, "pixelport: failed to create wl_shm");
@@ -138,6 +140,7 @@ PIXELPORT_API bool pixelport_attach_compositor(struct pixelport_plugin *pp,
 PIXELPORT_API void pixelport_attach_output(struct pixelport_plugin *pp, struct wlr_output *output) {
 	if (pp != nullptr && output != nullptr) {
 		pp->timing->attach_output(output);
+		pp->conversions->attach_output(output);
 	}
 }
 
@@ -153,6 +156,7 @@ PIXELPORT_API size_t pixelport_timing_summary(struct pixelport_plugin *pp, char 
 
 PIXELPORT_API void pixelport_get_stats(struct pixelport_plugin *pp, struct pixelport_stats *stats) {
 	*stats = pp != nullptr ? pp->stats : pixelport_stats{};
+	if (pp != nullptr) stats->image_bytes = pp->conversions->total_bytes();
 }
 
 PIXELPORT_API void pixelport_destroy(struct pixelport_plugin *pp) {
@@ -160,6 +164,7 @@ PIXELPORT_API void pixelport_destroy(struct pixelport_plugin *pp) {
 	// Surfaces first: their timing records end (as discarded) while Timing still exists.
 	for (auto &[surface, state] : pp->surfaces) {
 		pp->timing->surface_destroyed(state.get());
+		pp->conversions->surface_destroyed(state.get());
 	}
 	pp->surfaces.clear();
 	// Listeners disconnect in their destructors.

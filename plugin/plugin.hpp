@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "conversion.hpp"
 #include "listener.hpp"
 #include "pixelport/core/convert.h"
 #include "pixelport/pixelport.h"
@@ -47,18 +48,8 @@ struct SurfaceState {
 	/** Unique for the plugin's life: tells a surface from a later one at the same address. */
 	uint64_t id = 0;
 	uint64_t commits = 0;
-	/**
-	 * What the surface shows, in the renderer's format, when its last buffer needed a
-	 * conversion. Damage is relative to the surface's previous content, so a commit
-	 * converts only its damaged rows into this image. dest_valid is false when the last
-	 * buffer was native (or none): the next converted buffer then converts everything.
-	 */
-	std::shared_ptr<DestImage> dest;
-	bool dest_valid = false;
-	/** The client format last converted into `dest`: a format change converts everything. */
-	uint32_t dest_source = 0;
-	/** Set when this commit's buffer was converted into `dest`; checked after the commit. */
-	bool converted_this_commit = false;
+	/** Converted-format commits: the image the surface shows (conversion.hpp). */
+	SurfaceConversion conversion;
 	Listener client_commit;
 	Listener commit;
 	Listener destroy;
@@ -88,6 +79,7 @@ struct pixelport_plugin {
 	std::unique_ptr<pixelport::Shm> shm;
 	std::unique_ptr<pixelport::StreamManager> streams;
 	std::unique_ptr<pixelport::Timing> timing;
+	std::unique_ptr<pixelport::Conversions> conversions;
 	uint64_t next_surface_id = 1;
 	wlr_compositor *compositor = nullptr;
 	pixelport_stats stats{};

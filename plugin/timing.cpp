@@ -1,6 +1,7 @@
 #include "timing.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <system_error>
 
 #include "buffer.hpp"
@@ -23,6 +24,37 @@ void send_time(wl_resource *r, uint32_t seq, uint32_t phase, uint64_t ns) {
 	uint64_t sec = ns / 1000000000u;
 	pp_surface_timing_v1_send_timestamp(r, seq, phase, static_cast<uint32_t>(sec >> 32), static_cast<uint32_t>(sec),
 		static_cast<uint32_t>(ns % 1000000000u));
+}
+
+uint32_t protocol_transport(timing::Transport t);
+
+// Version 1: info, a timestamp per phase that happened, done (up to 9 events).
+void send_v1(wl_resource *sub, const timing::CommitRecord &r) {
+	uint32_t seq = static_cast<uint32_t>(r.seq);
+	pp_surface_timing_v1_send_info(sub, seq, protocol_transport(r.transport), r.format, r.width, r.height,
+		static_cast<uint32_t>(r.bytes >> 32), static_cast<uint32_t>(r.bytes),
+		static_cast<uint32_t>(r.damage_bytes >> 32), static_cast<uint32_t>(r.damage_bytes));
+	send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_COMMIT, r.t_commit);
+	send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_DATA_COMPLETE, r.t_data_complete);
+	send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_CONVERT_START, r.t_convert_start);
+	send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_CONVERT_END, r.t_convert_end);
+	send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START, r.t_upload_start);
+	send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END, r.t_upload_end);
+	send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_PRESENT, r.t_present);
+	pp_surface_timing_v1_send_done(sub, seq, r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED,
+		r.output.empty() ? nullptr : r.output.data);
+}
+
+// Version 2: the whole commit in one report event of four arguments; the array points at the
+// stack (libwayland copies it into the connection buffer while marshalling).
+void send_report(wl_resource *sub, const timing::CommitRecord &r) {
+	uint64_t values[] = {protocol_transport(r.transport), r.format, static_cast<uint32_t>(r.width),
+		static_cast<uint32_t>(r.height), r.bytes, r.damage_bytes, r.t_commit, r.t_data_complete, r.t_convert_start,
+		r.t_convert_end, r.t_upload_start, r.t_upload_end, r.t_present};
+	static_assert(std::size(values) == size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1);
+	wl_array array = {.size = sizeof(values), .alloc = 0, .data = values};
+	pp_surface_timing_v1_send_report(sub, static_cast<uint32_t>(r.seq),
+		r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED, &array, r.output.empty() ? nullptr : r.output.data);
 }
 
 uint32_t protocol_transport(timing::Transport t) {
@@ -93,7 +125,7 @@ bool on_output(wlr_surface *surface, wlr_output *output) {
 std::unique_ptr<Timing> Timing::create(pixelport_plugin *plugin, const char *log_path, const char *trace_path) {
 	std::unique_ptr<Timing> t(new Timing());
 	t->plugin_ = plugin;
-	t->global_ = wl_global_create(plugin->display, &pp_timing_manager_v1_interface, 1, t.get(), bind_manager);
+	t->global_ = wl_global_create(plugin->display, &pp_timing_manager_v1_interface, 2, t.get(), bind_manager);
 	if (t->global_ == nullptr) return nullptr;
 	bool has_log = log_path != nullptr && *log_path != '\0';
 	bool has_trace = trace_path != nullptr && *trace_path != '\0';
@@ -123,7 +155,8 @@ Timing::~Timing() {
 void Timing::client_commit(SurfaceState *s) {
 	wlr_surface *surface = s->surface;
 	if (!(surface->pending.committed & WLR_SURFACE_STATE_BUFFER) || surface->pending.buffer == nullptr) return;
-	timing::CommitRecord r;
+	// Filled in place: the record is copied only when it moves on (applied, finished).
+	timing::CommitRecord &r = s->timing_unapplied.emplace_back();
 	r.t_commit = monotonic_ns();
 	r.surface_id = s->id;
 	r.seq = s->commits;
@@ -150,17 +183,21 @@ void Timing::client_commit(SurfaceState *s) {
 	}
 	uint64_t pixels = static_cast<uint64_t>(r.width) * static_cast<uint64_t>(r.height);
 	r.damage_bytes = pixels > 0 ? std::min(area, pixels) * r.bytes / pixels : 0;
-	s->timing_unapplied.push_back(r);
 }
 
 timing::CommitRecord *Timing::applying(SurfaceState *s) {
 	return s->timing_unapplied.empty() ? nullptr : &s->timing_unapplied.front();
 }
 
+timing::CommitRecord *Timing::converting(SurfaceState *s) {
+	if (s->timing_shown.empty()) return nullptr;
+	timing::CommitRecord &r = s->timing_shown.back().record;
+	return r.t_convert_start == 0 ? &r : nullptr;
+}
+
 void Timing::applied(SurfaceState *s) {
 	if (s->timing_unapplied.empty()) return;
-	timing::CommitRecord r = s->timing_unapplied.front();
-	s->timing_unapplied.pop_front();
+	timing::CommitRecord &r = s->timing_unapplied.front();
 	if (PixelBuffer *pb = pixel_buffer_from_wlr(s->surface->current.buffer)) {
 		if (pb->impl->applied != nullptr) pb->impl->applied(pb, &r);
 	}
@@ -172,6 +209,7 @@ void Timing::applied(SurfaceState *s) {
 		return true;
 	});
 	s->timing_shown.push_back({r});
+	s->timing_unapplied.pop_front(); // r is gone from here on
 	if (std::find(waiting_.begin(), waiting_.end(), s) == waiting_.end()) waiting_.push_back(s);
 }
 
@@ -188,19 +226,11 @@ void Timing::surface_destroyed(SurfaceState *s) {
 
 void Timing::finish(SurfaceState *s, timing::CommitRecord &r) {
 	for (wl_resource *sub : s->timing_subscribers) {
-		uint32_t seq = static_cast<uint32_t>(r.seq);
-		pp_surface_timing_v1_send_info(sub, seq, protocol_transport(r.transport), r.format, r.width, r.height,
-			static_cast<uint32_t>(r.bytes >> 32), static_cast<uint32_t>(r.bytes),
-			static_cast<uint32_t>(r.damage_bytes >> 32), static_cast<uint32_t>(r.damage_bytes));
-		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_COMMIT, r.t_commit);
-		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_DATA_COMPLETE, r.t_data_complete);
-		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_CONVERT_START, r.t_convert_start);
-		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_CONVERT_END, r.t_convert_end);
-		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START, r.t_upload_start);
-		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END, r.t_upload_end);
-		send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_PRESENT, r.t_present);
-		pp_surface_timing_v1_send_done(sub, seq, r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED,
-			r.output.empty() ? nullptr : r.output.data);
+		if (wl_resource_get_version(sub) >= PP_SURFACE_TIMING_V1_REPORT_SINCE_VERSION) {
+			send_report(sub, r);
+		} else {
+			send_v1(sub, r);
+		}
 	}
 	if (log_ != nullptr) log_->push(r);
 }
@@ -257,7 +287,8 @@ void Timing::output_committed(OutputState *o) {
 }
 
 void Timing::output_presented(OutputState *o, const wlr_output_event_present *event) {
-	uint64_t when = event->presented && event->when != nullptr ? ns_of(event->when) : 0;
+	const timespec *shown_at = wlr_compat::present_when(event);
+	uint64_t when = event->presented && shown_at != nullptr ? ns_of(shown_at) : 0;
 	for (SurfaceState *s : waiting_) {
 		std::erase_if(s->timing_shown, [&](SurfaceState::Shown &shown) {
 			if (shown.output != o->output || shown.output_commit_seq > event->commit_seq) return false;

@@ -27,6 +27,11 @@ public:
 	void client_commit(SurfaceState *surface);
 	/** The record whose state wlroots is applying right now (texture time), or null. */
 	timing::CommitRecord *applying(SurfaceState *surface);
+	/**
+	 * The record to time a conversion done after the apply (lazy conversion): the surface's
+	 * newest applied record, if it has no conversion time yet; else null.
+	 */
+	timing::CommitRecord *converting(SurfaceState *surface);
 	/** commit (state applied): the record now waits for an output to present it. */
 	void applied(SurfaceState *surface);
 	/** The surface is going: its records end as discarded, its subscriptions go quiet. */

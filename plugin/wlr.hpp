@@ -1,4 +1,4 @@
-// The one place that includes wayland-server and wlroots 0.18 for C++.
+// The one place that includes wayland-server and wlroots (0.18 or 0.19) for C++.
 //
 // wlroots is C: its headers need extern "C", WLR_USE_UNSTABLE, and they use C-only
 // `[static N]` array parameters (wlr_matrix.h, wlr_scene.h), which we neutralise the way
@@ -40,3 +40,6 @@ extern "C" {
 #include <wlr/util/log.h>
 #undef static
 }
+
+// What differs between wlroots releases.
+#include "wlr_compat.hpp"

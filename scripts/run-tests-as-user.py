@@ -13,7 +13,8 @@ import sys
 
 builddir, user = sys.argv[1], sys.argv[2]
 info = pwd.getpwnam(user)
-tests = json.loads(subprocess.check_output(["meson", "introspect", "--tests", builddir]))
+# $MESON: the meson that configured builddir (scripts/test sets it for wlroots 0.19 builds).
+tests = json.loads(subprocess.check_output(os.environ.get("MESON", "meson").split() + ["introspect", "--tests", builddir]))
 failed = 0
 for t in tests:
     if "pixelport" not in t.get("suite", []) and not any(s.startswith("pixelport") for s in t.get("suite", [])):

@@ -53,6 +53,15 @@ void pin_compositor_side() {
 	if (g_pinned) sched_setaffinity(0, sizeof(g_compositor_cpus), &g_compositor_cpus);
 }
 
+bool pin_client_thread(bool pinned) {
+	if (!g_pinned) return false;
+	cpu_set_t set = g_all_cpus;
+	if (pinned) {
+		CPU_XOR(&set, &g_all_cpus, &g_compositor_cpus); // the one CPU left to the client
+	}
+	return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
 bool Child::start(const std::vector<std::string> &argv, const std::vector<std::string> &env, const std::string &log,
 		std::string *error) {
 	// Everything the child needs is built here: after fork() it only calls async-signal-safe code.
@@ -242,16 +251,32 @@ static const pp_surface_timing_v1_listener kTimingListener = {
 		s->pending.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
 		s->records.push_back(s->pending);
 	},
+	// Version 2: the whole commit in one event.
+	.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *values, const char *) {
+		auto *s = static_cast<TimingSubscription *>(data);
+		uint64_t v[PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7] = {}; // later values ignored
+		memcpy(v, values->data, std::min(sizeof(v), values->size));
+		TimingRecord &r = s->records.emplace_back();
+		r.seq = seq;
+		r.transport = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT]);
+		r.format = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_FORMAT]);
+		r.width = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_WIDTH]);
+		r.height = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT]);
+		r.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
+		memcpy(r.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(r.t));
+		r.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
+	},
 };
 
 bool TimingSubscription::subscribe(client::Connection *conn, wl_surface *surface) {
 	conn_ = conn;
 	registry_ = wl_display_get_registry(conn->display);
 	static const wl_registry_listener listener = {
-		.global = [](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
+		.global = [](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
 			if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0) {
+				// Version 2: one report event per commit; a version 1 compositor sends info/timestamp/done.
 				*static_cast<pp_timing_manager_v1 **>(data) = static_cast<pp_timing_manager_v1 *>(
-					wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
+					wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, std::min(version, 2u)));
 			}
 		},
 		.global_remove = [](void *, wl_registry *, uint32_t) {},

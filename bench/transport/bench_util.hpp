@@ -84,6 +84,11 @@ struct Compositor {
 void pin_client_side(bool enable);
 /** Moves the calling thread to the compositor side's CPUs (raw baselines' reader). */
 void pin_compositor_side();
+/**
+ * After pin_client_side(true): the calling thread on the client's CPU (true) or back on all
+ * CPUs (false), so pinned and unpinned rounds alternate in one run. False if not pinnable.
+ */
+bool pin_client_thread(bool pinned);
 
 /** Options every benchmark has. */
 struct CommonOptions {

@@ -1,8 +1,10 @@
-// pixelport-bench-timing (issue 6): what the timing export costs a client. One commit loop
-// (small XRGB8888 wl_shm buffer, commit + wl_display_sync, as fast as possible) against three
-// plugin compositors running at once: no timing log, --timing-log FILE, and no log with the
-// client subscribed through pixelport-timing-v1. Runs alternate between the three; the table
-// has commits/s (median of the runs) and the ratio to "off" from the same run.
+// pixelport-bench-timing (issues 6, 17): what the timing export costs a client. One commit loop
+// (small XRGB8888 wl_shm buffer, commit + wl_display_sync, as fast as possible) against plugin
+// compositors running at once: no timing log ("off"), --timing-log FILE ("log"), and no log with
+// the client subscribed through pixelport-timing-v1 version 2 ("subscriber"). Each set runs
+// unpinned and pinned (client on one CPU, compositors on the others) in the same run: every
+// round runs each variant once per mode, rotating the order, and the ratios to "off" come from
+// the same rounds, with percentile-bootstrap 95% intervals.
 #include <drm_fourcc.h>
 
 #include <unistd.h>
@@ -10,6 +12,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <random>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -21,13 +25,14 @@ using namespace pixelport::bench;
 namespace {
 
 struct Variant {
-	const char *name;
+	const char *name = "";
 	std::vector<std::string> args;
 	bool subscribe = false;
+	bool pinned = false;
 	Compositor compositor;
 	client::Connection conn;
 	BenchSurface surface;
-	std::vector<double> rates;     // commits/s per run
+	std::vector<double> rates;     // commits/s per run, one per round
 	std::vector<double> latencies; // commit -> sync done, ns, every commit
 	uint64_t records = 0;
 	uint64_t commits = 0;
@@ -58,6 +63,54 @@ bool run(Variant &v, const Frame &a, const Frame &b, double seconds, std::string
 	return true;
 }
 
+double median_of(std::vector<double> v) { return stats_of(std::move(v)).median; }
+
+struct Interval {
+	double value = 0, low = 0, high = 0;
+};
+
+// Percentile bootstrap (2000 resamples, fixed seed: the same rates give the same interval).
+constexpr int kResamples = 2000;
+
+Interval percentile_interval(double value, std::vector<double> &samples) {
+	std::sort(samples.begin(), samples.end());
+	auto at = [&](double q) { return samples[static_cast<size_t>(q * static_cast<double>(samples.size() - 1) + 0.5)]; };
+	return {value, at(0.025), at(0.975)};
+}
+
+// median(cand) / median(base), resampling each variant's runs independently.
+Interval ratio_of_medians(const std::vector<double> &base, const std::vector<double> &cand, uint64_t seed) {
+	std::mt19937_64 rng(seed);
+	std::vector<double> ratios, b(base.size()), c(cand.size());
+	std::uniform_int_distribution<size_t> pick_b(0, base.size() - 1), pick_c(0, cand.size() - 1);
+	for (int i = 0; i < kResamples; i++) {
+		for (double &x : b) x = base[pick_b(rng)];
+		for (double &x : c) x = cand[pick_c(rng)];
+		ratios.push_back(median_of(c) / median_of(b));
+	}
+	return percentile_interval(median_of(cand) / median_of(base), ratios);
+}
+
+// Median of the per-round ratios cand[r] / base[r], resampling rounds.
+Interval paired_median(const std::vector<double> &base, const std::vector<double> &cand, uint64_t seed) {
+	std::vector<double> paired;
+	for (size_t r = 0; r < base.size(); r++) paired.push_back(cand[r] / base[r]);
+	std::mt19937_64 rng(seed);
+	std::uniform_int_distribution<size_t> pick(0, paired.size() - 1);
+	std::vector<double> medians, resample(paired.size());
+	for (int i = 0; i < kResamples; i++) {
+		for (double &x : resample) x = paired[pick(rng)];
+		medians.push_back(median_of(resample));
+	}
+	return percentile_interval(median_of(paired), medians);
+}
+
+std::string fmt_interval(const Interval &i) {
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%.3fx [%.3f, %.3f]", i.value, i.low, i.high);
+	return buf;
+}
+
 } // namespace
 
 int main(int argc, char *argv[]) {
@@ -65,86 +118,136 @@ int main(int argc, char *argv[]) {
 	int runs = 10;
 	double seconds = 2.0;
 	int size = 64;
+	std::string modes = "both";
 	CLI::App app{"pixelport-bench-timing: commits/s with the timing export off, logging, and subscribed"};
 	add_common_options(app, &common, false);
-	app.add_option("--runs", runs, "runs per variant (alternating)")->capture_default_str()->check(CLI::Range(1, 1000));
+	app.add_option("--runs", runs, "rounds; each runs every variant once per mode")->capture_default_str()->check(CLI::Range(2, 1000));
 	app.add_option("--seconds", seconds, "length of one run")->capture_default_str()->check(CLI::Range(0.1, 60.0));
 	app.add_option("--size", size, "buffer width and height")->capture_default_str()->check(CLI::Range(1, 4096));
+	app.add_option("--modes", modes, "unpinned, pinned or both (in the same rounds); --pin means pinned")
+		->capture_default_str()
+		->check(CLI::IsMember({"both", "unpinned", "pinned"}));
 	CLI11_PARSE(app, argc, argv);
 	if (common.quick) {
 		runs = 3;
 		seconds = 0.5;
 	}
+	if (common.pin) modes = "pinned";
 
-	pin_client_side(common.pin);
+	// Pinned compositors start on the compositor side's CPUs, unpinned ones on all; the client
+	// thread moves between its CPU and all CPUs before each mode's runs.
+	pin_client_side(modes != "unpinned");
+	std::vector<bool> pin_modes;
+	if (modes != "pinned") pin_modes.push_back(false);
+	if (modes != "unpinned") {
+		if (pin_client_thread(true)) {
+			pin_modes.push_back(true);
+		} else {
+			fprintf(stderr, "pixelport-bench-timing: cannot pin (fewer than 2 CPUs); pinned mode left out\n");
+			if (pin_modes.empty()) return 1;
+		}
+	}
 	RuntimeDir dir;
 	std::string error;
-	std::string log = dir.path() + "/timing.jsonl";
-	Variant variants[3] = {
-		{.name = "off", .args = {}},
-		{.name = "log", .args = {"--timing-log", log}},
-		{.name = "subscriber", .args = {}, .subscribe = true},
-	};
-	for (Variant &v : variants) {
-		v.args.insert(v.args.end(), {"--output", common.output});
-		if (!v.compositor.start(common.compositor, dir, v.args, &error) || !connect_to(&v.conn, v.compositor.socket_path, &error) ||
-				!v.surface.open(&v.conn, client::Transport::ShmReused, &error, v.subscribe)) {
-			fprintf(stderr, "pixelport-bench-timing: %s: %s\n", v.name, error.c_str());
+	std::vector<std::unique_ptr<Variant>> variants; // per mode: off, log, subscriber
+	for (bool pinned : pin_modes) {
+		for (int k = 0; k < 3; k++) {
+			auto v = std::make_unique<Variant>();
+			v->pinned = pinned;
+			v->name = k == 0 ? "off" : k == 1 ? "log" : "subscriber";
+			if (k == 1) v->args = {"--timing-log", dir.path() + "/timing-" + std::to_string(variants.size()) + ".jsonl"};
+			v->subscribe = k == 2;
+			v->args.insert(v->args.end(), {"--output", common.output});
+			v->compositor.process.compositor_side = pinned;
+			variants.push_back(std::move(v));
+		}
+	}
+	for (auto &v : variants) {
+		pin_client_thread(v->pinned);
+		if (!v->compositor.start(common.compositor, dir, v->args, &error) || !connect_to(&v->conn, v->compositor.socket_path, &error) ||
+				!v->surface.open(&v->conn, client::Transport::ShmReused, &error, v->subscribe)) {
+			fprintf(stderr, "pixelport-bench-timing: %s: %s\n", v->name, error.c_str());
 			return 1;
 		}
-		if (v.subscribe && !v.surface.timed) {
+		if (v->subscribe && !v->surface.timed) {
 			fprintf(stderr, "pixelport-bench-timing: no pixelport-timing-v1 global (plugin not loaded?)\n");
 			return 1;
 		}
 	}
 	Frame a(DRM_FORMAT_XRGB8888, size, size, 1), b(DRM_FORMAT_XRGB8888, size, size, 2);
-	printf("pixelport-bench-timing: %dx%d XRGB8888 wl_shm, commit + wl_display_sync loop, %d runs x %.1f s "
-		"per variant, alternating; %s\n", size, size, runs, seconds, machine_note().c_str());
+	double load[1] = {0};
+	getloadavg(load, 1);
+	printf("pixelport-bench-timing: %dx%d XRGB8888 wl_shm, commit + wl_display_sync loop, %d rounds x %.1f s per "
+		"variant and mode, alternating; %u cores, load average %.2f; modes: %s%s\n", size, size, runs, seconds,
+		std::thread::hardware_concurrency(), load[0], pin_modes.size() == 2 ? "unpinned and pinned" : pin_modes[0] ? "pinned" : "unpinned",
+		pin_modes.back() ? " (pinned: client on the first CPU, compositors on the others)" : "");
 	fflush(stdout);
 
 	// Warm-up: first commits map pools and create textures.
-	for (Variant &v : variants) {
-		if (!run(v, a, b, 0.2, &error)) {
+	for (auto &v : variants) {
+		pin_client_thread(v->pinned);
+		if (!run(*v, a, b, 0.2, &error)) {
 			fprintf(stderr, "pixelport-bench-timing: %s\n", error.c_str());
 			return 1;
 		}
-		v.rates.clear();
-		v.latencies.clear();
-		v.records = v.commits = 0;
-		v.cpu_client = v.cpu_main = v.cpu_others = 0;
+		v->rates.clear();
+		v->latencies.clear();
+		v->records = v->commits = 0;
+		v->cpu_client = v->cpu_main = v->cpu_others = 0;
 	}
+	size_t n_modes = pin_modes.size();
 	for (int r = 0; r < runs; r++) {
-		for (int k = 0; k < 3; k++) {
-			Variant &v = variants[(r + k) % 3]; // rotate who goes first
-			if (!run(v, a, b, seconds, &error)) {
-				fprintf(stderr, "pixelport-bench-timing: %s\n", error.c_str());
-				return 1;
+		for (size_t m = 0; m < n_modes; m++) {
+			size_t mode = (m + static_cast<size_t>(r)) % n_modes; // alternate which mode goes first
+			pin_client_thread(pin_modes[mode]);
+			for (int k = 0; k < 3; k++) {
+				Variant &v = *variants[mode * 3 + static_cast<size_t>(r + k) % 3]; // rotate who goes first
+				if (!run(v, a, b, seconds, &error)) {
+					fprintf(stderr, "pixelport-bench-timing: %s\n", error.c_str());
+					return 1;
+				}
 			}
 		}
 	}
+	pin_client_thread(false);
 
-	Stats base = stats_of(variants[0].rates);
-	Table t({"variant", "commits/s median", "min run", "max run", "ratio to off", "commit->sync p50", "p95",
-		"timing records", "CPU/commit: client", "compositor main", "compositor other threads"});
-	for (Variant &v : variants) {
-		Stats s = stats_of(v.rates);
-		Stats l = stats_of(v.latencies);
-		char buf[3][32];
-		snprintf(buf[0], sizeof(buf[0]), "%.0f", s.median);
-		snprintf(buf[1], sizeof(buf[1]), "%.0f", *std::min_element(v.rates.begin(), v.rates.end()));
-		snprintf(buf[2], sizeof(buf[2]), "%.0f", *std::max_element(v.rates.begin(), v.rates.end()));
-		auto per_commit = [&](double ns) { return fmt_ns(ns / static_cast<double>(v.commits)); };
-		t.row({v.name, buf[0], buf[1], buf[2], fmt_ratio(s.median / base.median), fmt_ns(l.median), fmt_ns(l.p95),
-			v.subscribe ? std::to_string(v.records) : "-", per_commit(v.cpu_client), per_commit(v.cpu_main),
-			per_commit(v.cpu_others)});
+	std::vector<std::string> verdicts;
+	for (size_t mode = 0; mode < n_modes; mode++) {
+		const Variant &off = *variants[mode * 3];
+		Table t({"variant", "commits/s median", "min run", "max run", "ratio of medians [95% CI]",
+			"per-round median [95% CI]", "commit->sync p50", "p95", "reports/commit", "CPU/commit: client",
+			"compositor main", "other threads"});
+		for (size_t k = 0; k < 3; k++) {
+			const Variant &v = *variants[mode * 3 + k];
+			Stats s = stats_of(v.rates), l = stats_of(v.latencies);
+			char buf[4][32];
+			snprintf(buf[0], sizeof(buf[0]), "%.0f", s.median);
+			snprintf(buf[1], sizeof(buf[1]), "%.0f", *std::min_element(v.rates.begin(), v.rates.end()));
+			snprintf(buf[2], sizeof(buf[2]), "%.0f", *std::max_element(v.rates.begin(), v.rates.end()));
+			snprintf(buf[3], sizeof(buf[3]), "%.3f", static_cast<double>(v.records) / static_cast<double>(v.commits));
+			auto per_commit = [&](double ns) { return fmt_ns(ns / static_cast<double>(v.commits)); };
+			std::string ratio = "1", paired = "1";
+			if (k > 0) {
+				Interval rm = ratio_of_medians(off.rates, v.rates, 17 + k);
+				Interval pm = paired_median(off.rates, v.rates, 1700 + k);
+				ratio = fmt_interval(rm);
+				paired = fmt_interval(pm);
+				char line[256];
+				snprintf(line, sizeof(line), "%s %s/off per-round median %s, ratio of medians %s: %s",
+					pin_modes[mode] ? "pinned" : "unpinned", v.name, paired.c_str(), ratio.c_str(),
+					pm.value >= 0.99 ? "target >= 0.990x met" : "below the 0.990x target");
+				verdicts.push_back(line);
+			}
+			t.row({v.name, buf[0], buf[1], buf[2], ratio, paired, fmt_ns(l.median), fmt_ns(l.p95),
+				v.subscribe ? buf[3] : "-", per_commit(v.cpu_client), per_commit(v.cpu_main), per_commit(v.cpu_others)});
+		}
+		t.print(std::string(pin_modes[mode] ? "Pinned (client on one CPU, compositors on the others)"
+						    : "Unpinned (all processes on all CPUs)") +
+			": timing export overhead, target per-round median >= 0.990x");
 	}
-	t.print("Timing export overhead (target: ratio within 1% of off, i.e. >= 0.990x)");
-	// Paired: each run against the "off" run of the same round, less sensitive to drift.
-	std::vector<double> paired[3];
-	for (int k = 1; k < 3; k++) {
-		for (int r = 0; r < runs; r++) paired[k].push_back(variants[k].rates[r] / variants[0].rates[r]);
-		Stats p = stats_of(paired[k]);
-		printf("%s / off per round: median %s\n", variants[k].name, fmt_ratio(p.median).c_str());
-	}
+	printf("\n");
+	for (const std::string &line : verdicts) printf("%s\n", line.c_str());
+	getloadavg(load, 1);
+	printf("load average at the end: %.2f\n", load[0]);
 	return 0; // surfaces, connections, then compositors go in that order
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <set>
 #include <tuple>
 
 namespace pixelport::compare {
@@ -13,13 +14,16 @@ namespace {
 using timing::kPhaseCount;
 using timing::Phase;
 
-// Sort key: commit groups before output groups, then transport, format, size.
-using GroupKey = std::tuple<int, std::string, std::string, unsigned, std::string>;
 using Samples = std::array<std::vector<std::uint64_t>, kPhaseCount>;
-struct Group {
-  std::string label;
-  std::array<Samples, 2> runs;  // [0] base, [1] candidate
-  std::array<bool, 2> present{};
+
+// One run's commits of one kind: sorted by format, pixel count, size, transport, app_id.
+using CommitKey = std::tuple<std::string, std::int64_t, int, int, std::string, std::string>;
+struct RunGroups {
+  std::map<CommitKey, Samples> commits;
+  std::map<CommitKey, std::size_t> counts;  // commits per group
+  std::map<std::string, Samples> outputs;
+  std::set<std::string> apps;
+  bool nested = false;  // a wl_shm upload contained its conversion
 };
 
 void add(Samples& s, const timing::PhaseDurations& d) {
@@ -28,22 +32,37 @@ void add(Samples& s, const timing::PhaseDurations& d) {
   }
 }
 
-void collect(std::map<GroupKey, Group>& groups, const timing::Log& log, int run) {
+RunGroups collect(const timing::Log& log) {
+  RunGroups g;
   for (const timing::CommitRecord& c : log.commits) {
-    const std::string transport(timing::transport_name(c.transport));
     const std::string format = timing::format_name(c.format);
-    Group& g = groups[{0, transport, format, timing::size_bucket_index(c.bytes), ""}];
-    g.label = transport + " " + format + " " + timing::size_bucket_label(c.bytes);
-    g.present[run] = true;
-    add(g.runs[run], timing::derive_phases(c));
+    const CommitKey key{format, std::int64_t{c.width} * c.height, c.width, c.height,
+                        std::string(timing::transport_name(c.transport)), std::string(c.app_id.view())};
+    timing::PhaseDurations d = timing::derive_phases(c);
+    // wl_shm converts inside the upload; the stream converts during the transfer. Make the
+    // phases disjoint so that they add up.
+    auto& up = d[static_cast<std::size_t>(Phase::Upload)];
+    const auto& conv = d[static_cast<std::size_t>(Phase::Convert)];
+    if (up && conv && c.t_convert_start >= c.t_upload_start && c.t_convert_end <= c.t_upload_end) {
+      *up -= std::min(*up, *conv);
+      g.nested = true;
+    }
+    add(g.commits[key], d);
+    g.counts[key]++;
+    g.apps.insert(std::string(c.app_id.view()));
   }
-  for (const timing::FrameRecord& f : log.frames) {
-    const std::string output(f.output.view());
-    Group& g = groups[{1, "", "", 0, output}];
-    g.label = "output " + output;
-    g.present[run] = true;
-    add(g.runs[run], timing::derive_phases(f));
-  }
+  for (const timing::FrameRecord& f : log.frames) add(g.outputs[std::string(f.output.view())], timing::derive_phases(f));
+  return g;
+}
+
+std::string size_text(const CommitKey& k) {
+  return std::get<0>(k) + " " + std::to_string(std::get<2>(k)) + "x" + std::to_string(std::get<3>(k));
+}
+
+std::string who(const CommitKey& k, bool with_app) {
+  std::string s = std::get<4>(k);
+  if (with_app) s += std::get<5>(k).empty() ? " (no app_id)" : " " + std::get<5>(k);
+  return s;
 }
 
 // Nearest-rank median of v, reordering it.
@@ -115,24 +134,99 @@ std::optional<Ratio> bootstrap_median_ratio(std::span<const std::uint64_t> base,
 }
 
 Report compare(const timing::Log& base, const timing::Log& cand, const Options& opts) {
-  std::map<GroupKey, Group> groups;
-  collect(groups, base, 0);
-  collect(groups, cand, 1);
-  constexpr std::size_t kMinSamplesForMark = 5;
+  const RunGroups runs[2] = {collect(base), collect(cand)};
+  std::set<std::string> apps = runs[0].apps;
+  apps.insert(runs[1].apps.begin(), runs[1].apps.end());
+  const bool with_app = apps.size() > 1;
+  const bool named = !opts.base_name.empty() || !opts.cand_name.empty();
+  const std::string bn = opts.base_name.empty() ? "base" : opts.base_name;
+  const std::string cn = opts.cand_name.empty() ? "candidate" : opts.cand_name;
+
+  // Per frame size (format, pixels, app_id), each run's main transport (the most commits) pairs
+  // with the other run's main one; other transports pair only with the same transport. What is
+  // left (say the first frames of a reused pool, committed as a new pool) is listed per run.
+  struct Pair {
+    const Samples* s[2];
+    std::string label;
+  };
+  using SizeKey = std::tuple<std::string, std::int64_t, int, int, std::string>;
+  auto size_key = [](const CommitKey& k) {
+    return SizeKey{std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), std::get<5>(k)};
+  };
+  std::map<SizeKey, std::vector<const CommitKey*>> by_size[2];
+  for (int r = 0; r < 2; ++r) {
+    for (const auto& [k, s] : runs[r].commits) by_size[r][size_key(k)].push_back(&k);
+    for (auto& [sk, keys] : by_size[r]) {
+      std::stable_sort(keys.begin(), keys.end(), [&](const CommitKey* a, const CommitKey* b) {
+        return runs[r].counts.at(*a) > runs[r].counts.at(*b);
+      });
+    }
+  }
+  std::vector<std::pair<CommitKey, Pair>> pairs;
   Report report;
   report.alpha = opts.alpha;
-  for (auto& [key, g] : groups) {
-    if (!g.present[1]) {
-      report.only_base.push_back(g.label);
+  report.upload_minus_convert = runs[0].nested || runs[1].nested;
+  auto one_run = [&](int r, const CommitKey& k) {
+    const std::size_t n = runs[r].counts.at(k);
+    return size_text(k) + " " + who(k, with_app) + " (" + std::to_string(n) + (n == 1 ? " commit)" : " commits)");
+  };
+  for (const auto& [sk, bkeys] : by_size[0]) {
+    auto it = by_size[1].find(sk);
+    if (it == by_size[1].end()) {
+      for (const CommitKey* k : bkeys) report.only_base.push_back(one_run(0, *k));
       continue;
     }
-    if (!g.present[0]) {
-      report.only_cand.push_back(g.label);
+    const std::vector<const CommitKey*>& ckeys = it->second;
+    const CommitKey& kb = *bkeys[0];
+    const CommitKey& kc = *ckeys[0];
+    std::string label = size_text(kb);
+    if (named || kb != kc) {
+      label += ": " + bn + " (" + who(kb, with_app) + ") vs " + cn + " (" + who(kc, with_app) + ")";
+    } else {
+      label += " " + who(kb, with_app);
+    }
+    pairs.push_back({kb, {{&runs[0].commits.at(kb), &runs[1].commits.at(kc)}, label}});
+    std::set<const CommitKey*> used_c = {ckeys[0]};
+    for (std::size_t i = 1; i < bkeys.size(); ++i) {
+      auto same = std::find_if(ckeys.begin() + 1, ckeys.end(), [&](const CommitKey* k) { return *k == *bkeys[i]; });
+      if (same == ckeys.end()) {
+        report.only_base.push_back(one_run(0, *bkeys[i]));
+        continue;
+      }
+      used_c.insert(*same);
+      std::string l = size_text(*bkeys[i]) + (named ? ": " + bn + " (" + who(*bkeys[i], with_app) + ") vs " + cn +
+                                                          " (" + who(**same, with_app) + ")"
+                                                    : " " + who(*bkeys[i], with_app));
+      pairs.push_back({*bkeys[i], {{&runs[0].commits.at(*bkeys[i]), &runs[1].commits.at(**same)}, l}});
+    }
+    for (const CommitKey* k : ckeys) {
+      if (!used_c.count(k)) report.only_cand.push_back(one_run(1, *k));
+    }
+  }
+  for (const auto& [sk, ckeys] : by_size[1]) {
+    if (by_size[0].count(sk)) continue;
+    for (const CommitKey* k : ckeys) report.only_cand.push_back(one_run(1, *k));
+  }
+  std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Pair> groups;
+  for (auto& [k, p] : pairs) groups.push_back(p);
+  for (const auto& [o, s] : runs[0].outputs) {
+    auto it = runs[1].outputs.find(o);
+    if (it == runs[1].outputs.end()) {
+      report.only_base.push_back("output " + o);
       continue;
     }
+    groups.push_back({{&s, &it->second}, "output " + o});
+  }
+  for (const auto& [o, s] : runs[1].outputs) {
+    if (!runs[0].outputs.count(o)) report.only_cand.push_back("output " + o);
+  }
+
+  constexpr std::size_t kMinSamplesForMark = 5;
+  for (const Pair& g : groups) {
     for (Phase p : timing::kAllPhases) {
-      auto& b = g.runs[0][static_cast<std::size_t>(p)];
-      auto& c = g.runs[1][static_cast<std::size_t>(p)];
+      auto b = (*g.s[0])[static_cast<std::size_t>(p)];
+      auto c = (*g.s[1])[static_cast<std::size_t>(p)];
       if (b.empty() && c.empty()) continue;
       Row row{g.label, p, {}, {}, {}, {}};
       row.ratio = bootstrap_median_ratio(b, c, opts, fnv1a(timing::phase_name(p), fnv1a(g.label)));
@@ -165,6 +259,10 @@ std::string format_table(const Report& r) {
     while (!out.empty() && out.back() == ' ') out.pop_back();
     out += '\n';
   };
+  if (r.upload_minus_convert) {
+    out += "note: upload excludes convert (wl_shm converts inside its upload; subtracted so that transfer,\n"
+           "      convert and upload add up; present runs from commit to on screen and contains them)\n\n";
+  }
   std::string group;
   for (const Row& row : r.rows) {
     if (row.group != group) {

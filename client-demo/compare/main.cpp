@@ -33,6 +33,9 @@ int main(int argc, char** argv) {
   app.add_option("--alpha", opts.alpha, "two-sided significance level of the interval")
       ->capture_default_str()
       ->check(CLI::Range(0.0001, 0.5));
+  app.add_option("--base-name", opts.base_name, "name of the base run in group labels (e.g. shm)");
+  app.add_option("--cand-name", opts.cand_name, "name of the candidate run in group labels (e.g. socket)");
+  app.set_version_flag("--version", std::string("pixelport-compare ") + PIXELPORT_VERSION);
   CLI11_PARSE(app, argc, argv);
 
   pixelport::compare::Report report;

@@ -22,9 +22,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 #include <drm_fourcc.h>
@@ -36,6 +38,8 @@
 #include "plot.h"
 #include "timing.hpp"
 #include "transport.hpp"
+#include "verdict.hpp"
+#include "verify.hpp"
 #include "wayland_client.hpp"
 
 extern char **environ;
@@ -70,6 +74,12 @@ struct Options {
 	int compositor_pid = 0;
 	bool peer_child = false;
 	uint32_t seed = 1;
+	bool no_verify = false;
+	std::string verify_display; // peer child: the compositor's own display, for the screenshots
+	std::string source;         // peer child: "waypipe-lz4", in window titles
+	bool test_wrong_reference = false; // testing aid: compare against inverted pixels
+	int confirm_rounds = 3;
+	double confirm_seconds = 0.25;
 };
 
 [[noreturn]] void die(int code, const std::string &msg) {
@@ -223,11 +233,38 @@ struct Content {
 int64_t diff(uint64_t end, uint64_t start) { return end != 0 && start != 0 && end >= start ? static_cast<int64_t>(end - start) : -1; }
 
 // Measures one point into p; false only when the connection is gone (the sweep must stop).
-bool run_point(Connection &conn, TimingClient &timing, const Options &o, const Content &c, Transport t, Point *p) {
+// Checks what the output shows against what was sent (verify.hpp) into p->pixels.
+void verify_point(const Options &o, const Content &c, Point *p) {
+	Shot shot;
+	std::string error;
+	if (!capture_screen(o.verify_display, o.timeout_ms, &shot, &error)) {
+		p->pixels = "unverified";
+		p->pixels_note = error;
+		return;
+	}
+	const int vw = std::min(c.width, shot.width), vh = std::min(c.height, shot.height);
+	std::vector<uint32_t> want;
+	if (!reference_argb(c.drm, c.width, c.height, c.stride, c.bytes.data(), c.bytes.size(), vw, vh, &want)) {
+		p->pixels = "unverified";
+		p->pixels_note = "no reference decoder for " + p->format;
+		return;
+	}
+	if (o.test_wrong_reference) {
+		for (uint32_t &v : want) v ^= 0x00ffffff;
+	}
+	PixelCheck r = check_pixels(want, vw, vh, shot);
+	p->pixels = r.status;
+	p->pixels_note = r.note;
+}
+
+bool run_point(Connection &conn, TimingClient &timing, const Options &o, const Content &c, Transport t, Point *p,
+		bool verify = true, const std::string &tag = "") {
 	std::string error;
 	Window win;
-	std::string title = "pixelport-sweep " + p->transport + " " + p->format + " " + std::to_string(c.width) + "x" +
-		std::to_string(c.height);
+	// "pixelport-sweep shm NV12 640x480" ("shm@waypipe-lz4" under a peer): the timing log's
+	// title field then tells runs and transports apart (scripts/demo splits the log by it).
+	std::string title = "pixelport-sweep " + p->transport + (o.source.empty() ? "" : "@" + o.source) + " " + p->format +
+		" " + std::to_string(c.width) + "x" + std::to_string(c.height) + tag;
 	if (!win.create(&conn, title.c_str(), &error)) {
 		p->note = error;
 		return false;
@@ -282,6 +319,12 @@ bool run_point(Connection &conn, TimingClient &timing, const Options &o, const C
 				s[kTransfer] = diff(dc, tc);
 				s[kConvert] = diff(ct.t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_END], ct.t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_START]);
 				s[kUpload] = diff(ct.t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END], ct.t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START]);
+				// wl_shm converts inside its upload: keep the phases disjoint (docs/timing.md).
+				if (s[kUpload] >= 0 && s[kConvert] >= 0 &&
+						ct.t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_START] >= ct.t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START] &&
+						ct.t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_END] <= ct.t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END]) {
+					s[kUpload] -= std::min(s[kUpload], s[kConvert]);
+				}
 				s[kPresent] = diff(ct.t[PP_SURFACE_TIMING_V1_PHASE_PRESENT], tc);
 				// Until the last of: the client's send, the compositor's last stream byte, its
 				// conversion and its upload. Ends, not sums: the phases overlap (the stream's
@@ -297,6 +340,7 @@ bool run_point(Connection &conn, TimingClient &timing, const Options &o, const C
 			p->samples.push_back(s);
 		}
 	}
+	if (verify && alive && p->measured()) verify_point(o, c, p);
 	timing.unsubscribe();
 	win.destroy();
 	if (alive && !conn.roundtrip()) alive = false;
@@ -613,7 +657,16 @@ void run_peer(const Options &o, const std::vector<std::string> &size_args, const
 			self_exe(), "--peer-child", "--transports", transports, "--formats", o.formats, "--sizes", sizes,
 			"--warmup", std::to_string(o.warmup), "--frames", std::to_string(o.frames), "--min-frames",
 			std::to_string(o.min_frames), "--point-seconds", std::to_string(o.point_seconds), "--timeout-ms",
-			std::to_string(o.timeout_ms), "--output", dir.string(), "--no-plot", "--seed", std::to_string(o.seed)};
+			std::to_string(o.timeout_ms), "--output", dir.string(), "--no-plot", "--seed", std::to_string(o.seed),
+			"--source", "waypipe-" + compress};
+		// The screenshots go straight to the compositor, not through waypipe.
+		const char *display = getenv("WAYLAND_DISPLAY");
+		if (o.no_verify) {
+			argv.push_back("--no-verify");
+		} else {
+			argv.push_back("--verify-display");
+			argv.push_back(display ? display : "wayland-0");
+		}
 		if (o.pattern || o.image.empty()) {
 			// The parent already chose: pass the same content on.
 		}
@@ -684,6 +737,17 @@ int main(int argc, char *argv[]) {
 	app.add_option("--compositor-pid", o.compositor_pid, "compositor process for memory figures (default: the socket's peer)");
 	app.add_option("--seed", o.seed, "pattern seed")->capture_default_str();
 	app.add_flag("--peer-child", o.peer_child, "internal: a run under a peer, results only in --output")->group("");
+	app.add_option("--source", o.source, "internal: the peer run's name in window titles")->group("");
+	app.add_option("--verify-display", o.verify_display, "internal: Wayland display for the pixel check")->group("");
+	app.add_flag("--test-wrong-reference", o.test_wrong_reference,
+		"testing aid: check the pixels against an inverted reference (every point must come out invalid)")->group("");
+	app.add_flag("--no-verify", o.no_verify, "do not check the shown pixels (grim screenshots) against what was sent");
+	app.add_option("--confirm-rounds", o.confirm_rounds,
+		"extra alternating rounds near each candidate crossover for the verdict (0: none)")
+		->capture_default_str()->check(CLI::Range(0, 50));
+	app.add_option("--confirm-seconds", o.confirm_seconds, "measuring time per point in a confirming round")
+		->capture_default_str()->check(CLI::Range(0.0, 60.0));
+	app.set_version_flag("--version", std::string("pixelport-sweep ") + PIXELPORT_VERSION);
 	CLI11_PARSE(app, argc, argv);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -871,6 +935,93 @@ int main(int argc, char *argv[]) {
 	}
 	uint64_t hwm_after, rss_after;
 	proc_rss(cpid, &hwm_after, &rss_after);
+
+	// ---- the verdict: repeat both sides near each candidate crossover, alternating ----
+	std::vector<Comparison> comparisons;
+	int confirm_runs = 0;
+	if (!o.peer_child) {
+		comparisons = plan_comparisons(points);
+		Options co = o;
+		co.warmup = 1;
+		co.min_frames = std::min(o.min_frames, 3);
+		co.frames = std::max(co.min_frames, std::min(o.frames, 15));
+		co.point_seconds = o.confirm_seconds;
+		for (int pass = 0; pass < 2 && alive && o.confirm_rounds > 0; pass++) {
+			// What to measure: each side at each size to confirm, once per round.
+			struct Need {
+				Side side;
+				int width, height;
+				bool operator<(const Need &n) const {
+					return std::tie(side.format, width, height, side.transport) <
+						std::tie(n.side.format, n.width, n.height, n.side.transport);
+				}
+			};
+			std::map<Need, int> need_index;
+			std::vector<std::pair<Comparison *, size_t>> targets;
+			for (Comparison &c : comparisons) {
+				for (size_t i : confirm_indices(c)) {
+					targets.push_back({&c, i});
+					need_index[{c.a, c.sizes[i].width, c.sizes[i].height}] = 0;
+					need_index[{c.b, c.sizes[i].width, c.sizes[i].height}] = 0;
+				}
+			}
+			if (targets.empty()) break;
+			std::vector<Need> needs;
+			for (auto &[n, idx] : need_index) {
+				idx = static_cast<int>(needs.size());
+				needs.push_back(n);
+			}
+			if (pass == 0 && isatty(STDERR_FILENO) == 0) {
+				fprintf(stderr, "pixelport-sweep: confirming %zu candidate crossover sizes: %d rounds of %zu points\n",
+					targets.size(), o.confirm_rounds, needs.size());
+			}
+			Progress cp;
+			cp.total = o.confirm_rounds * static_cast<int>(needs.size());
+			for (int round = 0; round < o.confirm_rounds && alive; round++) {
+				// Alternate the order every round: A then B, then B then A.
+				std::vector<size_t> order(needs.size());
+				for (size_t i = 0; i < order.size(); i++) order[i] = round % 2 ? order.size() - 1 - i : i;
+				std::vector<double> cost(needs.size(), 0);
+				Content c;
+				for (size_t k : order) {
+					const Need &n = needs[k];
+					uint32_t code = 0;
+					parse_format(n.side.format, &code);
+					uint32_t f = shm_to_drm(code);
+					if (c.drm != f || c.width != n.width || c.height != n.height) {
+						c = Content();
+						c.drm = f;
+						c.width = n.width;
+						c.height = n.height;
+						make_frame(image_path.empty() ? nullptr : &img, f, n.width, n.height, o.seed, &c.bytes, &c.stride,
+							&c.pattern);
+					}
+					Transport t;
+					parse_transport(n.side.transport, &t);
+					Point p;
+					p.format = n.side.format;
+					p.transport = n.side.transport;
+					p.width = n.width;
+					p.height = n.height;
+					p.bytes = c.bytes.size();
+					// Titled apart: scripts/demo compares the sweep's own points only.
+					alive = run_point(conn, timing, co, c, t, &p, false, " confirm");
+					if (p.stats(kCost).count) cost[k] = static_cast<double>(p.stats(kCost).p50);
+					cp.step("confirming round " + std::to_string(round + 1) + ": " + p.format + " " + p.transport + " " +
+							human_bytes(static_cast<double>(p.bytes)),
+						p.measured() ? "median cost " + timing::format_duration_ns(cost[k]) : "failed: " + p.note);
+					if (!alive) break;
+				}
+				for (auto &[cmp, i] : targets) {
+					double ca = cost[static_cast<size_t>(need_index[{cmp->a, cmp->sizes[i].width, cmp->sizes[i].height}])];
+					double cb = cost[static_cast<size_t>(need_index[{cmp->b, cmp->sizes[i].width, cmp->sizes[i].height}])];
+					if (ca > 0 && cb > 0) cmp->sizes[i].ratios.push_back(ca / cb);
+				}
+				confirm_runs++;
+			}
+		}
+		for (Comparison &c : comparisons) conclude(&c);
+	}
 	timing_owner.reset(); // its destroy requests need the connection
 	conn.disconnect();
 	if (!alive) notes.push_back("the sweep stopped early: the connection to the compositor was lost");
@@ -897,6 +1048,25 @@ int main(int argc, char *argv[]) {
 			"data_complete, convert_end and upload_end (pixelport-timing-v1); the client's submit time when the "
 			"compositor has no timing protocol"},
 			{"throughput_mbs", "bytes / median cost, 10^6 bytes per second"}}}};
+	std::string verdict;
+	if (!o.peer_child) {
+		std::ostringstream h;
+		size_t invalid = static_cast<size_t>(std::count_if(points.begin(), points.end(), [](const Point &p) { return !p.valid(); }));
+		h << "verdict (this machine; " << format_names.size() << " format(s), " << sizes.size() << " sizes";
+		if (!sizes.empty()) {
+			h << " from " << (sizes.front().label) << " to " << sizes.back().label;
+		}
+		h << "; " << (have_timing ? "cost = hand-over until the compositor holds the frame"
+		                          : "cost = client submit time (no timing protocol)")
+		  << ")\n";
+		h << "   how sure: near each crossover both sides were measured in " << o.confirm_rounds
+		  << " more alternating rounds; a side wins a size only when every run agrees by more than "
+		  << static_cast<int>(kTieFloor * 100) << "% and by more than half the run-to-run spread";
+		if (invalid) h << "\n   " << invalid << " point(s) showed wrong pixels and are left out (see the table)";
+		verdict = verdict_text(comparisons, h.str());
+		j["verdict"] = {{"text", verdict}, {"comparisons", verdict_json(comparisons)}, {"confirm_rounds", o.confirm_rounds},
+			{"confirm_seconds", o.confirm_seconds}, {"rounds_run", confirm_runs}, {"tie_floor", kTieFloor}};
+	}
 	std::string table = format_table(points);
 	std::ostringstream cross;
 	for (const Crossover &c : crossovers) cross << "  " << c.text << "\n";
@@ -906,6 +1076,10 @@ int main(int argc, char *argv[]) {
 		std::ofstream(out / "frames.csv") << format_frames_csv(points);
 		std::ofstream(out / "table.txt") << table << "\ncrossovers (median cost):\n" << cross.str();
 		std::ofstream(out / "crossovers.txt") << cross.str();
+		if (!verdict.empty()) {
+			std::ofstream(out / "verdict.txt") << verdict;
+			std::ofstream(out / "verdict.json") << j["verdict"].dump(1) << "\n";
+		}
 	}
 	if (!o.no_plot && measured > 0) {
 		try {
@@ -920,8 +1094,9 @@ int main(int argc, char *argv[]) {
 		for (const std::string &n : notes) std::cout << "note: " << n << "\n";
 		std::cout << "compositor memory (pid " << cpid << "): peak RSS " << human_bytes(static_cast<double>(hwm_before)) << " before, "
 		          << human_bytes(static_cast<double>(hwm_after)) << " after\n";
-		std::cout << "files: " << out.string() << "/{sweep.csv,sweep.json,frames.csv,table.txt"
-		          << (fs::exists(out / "sweep.png") ? ",sweep.png" : "") << "}\n" << std::flush;
+		std::cout << "files: " << out.string() << "/{sweep.csv,sweep.json,frames.csv,table.txt,verdict.txt,verdict.json"
+		          << (fs::exists(out / "sweep.png") ? ",sweep.png" : "") << "}\n";
+		std::cout << "\n" << verdict << std::flush;
 	}
 	if (measured == 0) {
 		fprintf(stderr, "pixelport-sweep: error: nothing could be measured%s\n",

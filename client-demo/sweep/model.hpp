@@ -31,12 +31,17 @@ struct Point {
 	std::vector<Sample> samples;
 	std::string note;              // why it was skipped or cut short; empty when fine
 	bool compositor_timing = false;
+	// The pixel check after the last frame (verify.hpp): "ok", "wrong" (then `pixels_note` says
+	// what), "unverified" (`pixels_note` says why it could not be checked), "" = not run.
+	std::string pixels, pixels_note;
 
 	bool measured() const { return !samples.empty(); }
+	/** False when the compositor showed other pixels than were sent: no throughput, no crossover. */
+	bool valid() const { return pixels != "wrong"; }
 	/** Percentiles of one phase over the samples that have it (count 0: none). */
 	timing::Percentiles stats(int phase) const;
 	std::vector<uint64_t> values(int phase) const;
-	/** bytes / median cost in MB/s (10^6 bytes per second); nullopt without a cost. */
+	/** bytes / median cost in MB/s (10^6 bytes per second); nullopt without a cost or when invalid. */
 	std::optional<double> throughput_mbs() const;
 };
 

@@ -47,6 +47,7 @@ timing::Percentiles Point::stats(int phase) const {
 }
 
 std::optional<double> Point::throughput_mbs() const {
+	if (!valid()) return std::nullopt;
 	timing::Percentiles c = stats(kCost);
 	if (c.count == 0 || c.p50 == 0) return std::nullopt;
 	return static_cast<double>(bytes) / (static_cast<double>(c.p50) / 1e9) / 1e6;
@@ -78,7 +79,7 @@ std::vector<Crossover> find_crossovers(const std::vector<Point> &points, const s
 				// The sizes both transports measured, ascending.
 				std::map<uint64_t, std::pair<const Point *, const Point *>> by_size;
 				for (const Point &p : points) {
-					if (p.format != f || p.stats(kCost).count == 0) continue;
+					if (p.format != f || p.stats(kCost).count == 0 || !p.valid()) continue;
 					if (p.transport == transports[i]) by_size[p.bytes].first = &p;
 					if (p.transport == transports[j]) by_size[p.bytes].second = &p;
 				}
@@ -189,6 +190,7 @@ std::string format_table(const std::vector<Point> &points) {
 			o << timing::pad(v[i], cols[i].second, i >= 4) << (i + 1 < v.size() ? " " : "");
 		}
 		if (!p.note.empty()) o << "  (" << p.note << ")";
+		if (!p.valid()) o << "  INVALID, wrong pixels: " << p.pixels_note;
 		o << "\n";
 	}
 	return o.str();
@@ -198,7 +200,7 @@ std::string format_csv(const std::vector<Point> &points) {
 	std::ostringstream o;
 	o << "format,transport,width,height,bytes,content,frames,compositor_timing";
 	for (int ph = 0; ph < kPhaseCount; ph++) o << "," << phase_name(ph) << "_median_ns," << phase_name(ph) << "_p95_ns";
-	o << ",throughput_mbs,note\n";
+	o << ",throughput_mbs,pixels,note\n";
 	for (const Point &p : points) {
 		o << p.format << "," << p.transport << "," << p.width << "," << p.height << "," << p.bytes << "," << p.content
 		  << "," << p.samples.size() << "," << (p.compositor_timing ? 1 : 0);
@@ -213,7 +215,9 @@ std::string format_csv(const std::vector<Point> &points) {
 		auto mbs = p.throughput_mbs();
 		std::string note = p.note;
 		std::replace(note.begin(), note.end(), '"', '\'');
-		o << "," << (mbs ? fixed(*mbs, 3) : "") << ",\"" << note << "\"\n";
+		std::string pixels = p.pixels + (p.pixels_note.empty() ? "" : ": " + p.pixels_note);
+		std::replace(pixels.begin(), pixels.end(), '"', '\'');
+		o << "," << (mbs ? fixed(*mbs, 3) : "") << ",\"" << pixels << "\",\"" << note << "\"\n";
 	}
 	return o.str();
 }
@@ -256,6 +260,8 @@ nlohmann::json to_json(const std::vector<Point> &points, const std::vector<Cross
 			{"bytes", p.bytes}, {"content", p.content}, {"frames", p.samples.size()},
 			{"compositor_timing", p.compositor_timing}, {"phases", phases},
 			{"throughput_mbs", mbs ? json(*mbs) : json(nullptr)}, {"note", p.note.empty() ? json(nullptr) : json(p.note)},
+			{"pixels", p.pixels.empty() ? json(nullptr) : json{{"status", p.pixels}, {"note", p.pixels_note}}},
+			{"valid", p.valid()},
 			{"samples", samples}});
 	}
 	json jc = json::array();
@@ -282,6 +288,10 @@ std::vector<Point> points_from_json(const nlohmann::json &j) {
 		p.content = jp.at("content").get<std::string>();
 		p.compositor_timing = jp.at("compositor_timing").get<bool>();
 		if (!jp.at("note").is_null()) p.note = jp.at("note").get<std::string>();
+		if (jp.contains("pixels") && jp["pixels"].is_object()) {
+			p.pixels = jp["pixels"].at("status").get<std::string>();
+			p.pixels_note = jp["pixels"].at("note").get<std::string>();
+		}
 		for (const auto &js : jp.at("samples")) {
 			Sample s;
 			s.fill(-1);
@@ -300,7 +310,7 @@ void plot_png(const std::vector<Point> &points, const std::string &png_path) {
 	// One data block per (format, transport), separated by two blank lines (gnuplot "index").
 	std::vector<std::pair<std::string, std::string>> series;
 	for (const Point &p : points) {
-		if (p.stats(kCost).count == 0) continue;
+		if (p.stats(kCost).count == 0 || !p.valid()) continue;
 		auto key = std::make_pair(p.format, p.transport);
 		if (std::find(series.begin(), series.end(), key) == series.end()) series.push_back(key);
 	}
@@ -319,7 +329,7 @@ void plot_png(const std::vector<Point> &points, const std::string &png_path) {
 	for (const auto &[format, transport] : series) {
 		data << "# " << format << " " << transport << "\n";
 		for (const Point &p : points) {
-			if (p.format != format || p.transport != transport || p.stats(kCost).count == 0) continue;
+			if (p.format != format || p.transport != transport || p.stats(kCost).count == 0 || !p.valid()) continue;
 			timing::Percentiles c = p.stats(kCost);
 			data << p.bytes << "\t" << static_cast<double>(c.p50) / 1000.0 << "\t" << static_cast<double>(c.p95) / 1000.0
 			     << "\t" << p.throughput_mbs().value_or(0) << "\n";

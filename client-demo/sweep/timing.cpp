@@ -1,5 +1,6 @@
 #include "timing.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace pixelport::sweep {
@@ -39,13 +40,34 @@ const pp_surface_timing_v1_listener kSurfaceListener = {
 		tc->done_.push_back(c);
 		if (tc->done_.size() > 256) tc->done_.pop_front();
 	},
+	// Version 2: the whole commit in one event.
+	.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *values,
+			const char *output) {
+		auto *tc = static_cast<TimingClient *>(data);
+		uint64_t v[PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7] = {}; // later values ignored
+		memcpy(v, values->data, std::min(sizeof(v), values->size));
+		CommitTiming c;
+		c.seq = seq;
+		c.transport = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT]);
+		c.format = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_FORMAT]);
+		c.width = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_WIDTH]);
+		c.height = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT]);
+		c.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
+		c.damage_bytes = v[PP_SURFACE_TIMING_V1_VALUE_DAMAGE_BYTES];
+		memcpy(c.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(c.t));
+		c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
+		c.output = output ? output : "";
+		tc->done_.push_back(c);
+		if (tc->done_.size() > 256) tc->done_.pop_front();
+	},
 };
 
-void registry_global(void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
+void registry_global(void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
 	auto *tc = static_cast<TimingClient *>(data);
 	if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0 && tc->manager_ == nullptr) {
+		// Version 2 sends one report per commit; version 1 (older plugins) info/timestamp/done.
 		tc->manager_ = static_cast<pp_timing_manager_v1 *>(
-			wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
+			wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, std::min(version, 2u)));
 	}
 }
 

@@ -1,4 +1,5 @@
-// libpixelport-preload.so: brings pixelport into an unmodified wlroots 0.18 compositor.
+// libpixelport-preload.so: brings pixelport into an unmodified wlroots compositor of the
+// release it was built against (0.18 or 0.19; plugin/wlr_compat.hpp).
 //
 //     LD_PRELOAD=/path/to/libpixelport-preload.so tinywl -s foot
 //
@@ -12,13 +13,14 @@
 //       -> the real one, then pixelport_attach_compositor(): the plugin's per-surface state
 //
 // and from then on the plugin behaves as if the compositor had called its API itself. Anything
-// unexpected (no wlroots 0.18, a symbol missing, no plugin) makes the module a pure
+// unexpected (another wlroots release, a symbol missing, no plugin) makes the module a pure
 // pass-through, said in one log line.
 //
 // The module links neither wlroots nor libwayland: LD_PRELOAD puts it into every process that
 // inherits the variable (wrappers such as dbus-run-session too), so what it calls is looked up
 // with dlsym in the process that turns out to be the compositor.
 #include <dlfcn.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,6 +31,7 @@
 #include <string>
 
 #include "plugin_loader.hpp"
+#include "wlr_compat.hpp"
 
 #define WLR_USE_UNSTABLE
 #include <wayland-server-core.h>
@@ -42,8 +45,9 @@ extern "C" {
 
 namespace {
 
-constexpr const char *kWlroots = "libwlroots-0.18.so"; // the 0.18 soname; 0.17 and 0.19 differ
+constexpr const char *kWlroots = PIXELPORT_WLR_SONAME; // one release: each minor has its own soname and ABI
 constexpr int kStatsPeriodMs = 100;
+constexpr int kSummaryPeriodMs = 1000;
 
 // libwayland-server functions, found in the compositor process (it has them: wlroots needs them).
 struct Wayland {
@@ -52,6 +56,7 @@ struct Wayland {
 	decltype(&wl_event_loop_add_timer) add_timer;
 	decltype(&wl_event_source_timer_update) timer_update;
 	decltype(&wl_event_source_remove) source_remove;
+	decltype(&wl_event_loop_add_signal) add_signal; // optional: the summary on SIGUSR1
 };
 
 struct Preload {
@@ -64,6 +69,7 @@ struct Preload {
 	pixelport::PluginApi api;
 	pixelport_options options{};
 	std::string stats_path;
+	std::string summary_path; // PIXELPORT_TIMING_SUMMARY
 
 	// One display at a time: the plugin registers process-global wlroots state.
 	wl_display *display = nullptr;
@@ -72,6 +78,9 @@ struct Preload {
 	wl_event_source *stats_timer = nullptr;
 	pixelport_stats written{};
 	bool stats_write_failed = false;
+	wl_event_source *summary_timer = nullptr, *summary_signal = nullptr;
+	pixelport_stats summarized{}; // the counters when the summary was last written
+	bool summary_write_failed = false;
 	// A compositor made before wl_shm (not the usual order, but allowed): attached later.
 	wl_display *early_display = nullptr;
 	wlr_compositor *early_compositor = nullptr;
@@ -82,7 +91,7 @@ struct Preload {
 
 Preload &state();
 
-// wlroots' log (so the lines land where the compositor's go) once wlroots 0.18 is confirmed;
+// wlroots' log (so the lines land where the compositor's go) once the wlroots release is confirmed;
 // stderr before that. Levels are wlroots': 1 error, 2 info, 3 debug.
 __attribute__((format(printf, 2, 3))) void log_line(int importance, const char *fmt, ...) {
 	char text[512];
@@ -124,7 +133,7 @@ template<typename T>
 bool find(void *scope, const char *name, T *out) {
 	*out = reinterpret_cast<T>(dlsym(scope, name));
 	if (*out != nullptr && !hidden(name)) return true;
-	log_line(1, "%s not found in this process: not a wlroots 0.18 compositor? pixelport stays off", name);
+	log_line(1, "%s not found in this process: not a wlroots " PIXELPORT_WLR_SERIES " compositor? pixelport stays off", name);
 	return false;
 }
 
@@ -246,6 +255,10 @@ void init(Preload *p) {
 	}
 	read_options(&p->options);
 	if (const char *stats = getenv("PIXELPORT_STATS_FILE"); stats != nullptr) p->stats_path = stats;
+	if (const char *summary = getenv("PIXELPORT_TIMING_SUMMARY"); summary != nullptr && *summary != '\0') {
+		p->summary_path = summary;
+	}
+	find(RTLD_DEFAULT, "wl_event_loop_add_signal", &p->wl.add_signal);
 	strip_ld_preload(self);
 	p->active = true;
 	log_line(2, "loaded %s into this compositor", path.c_str());
@@ -280,6 +293,41 @@ void write_stats(Preload *p) {
 	}
 }
 
+// PIXELPORT_TIMING_SUMMARY: the plugin's timing summary (per surface and output, count and
+// p50/p95/p99 of each phase), replaced atomically like the stats file.
+void write_summary(Preload *p) {
+	if (p->summary_path.empty() || p->plugin == nullptr || p->api.timing_summary == nullptr) return;
+	size_t n = p->api.timing_summary(p->plugin, nullptr, 0);
+	std::string text(n + 1, '\0');
+	p->api.timing_summary(p->plugin, text.data(), text.size());
+	text.resize(n);
+	if (p->api.get_stats != nullptr) p->api.get_stats(p->plugin, &p->summarized);
+	std::string tmp = p->summary_path + ".tmp";
+	FILE *f = fopen(tmp.c_str(), "w");
+	bool ok = f != nullptr && fwrite(text.data(), 1, text.size(), f) == text.size();
+	ok = (f != nullptr && fclose(f) == 0) && ok && rename(tmp.c_str(), p->summary_path.c_str()) == 0;
+	if (!ok && !p->summary_write_failed) {
+		p->summary_write_failed = true;
+		log_line(1, "cannot write PIXELPORT_TIMING_SUMMARY %s: %s", p->summary_path.c_str(), strerror(errno));
+	}
+}
+
+// Once a second when something was committed since the last one: compositors that die on
+// SIGTERM (tinywl) still leave a summary behind.
+int summary_tick(void *data) {
+	auto *p = static_cast<Preload *>(data);
+	pixelport_stats stats{};
+	if (p->api.get_stats != nullptr) p->api.get_stats(p->plugin, &stats);
+	if (memcmp(&stats, &p->summarized, sizeof(stats)) != 0) write_summary(p);
+	p->wl.timer_update(p->summary_timer, kSummaryPeriodMs);
+	return 0;
+}
+
+int summary_signal(int, void *data) {
+	write_summary(static_cast<Preload *>(data));
+	return 0;
+}
+
 // The counters go to the file while the compositor runs: many compositors (tinywl) die on
 // SIGTERM without tearing down their display.
 int stats_tick(void *data) {
@@ -296,7 +344,12 @@ int stats_tick(void *data) {
 void display_destroyed(wl_listener *, void *) {
 	Preload &p = state();
 	write_stats(&p);
+	write_summary(&p);
 	if (p.stats_timer != nullptr) p.wl.source_remove(p.stats_timer);
+	if (p.summary_timer != nullptr) p.wl.source_remove(p.summary_timer);
+	if (p.summary_signal != nullptr) p.wl.source_remove(p.summary_signal);
+	p.summary_timer = p.summary_signal = nullptr;
+	p.summarized = {};
 	p.api.destroy(p.plugin);
 	log_line(3, "display %p destroyed, plugin destroyed", static_cast<void *>(p.display));
 	p.display = nullptr;
@@ -312,7 +365,7 @@ void display_destroyed(wl_listener *, void *) {
 /**
  * Instead of wlroots' wl_shm, the plugin's. Returns a placeholder wlr_shm owned by this module:
  * non-NULL so callers see success (wlr_renderer_init_wl_shm checks that), with `global` NULL
- * because the wl_shm global belongs to the plugin. wlroots 0.18 has no function that takes a
+ * because the wl_shm global belongs to the plugin. wlroots (0.18 to 0.20) has no function taking a
  * wlr_shm, so callers can only keep the pointer. Returning the real wlr_shm would advertise a
  * second wl_shm global.
  */
@@ -348,6 +401,14 @@ PRELOAD_API struct wlr_shm *wlr_shm_create_with_renderer(struct wl_display *disp
 		p.stats_timer = p.wl.add_timer(p.wl.get_event_loop(display), stats_tick, &p);
 		if (p.stats_timer != nullptr) p.wl.timer_update(p.stats_timer, kStatsPeriodMs);
 		write_stats(&p); // zeroes: the file exists as soon as the plugin does
+	}
+	if (!p.summary_path.empty()) {
+		wl_event_loop *loop = p.wl.get_event_loop(display);
+		p.summary_timer = p.wl.add_timer(loop, summary_tick, &p);
+		if (p.summary_timer != nullptr) p.wl.timer_update(p.summary_timer, kSummaryPeriodMs);
+		// SIGUSR1 through the event loop (signalfd), as pixelport-compositor does.
+		if (p.wl.add_signal != nullptr) p.summary_signal = p.wl.add_signal(loop, SIGUSR1, summary_signal, &p);
+		write_summary(&p);
 	}
 	log_line(2, "pixelport serves wl_shm on display %p", static_cast<void *>(display));
 	return &p.placeholder;

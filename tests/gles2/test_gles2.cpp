@@ -245,4 +245,90 @@ TEST(Gles2, NativeConvertedAndStreamedUploadsMatchTheReference) {
 	for (wl_surface *s : surfaces) wl_surface_destroy(s);
 }
 
+// Buffer semantics on GLES2 (docs/design.md, "Converted buffers"): one converted buffer on two
+// surfaces, another buffer replacing it on one of them, then the first buffer (released, so
+// rewritten by the client) committed again with partial damage: each texture must show its
+// own surface's commits.
+TEST(Gles2, EachSurfaceShowsItsOwnCommitsOfASharedConvertedBuffer) {
+	int fds[2];
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+	Server server;
+	server.client_fd = fds[0];
+	server.stop_fd = eventfd(0, EFD_CLOEXEC);
+	std::thread thread([&] { server.run(); });
+	Connection conn;
+	std::string error;
+	setenv("WAYLAND_SOCKET", std::to_string(fds[1]).c_str(), 1);
+	if (!conn.connect(&error)) {
+		uint64_t one = 1;
+		(void)!write(server.stop_fd, &one, sizeof(one));
+		thread.join();
+		if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
+		FAIL() << error;
+	}
+	const int w = 64, h = 48;
+	const uint32_t format = DRM_FORMAT_RGB888;
+	const size_t stride = shm_min_stride(format, w), size = stride * h;
+	struct Buf {
+		ShmPool pool;
+		wl_buffer *buffer = nullptr;
+		bool released = false;
+	} a, b;
+	static const wl_buffer_listener listener = {.release = [](void *data, wl_buffer *) { static_cast<Buf *>(data)->released = true; }};
+	for (Buf *buf : {&a, &b}) {
+		ASSERT_TRUE(buf->pool.create(&conn, size, &error)) << error;
+		buf->buffer = wl_shm_pool_create_buffer(buf->pool.pool, 0, w, h, static_cast<int32_t>(stride), drm_to_shm(format));
+		wl_buffer_add_listener(buf->buffer, &listener, buf);
+	}
+	auto *pa = static_cast<uint8_t *>(a.pool.data), *pb = static_cast<uint8_t *>(b.pool.data);
+	encode_pattern(format, w, h, stride, pa, 1, 0, 0, w, h);
+	encode_pattern(format, w, h, stride, pb, 2, 0, 0, w, h);
+	std::vector<uint32_t> want1 = expected(std::vector<uint8_t>(pa, pa + size), format, w, h, stride);
+	std::vector<uint32_t> want2 = expected(std::vector<uint8_t>(pb, pb + size), format, w, h, stride);
+	wl_surface *s1 = wl_compositor_create_surface(conn.compositor), *s2 = wl_compositor_create_surface(conn.compositor);
+	auto commit = [](wl_surface *s, wl_buffer *buffer, int x, int y, int dw, int dh) {
+		if (buffer != nullptr) wl_surface_attach(s, buffer, 0, 0);
+		wl_surface_damage_buffer(s, x, y, dw, dh);
+		wl_surface_commit(s);
+	};
+	commit(s1, a.buffer, 0, 0, w, h);
+	commit(s2, a.buffer, 0, 0, w, h);
+	commit(s2, b.buffer, 0, 0, w, h);
+	ASSERT_TRUE(conn.roundtrip());
+	ASSERT_TRUE(conn.roundtrip());
+	ASSERT_TRUE(a.released); // converted for both surfaces: nothing needs its pixels any more
+	// The client may now draw into A: a new rectangle, committed to S1 only.
+	encode_pattern(format, w, h, stride, pa, 3, 8, 8, 24, 16);
+	std::vector<uint32_t> want1b = expected(std::vector<uint8_t>(pa, pa + size), format, w, h, stride);
+	commit(s1, a.buffer, 8, 8, 24, 16);
+	commit(s2, nullptr, 0, 0, w, h); // damage only: S2 keeps B
+	ASSERT_TRUE(conn.roundtrip());
+	uint64_t one = 1;
+	ASSERT_EQ(write(server.stop_fd, &one, sizeof(one)), 8);
+	thread.join();
+	if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
+	ASSERT_EQ(server.textures.size(), 2u);
+	const std::vector<uint32_t> *want[] = {&want1b, &want2};
+	for (size_t i = 0; i < 2; i++) {
+		const ReadBack &rb = server.textures[i];
+		ASSERT_EQ(rb.rgb.size(), want[i]->size()) << "surface " << i;
+		int bad = 0;
+		for (size_t p = 0; p < rb.rgb.size(); p++) {
+			for (int c = 0; c < 24; c += 8) {
+				int d = static_cast<int>((rb.rgb[p] >> c) & 0xff) - static_cast<int>(((*want[i])[p] >> c) & 0xff);
+				if (std::abs(d) > test::reference_tolerance(format)) {
+					if (bad++ < 3) ADD_FAILURE() << "surface " << i << " pixel " << p << std::hex << " got " << rb.rgb[p];
+					break;
+				}
+			}
+		}
+		EXPECT_EQ(bad, 0) << "surface " << i;
+	}
+	(void)want1;
+	wl_buffer_destroy(a.buffer);
+	wl_buffer_destroy(b.buffer);
+	wl_surface_destroy(s1);
+	wl_surface_destroy(s2);
+}
+
 } // namespace

@@ -479,10 +479,4 @@ std::set<std::string> shm_formats_from_wayland_info(const std::string &text) {
 	return formats;
 }
 
-const std::set<std::string> kPixmanFormats = {"AR24", "XR24", "AB24", "XB24", "RA24", "RX24", "BA24",
-	"BX24", "RG16", "BG16", "AR30", "XR30", "AB30", "XB30"};
-
-const std::set<std::string> kConvertedFormats = {"RG24", "BG24", "XR15", "AR15", "XR12", "AR12", "XB4H",
-	"AB4H", "YUYV", "UYVY", "NV12", "NV21", "NV16", "YU12", "YV12", "P010"};
-
 } // namespace pixelport::test

@@ -241,13 +241,17 @@ private:
 /** The wl_shm formats wayland-info lists, as its four-character names (e.g. "NV12"). */
 std::set<std::string> shm_formats_from_wayland_info(const std::string &text);
 
-/** pixman's CPU formats (wlroots 0.18 render/pixman/pixel_format.c), as wayland-info names them. */
-extern const std::set<std::string> kPixmanFormats;
+/**
+ * The formats the stock compositor serves: what wlroots' pixman renderer samples from CPU
+ * memory (WLR_BUFFER_CAP_DATA_PTR), asked of the wlroots this build uses at run time (14 on
+ * 0.18 and 0.19; 0.20 adds ABGR16161616). As wayland-info names them (e.g. "AR24").
+ */
+const std::set<std::string> &native_shm_formats();
 
 /**
- * What the plugin adds on top of pixman: every format the conversion core turns into one of
- * pixman's (RGB888, BGR888, 1555, 4444, half float, packed and planar YUV).
+ * What the plugin adds on top: every format the conversion core can turn into one of the
+ * native ones (plugin/core pick_target), e.g. RGB888, 1555/4444, half float, YUV.
  */
-extern const std::set<std::string> kConvertedFormats;
+const std::set<std::string> &converted_shm_formats();
 
 } // namespace pixelport::test

@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -94,21 +95,26 @@ bool show(Window &w, wl_buffer *buffer, int width, int height) {
 }
 
 // The timing global, bound through a registry of its own; null when the compositor lacks it.
-pp_timing_manager_v1 *bind_timing_manager() {
-	pp_timing_manager_v1 *manager = nullptr;
+// Bound at `version` (1: what old clients get; 2: one report event per commit).
+pp_timing_manager_v1 *bind_timing_manager(uint32_t version = 1) {
+	struct Bind {
+		uint32_t version;
+		pp_timing_manager_v1 *manager = nullptr;
+	} bind{version};
 	static const wl_registry_listener listener = {
 		.global = [](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
+			auto *b = static_cast<Bind *>(data);
 			if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0) {
-				*static_cast<pp_timing_manager_v1 **>(data) = static_cast<pp_timing_manager_v1 *>(
-					wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
+				b->manager = static_cast<pp_timing_manager_v1 *>(
+					wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, b->version));
 			}
 		},
 		.global_remove = [](void *, wl_registry *, uint32_t) {},
 	};
 	wl_registry *registry = wl_display_get_registry(conn.display);
-	wl_registry_add_listener(registry, &listener, &manager);
+	wl_registry_add_listener(registry, &listener, &bind);
 	conn.roundtrip();
-	return manager;
+	return bind.manager;
 }
 
 // Sleeps `ms` while answering nothing (the attacker may have frozen the compositor), then exits.
@@ -515,9 +521,9 @@ int main(int argc, char *argv[]) {
 			hold();
 			return 0;
 		}},
-		// Subscribes to the timing of one of two surfaces and counts what arrives for each.
+		// Subscribes (version 1) to the timing of one of two surfaces and counts what arrives for each.
 		{"subscribe", [] {
-			pp_timing_manager_v1 *manager = bind_timing_manager();
+			pp_timing_manager_v1 *manager = bind_timing_manager(1);
 			if (manager == nullptr) {
 				printf("no timing global\n");
 				return 0;
@@ -568,6 +574,82 @@ int main(int argc, char *argv[]) {
 			}
 			for (int i = 0; i < 50 && seen.done < 3; i++) conn.dispatch_timeout(100);
 			printf("info %d done %d presented %d ordered %d\n", seen.info, seen.done, seen.presented, seen.ordered);
+			return report();
+		}},
+		// Version 2: the same commits, each in exactly one report event carrying every phase.
+		{"subscribe-v2", [] {
+			pp_timing_manager_v1 *manager = bind_timing_manager(2);
+			if (manager == nullptr) {
+				printf("no timing global\n");
+				return 0;
+			}
+			Window a, b;
+			std::string e;
+			if (!a.create(&conn, "a", &e) || !b.create(&conn, "b", &e)) return 3;
+			struct Seen {
+				int v1_events = 0, report = 0, presented = 0, phases_ordered = 0, times_size = 0;
+				uint32_t last_seq = 0;
+				uint64_t last_commit = 0;
+				bool ordered = true;
+				std::string output;
+			} seen;
+			pp_surface_timing_v1 *sub = pp_timing_manager_v1_subscribe(manager, a.surface);
+			static const pp_surface_timing_v1_listener listener = {
+				.info = [](void *data, pp_surface_timing_v1 *, uint32_t, uint32_t, uint32_t, int32_t, int32_t, uint32_t,
+						uint32_t, uint32_t, uint32_t) { static_cast<Seen *>(data)->v1_events++; },
+				.timestamp = [](void *data, pp_surface_timing_v1 *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t) {
+					static_cast<Seen *>(data)->v1_events++;
+				},
+				.done = [](void *data, pp_surface_timing_v1 *, uint32_t, uint32_t, const char *) {
+					static_cast<Seen *>(data)->v1_events++;
+				},
+				.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *values,
+						const char *output) {
+					auto *s = static_cast<Seen *>(data);
+					s->report++;
+					s->times_size = static_cast<int>(values->size);
+					uint64_t v[PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7] = {};
+					memcpy(v, values->data, std::min(sizeof(v), values->size));
+					const uint64_t *t = v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT;
+					s->ordered = s->ordered && seq > s->last_seq && t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] > s->last_commit;
+					s->last_seq = seq;
+					s->last_commit = t[PP_SURFACE_TIMING_V1_PHASE_COMMIT];
+					// What the shm surface's commits carry: 64x64 XRGB8888, 16 KiB, uploaded, shown.
+					bool presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
+					s->presented += presented;
+					uint64_t transport = v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT];
+					bool shape = (transport == PP_SURFACE_TIMING_V1_TRANSPORT_SHM ||
+						transport == PP_SURFACE_TIMING_V1_TRANSPORT_SHM_NEW_POOL) &&
+						v[PP_SURFACE_TIMING_V1_VALUE_FORMAT] == DRM_FORMAT_XRGB8888 &&
+						v[PP_SURFACE_TIMING_V1_VALUE_WIDTH] == 64 && v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT] == 64 &&
+						v[PP_SURFACE_TIMING_V1_VALUE_BYTES] == 64 * 64 * 4 && v[PP_SURFACE_TIMING_V1_VALUE_DAMAGE_BYTES] == 64 * 64 * 4;
+					s->phases_ordered += shape && t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] > 0 &&
+						t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] <= t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START] &&
+						t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START] <= t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END] &&
+						(!presented || t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END] <= t[PP_SURFACE_TIMING_V1_PHASE_PRESENT]) &&
+						t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_START] == 0 && t[PP_SURFACE_TIMING_V1_PHASE_DATA_COMPLETE] == 0;
+					if (output != nullptr) s->output = output;
+				},
+			};
+			pp_surface_timing_v1_add_listener(sub, &listener, &seen);
+			auto pxa = frame(64, 64, 1), pxb = frame(32, 32, 2);
+			SurfaceWriter wa(&conn, a.surface, Transport::ShmReused), wb(&conn, b.surface, Transport::StreamSocket);
+			Pixels pa = {DRM_FORMAT_XRGB8888, 64, 64, 256, pxa.data(), pxa.size()};
+			Pixels pb = {DRM_FORMAT_XRGB8888, 32, 32, 128, pxb.data(), pxb.size()};
+			for (int i = 0; i < 3; i++) {
+				CommitWaiter w1, w2;
+				w1.arm(&conn, a.surface);
+				if (!wa.put(pa, nullptr, &e)) return report();
+				w2.arm(&conn, b.surface);
+				if (!wb.put(pb, nullptr, &e)) return report();
+				if (!w1.wait(&conn, 5000) || !w2.wait(&conn, 5000)) {
+					printf("frame %d not presented\n", i);
+					return report();
+				}
+			}
+			for (int i = 0; i < 50 && seen.report < 3; i++) conn.dispatch_timeout(100);
+			printf("report %d presented %d ordered %d checked %d values %d output %s v1 %d\n", seen.report, seen.presented,
+				seen.ordered, seen.phases_ordered, seen.times_size, seen.output.c_str(), seen.v1_events);
 			return report();
 		}},
 		// Names, as a surface, an object this client never created: object ids are per client,

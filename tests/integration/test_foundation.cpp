@@ -75,12 +75,21 @@ TEST(Compositor, WestonSimpleShmRunsWithoutProtocolError) {
 	EXPECT_EQ(fx.stop(), 0);
 }
 
+// The expected sets come from the renderer at run time; they must still hold what wl_shm
+// requires and what the tests below paint, and not overlap.
+TEST(Compositor, RendererFormatSetsHoldWhatTheTestsNeed) {
+	const std::set<std::string> &native = native_shm_formats(), &converted = converted_shm_formats();
+	for (const char *f : {"AR24", "XR24"}) EXPECT_EQ(native.count(f), 1u) << f;
+	for (const char *f : {"RG24", "NV12", "YUYV", "P010"}) EXPECT_EQ(converted.count(f), 1u) << f;
+	for (const std::string &f : converted) EXPECT_EQ(native.count(f), 0u) << f;
+}
+
 TEST(Compositor, StockWlrootsListsOnlyTheRenderersFormats) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start({"--no-plugin"}));
 	std::string out, err;
 	ASSERT_EQ(fx.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
-	EXPECT_EQ(shm_formats_from_wayland_info(out), kPixmanFormats) << out;
+	EXPECT_EQ(shm_formats_from_wayland_info(out), native_shm_formats()) << out;
 }
 
 TEST(Compositor, WaylandInfoListsThePluginsShmFormats) {
@@ -88,8 +97,8 @@ TEST(Compositor, WaylandInfoListsThePluginsShmFormats) {
 	ASSERT_TRUE(fx.start());
 	std::string out, err;
 	ASSERT_EQ(fx.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
-	std::set<std::string> expected = kPixmanFormats;
-	expected.insert(kConvertedFormats.begin(), kConvertedFormats.end());
+	std::set<std::string> expected = native_shm_formats();
+	expected.insert(converted_shm_formats().begin(), converted_shm_formats().end());
 	EXPECT_EQ(shm_formats_from_wayland_info(out), expected) << out;
 	// Exactly one wl_shm global: the compositor must not add its own beside the plugin's.
 	size_t count = 0;
@@ -102,7 +111,7 @@ TEST(Compositor, RefusesAPluginWithAnotherAbiVersion) {
 	EXPECT_FALSE(fx.start({"--plugin", build_path("PIXELPORT_BAD_ABI_PLUGIN")}));
 	EXPECT_EQ(fx.compositor().wait(5000), 1);
 	const std::string &err = fx.compositor().err();
-	EXPECT_NE(err.find("has ABI version 9999, this compositor needs ABI version 2"), std::string::npos) << err;
+	EXPECT_NE(err.find("has ABI version 9999, this compositor needs ABI version 3"), std::string::npos) << err;
 }
 
 TEST(Compositor, RefusesALibraryThatIsNotAPlugin) {
@@ -138,3 +147,24 @@ TEST(Compositor, ShutsDownCleanlyOnSigterm) {
 }
 
 } // namespace
+
+// Issue 13: with WLR_BACKENDS set, wlroots' autocreate adds WLR_HEADLESS_OUTPUTS (default 1)
+// outputs of its own to the headless backend; the compositor must still have exactly --outputs
+// outputs of the --output mode.
+TEST(Compositor, OutputsAreExactlyWhatTheOptionsSayWhenWlrBackendsIsSet) {
+	for (const auto &[n, extra] : std::vector<std::pair<int, std::string>>{{1, ""}, {2, ""}, {1, "3"}}) {
+		CompositorFixture fx;
+		std::map<std::string, std::string> env = {{"WLR_BACKENDS", "headless"}, {"WLR_RENDERER", "pixman"}};
+		if (!extra.empty()) env["WLR_HEADLESS_OUTPUTS"] = extra;
+		ASSERT_TRUE(fx.start_command({build_path("PIXELPORT_COMPOSITOR"), "--socket", "pp-outputs", "--output", "320x200",
+			"--outputs", std::to_string(n), "--log-level", "error"}, env, "pp-outputs"));
+		std::string out, err;
+		ASSERT_EQ(fx.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
+		size_t count = 0;
+		for (size_t pos = 0; (pos = out.find("'wl_output'", pos)) != std::string::npos; pos++) count++;
+		EXPECT_EQ(count, static_cast<size_t>(n)) << "WLR_HEADLESS_OUTPUTS=" << extra << "\n" << out;
+		EXPECT_EQ(out.find("width: 1280 px"), std::string::npos) << out;
+		EXPECT_NE(out.find("width: 320 px, height: 200 px"), std::string::npos) << out;
+		EXPECT_EQ(fx.stop(), 0);
+	}
+}

@@ -7,6 +7,7 @@
 // checked in the reference compositor (test_shm.cpp), where the same plugin code runs.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -96,8 +97,8 @@ TEST_F(Tinywl, ServesConvertedFormatsThroughThePreloadedPlugin) {
 	// One wl_shm, the plugin's: pixman's formats plus the converted ones.
 	std::string out, err;
 	ASSERT_EQ(fx_.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
-	std::set<std::string> expected = kPixmanFormats;
-	expected.insert(kConvertedFormats.begin(), kConvertedFormats.end());
+	std::set<std::string> expected = native_shm_formats();
+	expected.insert(converted_shm_formats().begin(), converted_shm_formats().end());
 	EXPECT_EQ(shm_formats_from_wayland_info(out), expected) << out;
 	EXPECT_EQ(count(out, "'wl_shm'"), 1u) << out;
 
@@ -153,6 +154,37 @@ TEST_F(Tinywl, StreamsAndReportsTimingThroughThePreloadedPlugin) {
 	EXPECT_NE(text.find("\"output\":\"HEADLESS-1\""), std::string::npos);
 }
 
+// Issue 18: a preloaded compositor records timing for pixelport-compare. PIXELPORT_TIMING_LOG
+// and PIXELPORT_TIMING_TRACE reach the plugin; PIXELPORT_TIMING_SUMMARY gets the summary on
+// SIGUSR1 (and once a second after commits, and when the display goes).
+TEST_F(Tinywl, WritesATimingLogThatPixelportCompareReadsAndASummaryOnSigusr1) {
+	std::string log = fx_.runtime_dir() + "/timing.jsonl", trace = fx_.runtime_dir() + "/trace.json",
+		summary = fx_.runtime_dir() + "/summary.txt";
+	ASSERT_TRUE(start({{"PIXELPORT_TIMING_LOG", log}, {"PIXELPORT_TIMING_TRACE", trace},
+		{"PIXELPORT_TIMING_SUMMARY", summary}}, "")) << fx_.compositor().err();
+	std::string out, err;
+	std::vector<std::string> paint = {build_path("PIXELPORT_PAINT"), "--hold-ms", "0"};
+	for (int seed = 1; seed <= 6; seed++) {
+		paint.insert(paint.end(), {"--frame", "format=NV12,size=64x48,seed=" + std::to_string(seed)});
+	}
+	ASSERT_EQ(fx_.run_client(paint, 10000, &out, &err), 0) << err;
+	EXPECT_EQ(count(out, "presented NV12 64x48\n"), 6u) << out;
+	std::remove(summary.c_str());
+	ASSERT_EQ(kill(fx_.compositor().pid(), SIGUSR1), 0);
+	std::string text = wait_for_file(summary, [](const std::string &t) { return t.find("NV12") != std::string::npos; });
+	EXPECT_NE(text.find("convert"), std::string::npos) << text;
+	EXPECT_TRUE(fx_.compositor().running());
+	fx_.stop();
+	std::string jsonl = wait_for_file(log, [](const std::string &t) { return count(t, "\"type\":\"commit\"") >= 6; });
+	EXPECT_GE(count(jsonl, "\"format\":\"NV12\""), 6u) << jsonl.substr(0, 2000);
+	EXPECT_NE(wait_for_file(trace, [](const std::string &t) { return !t.empty(); }).find("traceEvents"), std::string::npos);
+	// The log of this run against itself: one paired group for the frame, ratio 1.
+	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_COMPARE"), log, log}, 20000, &out, &err), 0) << err;
+	EXPECT_NE(out.find("== NV12 64x48 shm"), std::string::npos) << out;
+	EXPECT_NE(out.find("1.00x"), std::string::npos) << out;
+	EXPECT_EQ(out.find("only in"), std::string::npos) << out;
+}
+
 // The issue's "done when": the demo client's quick sweep, every transport, inside unmodified
 // tinywl with the module, with the compositor-side phases from the timing protocol.
 TEST_F(Tinywl, RunsTheQuickSweepOverEveryTransport) {
@@ -191,7 +223,7 @@ TEST_F(Tinywl, IsStockWlrootsWhenASymbolIsMissing) {
 		<< fx_.compositor().err();
 	std::string out, err;
 	ASSERT_EQ(fx_.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
-	EXPECT_EQ(shm_formats_from_wayland_info(out), kPixmanFormats) << out;
+	EXPECT_EQ(shm_formats_from_wayland_info(out), native_shm_formats()) << out;
 
 	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_PAINT"), "--format", "XRGB8888", "--size", "64x64",
 		"--hold-ms", "0"}, 10000, &out,

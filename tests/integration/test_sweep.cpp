@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -19,7 +20,7 @@ using nlohmann::json;
 namespace {
 
 const std::vector<std::string> kQuick = {"--warmup", "1", "--frames", "3", "--min-frames", "2", "--point-seconds",
-	"0.05", "--timeout-ms", "5000"};
+	"0.05", "--timeout-ms", "5000", "--confirm-rounds", "2", "--confirm-seconds", "0.02"};
 
 std::vector<std::string> sweep(std::vector<std::string> args, bool quick = true) {
 	std::vector<std::string> argv = {build_path("PIXELPORT_SWEEP")};
@@ -72,7 +73,7 @@ TEST(Sweep, QuickSweepWritesEveryFileWithSaneValues) {
 	std::string so, se;
 	ASSERT_EQ(fx.run_client(sweep({"--sizes", "16K,256K", "--formats", "XRGB8888,NV12", "--pattern", "-o", out.string()}),
 		30000, &so, &se), 0) << se;
-	for (const char *f : {"sweep.csv", "sweep.json", "frames.csv", "table.txt", "sweep.png"}) {
+	for (const char *f : {"sweep.csv", "sweep.json", "frames.csv", "table.txt", "sweep.png", "verdict.txt", "verdict.json"}) {
 		EXPECT_GT(fs::file_size(out / f), 0u) << f;
 	}
 	json j = read_json(out / "sweep.json");
@@ -95,7 +96,34 @@ TEST(Sweep, QuickSweepWritesEveryFileWithSaneValues) {
 		}
 		double mbs = p["throughput_mbs"].get<double>();
 		EXPECT_TRUE(std::isfinite(mbs) && mbs > 0) << mbs;
+		// The shown pixels were read back (grim) and match what was sent.
+		ASSERT_TRUE(p["pixels"].is_object());
+		EXPECT_EQ(p["pixels"]["status"], "ok") << p["pixels"]["note"];
+		EXPECT_TRUE(p["valid"].get<bool>());
 	}
+	// The verdict: both questions, each comparison with its sizes, the confirmed ones with
+	// 1 + 2 runs (the sweep and two alternating rounds).
+	const json &v = j["verdict"];
+	ASSERT_TRUE(v.is_object());
+	std::string vt = v["text"];
+	EXPECT_NE(vt.find("1. At which frame size does shared memory beat the socket?"), std::string::npos) << vt;
+	EXPECT_NE(vt.find("2. Does conversion during streaming pay off?"), std::string::npos) << vt;
+	// Question 1 for two formats x (shm, shm-new); question 2 for NV12 x (socket, pipe).
+	ASSERT_EQ(v["comparisons"].size(), 6u) << v.dump(1);
+	for (const json &c : v["comparisons"]) {
+		SCOPED_TRACE(c["text"].get<std::string>());
+		EXPECT_NE(vt.find(c["text"].get<std::string>()), std::string::npos);
+		int confirmed = 0;
+		for (const json &sz : c["sizes"]) {
+			size_t runs = sz["ratios_a_over_b"].size();
+			EXPECT_TRUE(runs == 1 || runs == 3) << runs;
+			confirmed += runs == 3;
+			for (const json &r : sz["ratios_a_over_b"]) EXPECT_GT(r.get<double>(), 0);
+		}
+		EXPECT_GE(confirmed, 1);
+	}
+	EXPECT_EQ(read_json(out / "verdict.json"), v);
+	EXPECT_NE(so.find(vt), std::string::npos) << so;
 	// Every pair of the four transports, per format: a crossover or "none in range".
 	ASSERT_EQ(j["crossovers"].size(), 2u * 6u);
 	for (const json &c : j["crossovers"]) {
@@ -150,7 +178,11 @@ TEST(Sweep, PressureModeReportsEveryInstance) {
 		EXPECT_TRUE(r["finished"].get<bool>()) << r;
 		EXPECT_EQ(r["frames"], 2);
 		EXPECT_GT(r["real_s"].get<double>(), 0);
-		EXPECT_GE(r["user_s"].get<double>() + r["sys_s"].get<double>(), 0);
+		// Each instance decoded, scaled and sent frames: it used CPU time, and no more than its
+		// wall time on every core.
+		const double cpu = r["user_s"].get<double>() + r["sys_s"].get<double>();
+		EXPECT_GT(cpu, 0);
+		EXPECT_LE(cpu, r["real_s"].get<double>() * std::max(1u, std::thread::hardware_concurrency()) + 0.01);
 		EXPECT_GT(r["minflt"].get<long>(), 0);
 		EXPECT_GT(r["maxrss_bytes"].get<double>(), 0);
 	}
@@ -166,7 +198,7 @@ TEST(Sweep, WaypipePeerRowOrAClearNote) {
 	ASSERT_TRUE(fx.start());
 	fs::path out = fs::path(fx.runtime_dir()) / "peer";
 	std::string so, se;
-	ASSERT_EQ(fx.run_client(sweep({"--sizes", "16K", "--formats", "XRGB8888", "--transports", "shm", "--pattern",
+	ASSERT_EQ(fx.run_client(sweep({"--sizes", "64x48", "--formats", "XRGB8888,NV12", "--transports", "shm", "--pattern",
 		"--no-plot", "--peer", "waypipe", "--peer-compress", "none", "--peer-timeout", "20", "-o", out.string()}),
 		40000, &so, &se), 0) << se;
 	json j = read_json(out / "sweep.json");
@@ -179,6 +211,48 @@ TEST(Sweep, WaypipePeerRowOrAClearNote) {
 	ASSERT_NE(peer, nullptr) << so << se;
 	EXPECT_GE((*peer)["frames"].get<int>(), 2);
 	EXPECT_NE(so.find("shm@waypipe-none"), std::string::npos) << so;
+	// The peer's pixels are checked too (screenshots straight from the compositor).
+	EXPECT_EQ((*peer)["pixels"]["status"], "ok") << (*peer)["pixels"];
+	EXPECT_TRUE((*peer)["valid"].get<bool>());
+	// Debian 12's waypipe 0.8.4 forwards only the first plane of a multi-planar wl_shm buffer:
+	// NV12 arrives without chroma. That point is marked invalid and has no throughput.
+	const json *nv12 = find_point(j, "NV12", "shm@waypipe-none");
+	ASSERT_NE(nv12, nullptr);
+	std::string version;
+	fx.run_client({"waypipe", "--version"}, 5000, &version);
+	if (version.find("0.8.4") != std::string::npos) {
+		EXPECT_EQ((*nv12)["pixels"]["status"], "wrong") << (*nv12)["pixels"];
+		EXPECT_FALSE((*nv12)["valid"].get<bool>());
+		EXPECT_TRUE((*nv12)["throughput_mbs"].is_null());
+		EXPECT_NE(so.find("INVALID, wrong pixels"), std::string::npos) << so;
+	} else {
+		EXPECT_NE((*nv12)["pixels"]["status"], "unverified") << (*nv12)["pixels"];
+		EXPECT_EQ((*nv12)["valid"].get<bool>(), (*nv12)["pixels"]["status"] == "ok");
+	}
+	EXPECT_EQ(find_point(j, "NV12", "shm")->at("pixels")["status"], "ok");
+}
+
+// A deliberately wrong comparison (the reference inverted): every point is marked invalid with
+// the reason, has no throughput, and no crossover or verdict is drawn from it.
+TEST(Sweep, PointsWithWrongPixelsAreInvalidAndLeftOut) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	fs::path out = fs::path(fx.runtime_dir()) / "wrong";
+	std::string so, se;
+	ASSERT_EQ(fx.run_client(sweep({"--sizes", "8K,64K", "--formats", "XRGB8888", "--transports", "shm,socket", "--pattern",
+		"--no-plot", "--test-wrong-reference", "-o", out.string()}), 30000, &so, &se), 0) << se;
+	json j = read_json(out / "sweep.json");
+	ASSERT_EQ(j["points"].size(), 4u);
+	for (const json &p : j["points"]) {
+		EXPECT_EQ(p["pixels"]["status"], "wrong");
+		EXPECT_NE(p["pixels"]["note"].get<std::string>().find("sampled pixels differ by more than"), std::string::npos);
+		EXPECT_FALSE(p["valid"].get<bool>());
+		EXPECT_TRUE(p["throughput_mbs"].is_null());
+	}
+	EXPECT_TRUE(j["crossovers"].empty() || !j["crossovers"][0]["found"].get<bool>());
+	EXPECT_TRUE(j["verdict"]["comparisons"].empty());
+	EXPECT_NE(j["verdict"]["text"].get<std::string>().find("4 point(s) showed wrong pixels"), std::string::npos);
+	EXPECT_NE(so.find("INVALID, wrong pixels"), std::string::npos) << so;
 }
 
 TEST(Sweep, WithoutThePluginShmRunsAndTheStreamIsSkipped) {

@@ -109,6 +109,16 @@ TEST(TimingProtocol, ASubscriberGetsExactlyItsSurfacesEvents) {
 	EXPECT_EQ(out, "info 3 done 3 presented 3 ordered 1\nok\n");
 }
 
+// Version 2: one report per commit with its sizes and all seven phases (13 x 8 bytes), nothing
+// of version 1.
+TEST(TimingProtocol, AVersionTwoSubscriberGetsOneReportPerCommit) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "subscribe-v2"}, 20000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "report 3 presented 3 ordered 1 checked 3 values 104 output HEADLESS-1 v1 0\nok\n");
+}
+
 // Object ids live in each client's own namespace: a subscription can only name a surface the
 // client created. Naming any other id makes libwayland-server post wl_display.error
 // invalid_method ("invalid arguments for pp_timing_manager_v1.subscribe"), which the client

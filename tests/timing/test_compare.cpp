@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include "compare.h"
 #include "helpers.h"
@@ -108,7 +109,7 @@ TEST_F(CompareTest, PrintsTheKnownMediansAndFlagsATwofoldSlowdown) {
   const Result r = run({path("base.jsonl"), path("cand.jsonl")});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  EXPECT_NE(r.out.find("== shm XRGB8888 1-2 MiB\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("== XRGB8888 800x600 shm\n"), std::string::npos) << r.out;
   const std::string convert = line_with(r.out, "convert");
   EXPECT_NE(convert.find(" 510 µs "), std::string::npos) << convert;
   EXPECT_NE(convert.find(" 1.02 ms "), std::string::npos) << convert;
@@ -140,7 +141,7 @@ TEST_F(CompareTest, ListsGroupsFoundInOnlyOneRun) {
   write_runs(1.0);
   const Result r = run({path("base.jsonl"), path("cand.jsonl")});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("only in base: stream NV12 2-4 MiB\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("only in base: NV12 800x600 stream (1 commit)\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("only in candidate: output DP-1\n"), std::string::npos) << r.out;
 }
 
@@ -168,7 +169,7 @@ TEST_F(CompareTest, WritesCsvWithTheSameColumnsAsTheTable) {
   for (const std::string& row : rows) EXPECT_EQ(std::count(row.begin(), row.end(), ','), 13) << row;
   EXPECT_NE(std::find_if(rows.begin(), rows.end(),
                          [](const std::string& s) {
-                           return s.rfind("shm XRGB8888 1-2 MiB,convert,101,510000,", 0) == 0 &&
+                           return s.rfind("XRGB8888 800x600 shm,convert,101,510000,", 0) == 0 &&
                                   s.find(",1020000,") != std::string::npos && s.ends_with(",slower");
                          }),
             rows.end());
@@ -255,6 +256,98 @@ TEST(CompareReport, ShowsAPhaseMeasuredInOnlyOneRunWithoutARatio) {
   EXPECT_NE(table.find("transfer         0          -          -          -       1     500 ns     500 ns     500 ns        -"),
             std::string::npos)
       << table;
+}
+
+// Issue 18: the same frame through wl_shm (stride-padded, another byte count) and the stream
+// pairs by its pixel size and format, labelled with both transports and run names.
+TEST(CompareReport, PairsTheSameFrameSizeAcrossTransportsAndNamesThem) {
+  Log base, cand;
+  for (std::uint64_t i = 0; i < 6; ++i) {
+    CommitRecord b = test::sample_commit(i, 1000 + i * 100'000);
+    b.bytes = 832u * 600u * 4u;  // padded stride
+    base.commits.push_back(b);
+    CommitRecord c = test::sample_commit(i, 1000 + i * 100'000);
+    c.transport = Transport::Stream;
+    c.t_data_complete = c.t_commit + 700;
+    cand.commits.push_back(c);
+  }
+  compare::Options opts;
+  opts.base_name = "shm";
+  opts.cand_name = "socket";
+  const compare::Report r = compare::compare(base, cand, opts);
+  EXPECT_TRUE(r.only_base.empty());
+  EXPECT_TRUE(r.only_cand.empty());
+  ASSERT_FALSE(r.rows.empty());
+  EXPECT_EQ(r.rows[0].group, "XRGB8888 800x600: shm (shm) vs socket (stream)");
+  const std::string table = compare::format_table(r);
+  EXPECT_EQ(table.find("unknown"), std::string::npos) << table;
+  // Another size is not paired with it.
+  cand.commits[0].width = 640;
+  const compare::Report r2 = compare::compare(base, cand, opts);
+  EXPECT_EQ(r2.rows[0].group, "XRGB8888 800x600: shm (shm) vs socket (stream)");
+  ASSERT_EQ(r2.only_cand.size(), 1u);
+  EXPECT_EQ(r2.only_cand[0], "XRGB8888 640x600 stream (1 commit)");
+}
+
+// A run's main transport at a size pairs with the other's; a few commits of another transport
+// (the first frames of a reused pool are a new pool) do not take its place.
+TEST(CompareReport, PairsEachRunsMainTransportAtASize) {
+  Log base, cand;
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    CommitRecord b = test::sample_commit(i, 1000 + i * 100'000);
+    b.transport = i < 2 ? Transport::ShmNewPool : Transport::ShmReused;
+    base.commits.push_back(b);
+    CommitRecord c = test::sample_commit(i, 1000 + i * 100'000);
+    c.transport = Transport::ShmNewPool;
+    cand.commits.push_back(c);
+  }
+  compare::Options opts;
+  opts.base_name = "shm";
+  opts.cand_name = "shm-new";
+  const compare::Report r = compare::compare(base, cand, opts);
+  ASSERT_FALSE(r.rows.empty());
+  EXPECT_EQ(r.rows[0].group, "XRGB8888 800x600: shm (shm) vs shm-new (shm-new-pool)");
+  EXPECT_EQ(r.rows[0].base.count, 6u);
+  EXPECT_EQ(r.rows[0].cand.count, 8u);
+  EXPECT_EQ(r.only_base, (std::vector<std::string>{"XRGB8888 800x600 shm-new-pool (2 commits)"}));
+  EXPECT_TRUE(r.only_cand.empty());
+}
+
+// Two clients (say direct and through a peer) stay apart, named by app_id.
+TEST(CompareReport, KeepsClientsApartByAppId) {
+  Log base, cand;
+  for (const char* app : {"direct", "peer"}) {
+    CommitRecord c = test::sample_commit(1, 1000);
+    c.app_id = app;
+    base.commits.push_back(c);
+    cand.commits.push_back(c);
+  }
+  const compare::Report r = compare::compare(base, cand, {});
+  std::set<std::string> groups;
+  for (const auto& row : r.rows) groups.insert(row.group);
+  EXPECT_EQ(groups, (std::set<std::string>{"XRGB8888 800x600 shm direct", "XRGB8888 800x600 shm peer"}));
+}
+
+// wl_shm converts inside its upload: the upload row excludes the conversion, and says so.
+TEST(CompareReport, UploadExcludesANestedConversionSoPhasesAddUp) {
+  Log base, cand;
+  CommitRecord c = test::sample_commit(1, 1000, 30'000);
+  c.t_convert_start = c.t_upload_start + 1000;  // upload 50 µs contains convert 30 µs
+  c.t_convert_end = c.t_convert_start + 30'000;
+  base.commits.push_back(c);
+  cand.commits.push_back(c);
+  const compare::Report r = compare::compare(base, cand, {});
+  EXPECT_TRUE(r.upload_minus_convert);
+  const auto upload = std::find_if(r.rows.begin(), r.rows.end(),
+                                   [](const compare::Row& row) { return row.phase == Phase::Upload; });
+  ASSERT_NE(upload, r.rows.end());
+  EXPECT_EQ(upload->base.p50, 20'000u);
+  EXPECT_NE(compare::format_table(r).find("note: upload excludes convert"), std::string::npos);
+  // Not nested (the sample's convert precedes its upload): left alone.
+  Log b2;
+  b2.commits.push_back(test::sample_commit(1, 1000));
+  const compare::Report r2 = compare::compare(b2, b2, {});
+  EXPECT_FALSE(r2.upload_minus_convert);
 }
 
 TEST(BootstrapMedianRatio, IsReproducibleAndBracketsTheObservedRatio) {

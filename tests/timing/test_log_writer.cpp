@@ -2,6 +2,7 @@
 #include <poll.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <system_error>
 
 #include "helpers.h"
+#include "pixelport/timing/jsonl.h"
 #include "pixelport/timing/log_writer.h"
 #include "pixelport/timing/summary.h"
 
@@ -367,6 +369,41 @@ TEST_F(LogWriterTest, PushCostIsMeasuredAndPrinted) {
               sizeof(CommitRecord), best, total / kRounds, kRounds, kRecords);
   EXPECT_EQ(w.dropped(), 0u);
   EXPECT_EQ(w.written(), kRecords * (kRounds + 1));
+}
+
+// The writer thread's share per record: its JSONL line, and the summary, in batches as run()
+// does them (no file: formatting, not the disk). Thread CPU time, so that a busy machine's
+// preemptions do not count.
+TEST_F(LogWriterTest, WriterCostPerRecordIsMeasuredAndPrinted) {
+  constexpr std::size_t kRecords = 4096;
+  constexpr int kRounds = 8;
+  std::vector<CommitRecord> records;
+  for (std::size_t i = 0; i < kRecords; ++i) records.push_back(test::sample_commit(i, 1'000'000 + i * 50'000));
+  auto cpu_ns = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+  };
+  Summary summary;
+  std::string lines;
+  double best_line = 1e18, best_summary = 1e18;
+  for (int round = 0; round <= kRounds; ++round) {
+    const double t0 = cpu_ns();
+    lines.clear();
+    for (const CommitRecord& r : records) append_commit_line(lines, r);
+    const double t1 = cpu_ns();
+    for (const CommitRecord& r : records) summary.add(r);
+    const double t2 = cpu_ns();
+    if (round == 0) continue;  // first round grows the buffers
+    best_line = std::min(best_line, (t1 - t0) / kRecords);
+    best_summary = std::min(best_summary, (t2 - t1) / kRecords);
+  }
+  std::printf("writer thread per CommitRecord (CPU time, best of %d rounds of %zu): JSONL line %.0f ns, summary %.0f ns\n",
+              kRounds, kRecords, best_line, best_summary);
+  std::size_t expected = 0;
+  for (const CommitRecord& r : records) expected += commit_line(r).size();
+  EXPECT_EQ(lines.size(), expected);
+  EXPECT_EQ(summary.rows().size(), 3u);  // one surface with convert, upload, present (no transfer)
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <nlohmann/json.hpp>
+
 #include "helpers.h"
 #include "pixelport/timing/jsonl.h"
 #include "pixelport/timing/phases.h"
@@ -103,6 +106,104 @@ TEST(JsonlLines, WriteInvalidUtf8FromClientsAsReplacementCharacters) {
   c.title = std::string_view("bad \xff byte");
   const std::string line = commit_line(c);
   EXPECT_NE(line.find("bad \xef\xbf\xbd byte"), std::string::npos) << line;
+}
+
+// The lines are written by hand for speed; these are the bytes nlohmann's ordered_json writes
+// for the documented keys (the schema's reference), for values at their limits and strings
+// that need escaping or replacing.
+std::string reference_commit_line(const CommitRecord& r) {
+  using ojson = nlohmann::ordered_json;
+  auto ts = [](std::uint64_t ns) { return ns == 0 ? ojson(nullptr) : ojson(ns); };
+  ojson j;
+  j["v"] = 1;
+  j["type"] = "commit";
+  j["surface"] = r.surface_id;
+  j["pid"] = r.pid;
+  j["app_id"] = std::string(r.app_id.view());
+  j["title"] = std::string(r.title.view());
+  j["seq"] = r.seq;
+  j["transport"] = std::string(transport_name(r.transport));
+  j["format"] = format_name(r.format);
+  j["width"] = r.width;
+  j["height"] = r.height;
+  j["bytes"] = r.bytes;
+  j["damage_bytes"] = r.damage_bytes;
+  j["t_commit"] = ts(r.t_commit);
+  j["t_data_complete"] = ts(r.t_data_complete);
+  j["t_convert_start"] = ts(r.t_convert_start);
+  j["t_convert_end"] = ts(r.t_convert_end);
+  j["t_upload_start"] = ts(r.t_upload_start);
+  j["t_upload_end"] = ts(r.t_upload_end);
+  j["t_present"] = ts(r.t_present);
+  j["output"] = r.output.empty() ? ojson(nullptr) : ojson(std::string(r.output.view()));
+  j["discarded"] = r.discarded;
+  return j.dump(-1, ' ', false, ojson::error_handler_t::replace) + "\n";
+}
+
+std::string reference_frame_line(const FrameRecord& r) {
+  using ojson = nlohmann::ordered_json;
+  auto ts = [](std::uint64_t ns) { return ns == 0 ? ojson(nullptr) : ojson(ns); };
+  ojson j;
+  j["v"] = 1;
+  j["type"] = "frame";
+  j["output"] = std::string(r.output.view());
+  j["seq"] = r.seq;
+  j["t_render_start"] = ts(r.t_render_start);
+  j["t_render_end"] = ts(r.t_render_end);
+  j["t_present"] = ts(r.t_present);
+  j["refresh_ns"] = r.refresh_ns;
+  j["missed"] = r.missed;
+  return j.dump(-1, ' ', false, ojson::error_handler_t::replace) + "\n";
+}
+
+TEST(JsonlLines, HandWrittenLinesAreTheBytesNlohmannWrites) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  std::vector<CommitRecord> commits;
+  commits.push_back(test::sample_commit(7, 81'300'000'000));
+  CommitRecord big = test::sample_commit(kMax, kMax);
+  big.surface_id = kMax;
+  big.pid = std::numeric_limits<std::int32_t>::min();
+  big.width = std::numeric_limits<std::int32_t>::max();
+  big.height = -1;
+  big.bytes = big.damage_bytes = kMax;
+  big.t_data_complete = big.t_present = kMax;
+  big.app_id = std::string(63, 'a');  // every string at its longest
+  big.title = std::string(95, 'z');
+  big.output = std::string(31, 'O');
+  big.transport = Transport::Stream;
+  big.discarded = true;
+  commits.push_back(big);
+  CommitRecord empty;  // all absent: nulls, empty strings, zeros
+  commits.push_back(empty);
+  CommitRecord odd = test::sample_commit(1, 1);
+  odd.app_id = std::string_view("quote\" back\\slash \x01\x1f tab\t");
+  odd.title = std::string_view("\xff\xfe bad, then \xc3\xa9 good \xe2\x80");
+  odd.output = std::string_view("out\"put");
+  odd.format = fourcc('"', '\\', 'A', 'B');  // printable, but needs escaping
+  odd.transport = static_cast<Transport>(200);
+  commits.push_back(odd);
+  CommitRecord hex = test::sample_commit(2, 2);
+  hex.format = 0x01020304;
+  commits.push_back(hex);
+  for (const CommitRecord& c : commits) {
+    EXPECT_EQ(commit_line(c), reference_commit_line(c));
+  }
+  // Appending continues a batch: the same lines, one after another.
+  std::string batch = "prefix\n";
+  for (const CommitRecord& c : commits) append_commit_line(batch, c);
+  std::string expected = "prefix\n";
+  for (const CommitRecord& c : commits) expected += reference_commit_line(c);
+  EXPECT_EQ(batch, expected);
+
+  std::vector<FrameRecord> frames = {test::sample_frame(9, 2'000'000), FrameRecord{}};
+  FrameRecord f = test::sample_frame(kMax, kMax);
+  f.refresh_ns = kMax;
+  f.missed = true;
+  f.output = std::string_view("\xff\"\\");
+  frames.push_back(f);
+  for (const FrameRecord& fr : frames) {
+    EXPECT_EQ(frame_line(fr), reference_frame_line(fr));
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 namespace pixelport::timing {
@@ -17,80 +18,101 @@ std::string to_line(const ojson& j) {
   return j.dump(-1, ' ', false, ojson::error_handler_t::replace) + '\n';
 }
 
+// nlohmann's escaping of one string (~1 µs) remembered for the writer thread's next lines: a
+// surface's app_id and title, when not plain ASCII, repeat on every one of its commit lines.
+std::string escape_cached(std::string_view v) {
+  struct Entry {
+    std::string in, out;
+  };
+  thread_local Entry cache[8];
+  thread_local unsigned next = 0;
+  for (const Entry& e : cache) {
+    if (!e.out.empty() && e.in == v) return e.out;
+  }
+  Entry& e = cache[next++ % std::size(cache)];
+  e.in.assign(v);
+  e.out = ojson(e.in).dump(-1, ' ', false, ojson::error_handler_t::replace);
+  return e.out;
+}
+
 // Commit and frame lines are written by hand: they are the hot path of the writer thread
 // (an ordered_json per record cost ~4.5 us of CPU on this 2-core machine, next to a
-// compositor and its clients). The output is the same text nlohmann writes.
+// compositor and its clients; a std::string append per key and value still ~1-2 us). The
+// line is laid out in place: the batch string grows once by the line's largest possible
+// size, keys are copied as constants, numbers with to_chars, and it shrinks to what was
+// written. The output is the same text nlohmann writes (tests/timing/test_records.cpp).
 class Line {
  public:
-  explicit Line(const char* type) {
-    out_.reserve(512);
-    out_ += "{\"v\":";
-    number(static_cast<std::uint64_t>(kSchemaVersion));
-    out_ += ",\"type\":\"";
-    out_ += type;
-    out_ += '"';
-  }
-  Line& u64(const char* key, std::uint64_t v) {
-    this->key(key);
-    number(v);
-    return *this;
-  }
-  Line& i64(const char* key, std::int64_t v) {
-    this->key(key);
-    if (v < 0) {
-      out_ += '-';
-      number(static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(v));
-    } else {
-      number(static_cast<std::uint64_t>(v));
+  // A string value, quoted: plain printable ASCII as is (the common case, no copy), anything
+  // else through nlohmann, which escapes and replaces invalid UTF-8 exactly as the rest of
+  // the file does.
+  class Str {
+   public:
+    explicit Str(std::string_view v) {
+      bool plain = true;
+      for (unsigned char c : v) plain = plain && c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+      if (plain) {
+        view_ = v;
+      } else {
+        escaped_ = escape_cached(v);
+      }
     }
-    return *this;
-  }
-  Line& ts(const char* key, std::uint64_t ns) {  // 0 = absent
-    if (ns == 0) return null(key);
-    return u64(key, ns);
-  }
-  Line& null(const char* key) {
-    this->key(key);
-    out_ += "null";
-    return *this;
-  }
-  Line& boolean(const char* key, bool v) {
-    this->key(key);
-    out_ += v ? "true" : "false";
-    return *this;
-  }
-  Line& str(const char* key, std::string_view v) {
-    this->key(key);
-    // Plain printable ASCII needs no escaping; anything else goes through nlohmann, which
-    // escapes and replaces invalid UTF-8 exactly as the rest of the file does.
-    bool plain = true;
-    for (unsigned char c : v) plain = plain && c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
-    if (plain) {
-      out_ += '"';
-      out_ += v;
-      out_ += '"';
-    } else {
-      out_ += ojson(std::string(v)).dump(-1, ' ', false, ojson::error_handler_t::replace);
+    std::size_t max_size() const { return escaped_.empty() ? view_.size() + 2 : escaped_.size(); }
+    char* put(char* p) const {
+      if (!escaped_.empty()) return copy(p, escaped_);
+      *p++ = '"';
+      p = copy(p, view_);
+      *p++ = '"';
+      return p;
     }
+
+   private:
+    std::string_view view_;
+    std::string escaped_;
+  };
+
+  // Everything but the strings fits in this many bytes (20-digit numbers, the longest keys).
+  static constexpr std::size_t kFixedMax = 768;
+
+  Line(std::string& out, std::size_t strings_max) : out_(out), start_(out.size()) {
+    out_.resize(start_ + kFixedMax + strings_max);
+    p_ = out_.data() + start_;
+  }
+  template <std::size_t N>
+  Line& lit(const char (&s)[N]) {  // a constant piece of the line (key, punctuation)
+    std::memcpy(p_, s, N - 1);
+    p_ += N - 1;
     return *this;
   }
-  std::string done() {
-    out_ += "}\n";
-    return std::move(out_);
+  Line& u64(std::uint64_t v) {
+    p_ = std::to_chars(p_, p_ + 20, v).ptr;
+    return *this;
+  }
+  Line& i64(std::int64_t v) {
+    p_ = std::to_chars(p_, p_ + 20, v).ptr;
+    return *this;
+  }
+  Line& ts(std::uint64_t ns) {  // 0 = absent
+    return ns == 0 ? lit("null") : u64(ns);
+  }
+  Line& boolean(bool v) { return v ? lit("true") : lit("false"); }
+  Line& str(const Str& s) {
+    p_ = s.put(p_);
+    return *this;
+  }
+  void done() {
+    lit("}\n");
+    out_.resize(static_cast<std::size_t>(p_ - out_.data()));
   }
 
  private:
-  void key(const char* k) {
-    out_ += ",\"";
-    out_ += k;
-    out_ += "\":";
+  static char* copy(char* p, std::string_view s) {
+    std::memcpy(p, s.data(), s.size());
+    return p + s.size();
   }
-  void number(std::uint64_t v) {
-    char buf[24];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-    out_.append(buf, end);
-  }
-  std::string out_;
+  std::string& out_;
+  std::size_t start_;
+  char* p_ = nullptr;
 };
 
 // Reading ---------------------------------------------------------------------------------
@@ -177,29 +199,51 @@ std::string header_line(std::int32_t pid, std::uint64_t start_ns) {
                   {"unit", "ns"}, {"pid", pid}, {"start_ns", start_ns}});
 }
 
-std::string commit_line(const CommitRecord& r) {
-  Line l("commit");
-  l.u64("surface", r.surface_id).i64("pid", r.pid).str("app_id", r.app_id.view()).str("title", r.title.view());
-  l.u64("seq", r.seq).str("transport", transport_name(r.transport)).str("format", format_name(r.format));
-  l.i64("width", r.width).i64("height", r.height).u64("bytes", r.bytes).u64("damage_bytes", r.damage_bytes);
-  l.ts("t_commit", r.t_commit).ts("t_data_complete", r.t_data_complete);
-  l.ts("t_convert_start", r.t_convert_start).ts("t_convert_end", r.t_convert_end);
-  l.ts("t_upload_start", r.t_upload_start).ts("t_upload_end", r.t_upload_end).ts("t_present", r.t_present);
+static_assert(kSchemaVersion == 1, "the hand-written lines below say \"v\":1");
+
+void append_commit_line(std::string& out, const CommitRecord& r) {
+  const Line::Str app_id(r.app_id.view()), title(r.title.view()), transport(transport_name(r.transport));
+  const std::string format_text = format_name(r.format);
+  const Line::Str format(format_text), output(r.output.view());
+  Line l(out, app_id.max_size() + title.max_size() + transport.max_size() + format.max_size() + output.max_size());
+  l.lit("{\"v\":1,\"type\":\"commit\",\"surface\":").u64(r.surface_id).lit(",\"pid\":").i64(r.pid);
+  l.lit(",\"app_id\":").str(app_id).lit(",\"title\":").str(title).lit(",\"seq\":").u64(r.seq);
+  l.lit(",\"transport\":").str(transport).lit(",\"format\":").str(format);
+  l.lit(",\"width\":").i64(r.width).lit(",\"height\":").i64(r.height);
+  l.lit(",\"bytes\":").u64(r.bytes).lit(",\"damage_bytes\":").u64(r.damage_bytes);
+  l.lit(",\"t_commit\":").ts(r.t_commit).lit(",\"t_data_complete\":").ts(r.t_data_complete);
+  l.lit(",\"t_convert_start\":").ts(r.t_convert_start).lit(",\"t_convert_end\":").ts(r.t_convert_end);
+  l.lit(",\"t_upload_start\":").ts(r.t_upload_start).lit(",\"t_upload_end\":").ts(r.t_upload_end);
+  l.lit(",\"t_present\":").ts(r.t_present).lit(",\"output\":");
   if (r.output.empty()) {
-    l.null("output");
+    l.lit("null");
   } else {
-    l.str("output", r.output.view());
+    l.str(output);
   }
-  l.boolean("discarded", r.discarded);
-  return l.done();
+  l.lit(",\"discarded\":").boolean(r.discarded);
+  l.done();
+}
+
+void append_frame_line(std::string& out, const FrameRecord& r) {
+  const Line::Str output(r.output.view());
+  Line l(out, output.max_size());
+  l.lit("{\"v\":1,\"type\":\"frame\",\"output\":").str(output).lit(",\"seq\":").u64(r.seq);
+  l.lit(",\"t_render_start\":").ts(r.t_render_start).lit(",\"t_render_end\":").ts(r.t_render_end);
+  l.lit(",\"t_present\":").ts(r.t_present).lit(",\"refresh_ns\":").u64(r.refresh_ns);
+  l.lit(",\"missed\":").boolean(r.missed);
+  l.done();
+}
+
+std::string commit_line(const CommitRecord& r) {
+  std::string out;
+  append_commit_line(out, r);
+  return out;
 }
 
 std::string frame_line(const FrameRecord& r) {
-  Line l("frame");
-  l.str("output", r.output.view()).u64("seq", r.seq).ts("t_render_start", r.t_render_start);
-  l.ts("t_render_end", r.t_render_end).ts("t_present", r.t_present).u64("refresh_ns", r.refresh_ns);
-  l.boolean("missed", r.missed);
-  return l.done();
+  std::string out;
+  append_frame_line(out, r);
+  return out;
 }
 
 std::string drops_line(std::uint64_t count, std::uint64_t since_ns) {

@@ -117,15 +117,16 @@ void LogWriter::write_batch(const std::vector<Item>& batch) {
   if (!batch.empty() || dropped_now != reported) {
     bool ok = true;
     try {
-      std::string lines;
+      std::string& lines = lines_;  // reused: its capacity stays between batches
+      lines.clear();
       for (const Item& item : batch) {
         std::visit(
             [&](const auto& r) {
               if (jsonl_fd_ >= 0) {
                 if constexpr (std::is_same_v<std::decay_t<decltype(r)>, CommitRecord>) {
-                  lines += commit_line(r);
+                  append_commit_line(lines, r);
                 } else {
-                  lines += frame_line(r);
+                  append_frame_line(lines, r);
                 }
               }
               if (trace_) trace_->add(r);

@@ -23,7 +23,10 @@ void Summary::add(const CommitRecord& r) {
   const PhaseDurations d = derive_phases(r);
   std::lock_guard lock(mu_);
   Target& t = surfaces_[r.surface_id];
-  if (t.label.empty() || !r.app_id.empty()) {
+  // The label follows the latest non-empty app_id; rebuilt only when that changes (the
+  // writer thread adds every record, and a string per record is most of its cost).
+  if (t.label.empty() || (!r.app_id.empty() && !(t.app_id == r.app_id))) {
+    t.app_id = r.app_id;
     t.label = "surface " + std::to_string(r.surface_id);
     if (!r.app_id.empty()) t.label += " (" + std::string(r.app_id.view()) + ")";
   }
@@ -33,7 +36,10 @@ void Summary::add(const CommitRecord& r) {
 void Summary::add(const FrameRecord& r) {
   const PhaseDurations d = derive_phases(r);
   std::lock_guard lock(mu_);
-  Target& t = outputs_[std::string(r.output.view())];
+  // Heterogeneous lookup: no string built for an output already known.
+  auto it = outputs_.find(r.output.view());
+  if (it == outputs_.end()) it = outputs_.emplace(std::string(r.output.view()), Target{}).first;
+  Target& t = it->second;
   if (t.label.empty()) t.label = "output " + std::string(r.output.view());
   add_values(t, d);
 }

@@ -42,7 +42,7 @@ struct wlr_output;
 struct pixelport_plugin;
 
 /** Bumped whenever a struct below or a function signature changes. */
-#define PIXELPORT_ABI_VERSION 2u
+#define PIXELPORT_ABI_VERSION 3u
 
 /** Options for pixelport_create(). Zero-initialise: zero means "default" everywhere. */
 struct pixelport_options {
@@ -73,7 +73,15 @@ struct pixelport_options {
 	 */
 	const char *timing_log_path;
 	const char *timing_trace_path;
-	/* ABI 2 */
+	/**
+	 * Bytes of converted images (formats the renderer lacks, in its format, page-rounded) one
+	 * client may hold; 0 means the larger of 512 MiB and 8 x the bytes of every attached
+	 * output at 4 bytes per pixel. Exceeding it is a wl_display.no_memory error.
+	 */
+	uint64_t image_budget_client_bytes;
+	/** The same for all clients together; 0 means the larger of 2 GiB and 4 x the client budget. */
+	uint64_t image_budget_total_bytes;
+	/* ABI 3 */
 	/**
 	 * Streams alive per client, a stream the client destroyed while bytes were still owed
 	 * included (each holds an fd and up to 1 MiB of receive window); 0 means 16.
@@ -103,6 +111,12 @@ struct pixelport_stats {
 	uint64_t stream_writes;
 	/** Commits held until their stream bytes arrived. */
 	uint64_t held_commits;
+	/** Converted-format commits replaced before anything showed them: never converted. */
+	uint64_t skipped_conversions;
+	/** Converted images refused for exceeding a budget (the client got no_memory). */
+	uint64_t budget_refusals;
+	/** Bytes of converted images alive now. */
+	uint64_t image_bytes;
 };
 
 /** The ABI version the library was built with (equal to its PIXELPORT_ABI_VERSION). */

@@ -19,6 +19,9 @@ std::string header_line(std::int32_t pid, std::uint64_t start_ns);
 std::string commit_line(const CommitRecord& r);
 std::string frame_line(const FrameRecord& r);
 std::string drops_line(std::uint64_t count, std::uint64_t since_ns);
+// The same text as commit_line() / frame_line(), appended to `out` (LogWriter's batches).
+void append_commit_line(std::string& out, const CommitRecord& r);
+void append_frame_line(std::string& out, const FrameRecord& r);
 
 // A whole log read back. Records keep file order.
 struct Log {

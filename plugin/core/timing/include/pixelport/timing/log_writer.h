@@ -93,6 +93,7 @@ class LogWriter {
   bool closed_ = false;
 
   std::uint64_t drops_since_ns_ = 0;  // writer thread only
+  std::string lines_;                 // writer thread only: the batch's JSONL text
 
   std::mutex mu_;
   std::uint64_t done_ = 0;              // under mu_: ring index through which records are written

@@ -44,6 +44,7 @@ class Summary {
   };
   struct Target {
     std::string label;
+    FixedString<64> app_id;  // surfaces: the app_id the label was made from
     std::array<Series, kPhaseCount> series;
   };
   void add_values(Target& t, const PhaseDurations& d);
@@ -51,7 +52,7 @@ class Summary {
   std::size_t max_samples_;
   mutable std::mutex mu_;
   std::map<std::uint64_t, Target> surfaces_;
-  std::map<std::string, Target> outputs_;
+  std::map<std::string, Target, std::less<>> outputs_;
 };
 
 }  // namespace pixelport::timing

@@ -1,0 +1,70 @@
+// Every difference between the wlroots releases pixelport builds against, in one place.
+//
+// Keyed on WLR_VERSION_MINOR from <wlr/version.h>, so the release is the one whose headers the
+// build found (meson -Dwlroots=auto|0.18|0.19|0.20 picks it; see meson.build). Tested: 0.18 and
+// 0.19. 0.20 is written from its headers (wlroots 0.20.2) and untested: its build needs wayland,
+// wayland-protocols and libdrm releases this project's machines cannot fetch yet.
+//
+// What differs, and where the code handles it:
+//   soname            libwlroots-0.MINOR.so: the preload module checks it (PIXELPORT_WLR_SONAME).
+//   present event     wlr_output_event_present.when: `struct timespec *` in 0.18, a value from 0.19
+//                     (present_when()).
+//   presentation      wlr_presentation_create() takes the wp_presentation version from 0.19
+//                     (presentation_create()).
+//   pkg-config        wlroots-0.MINOR, range >=0.MINOR.0 <0.(MINOR+1).0: meson.build only.
+// Differences in behaviour, no code here:
+//   0.19              wlr_client_buffer forwards get_shm and begin/end_data_ptr_access to the
+//                     source buffer, so the renderer (and screencopy) read the plugin's buffers
+//                     outside a commit too; plugin/buffer.cpp converts those reads into a
+//                     private image (never a surface's).
+//   0.20              the pixman renderer gains ABGR16161616 as a CPU format: the plugin serves
+//                     it natively (it takes its native set from the renderer at run time).
+#pragma once
+
+#ifndef WLR_USE_UNSTABLE
+#define WLR_USE_UNSTABLE
+#endif
+
+#include <time.h>
+
+#include <wayland-server-core.h>
+
+extern "C" {
+#include <wlr/types/wlr_output.h>
+#include <wlr/types/wlr_presentation_time.h>
+#include <wlr/version.h>
+}
+
+#if WLR_VERSION_MAJOR != 0 || WLR_VERSION_MINOR < 18 || WLR_VERSION_MINOR > 20
+#error "pixelport builds against wlroots 0.18, 0.19 or 0.20 (0.20 untested)"
+#endif
+
+#define PIXELPORT_WLR_STR2(x) #x
+#define PIXELPORT_WLR_STR(x) PIXELPORT_WLR_STR2(x)
+
+/** The shared library name of the wlroots release built against, e.g. "libwlroots-0.18.so". */
+#define PIXELPORT_WLR_SONAME "libwlroots-0." PIXELPORT_WLR_STR(WLR_VERSION_MINOR) ".so"
+/** "0.18", "0.19", ...: for log lines. */
+#define PIXELPORT_WLR_SERIES "0." PIXELPORT_WLR_STR(WLR_VERSION_MINOR)
+
+namespace pixelport::wlr_compat {
+
+/** When the frame turned into light; null when wlroots gave no time (0.18 only). Borrowed. */
+inline const timespec *present_when(const wlr_output_event_present *event) {
+#if WLR_VERSION_MINOR >= 19
+	return &event->when;
+#else
+	return event->when;
+#endif
+}
+
+/** The wp_presentation global, at the newest version wlroots serves (2 from 0.19 on). */
+inline wlr_presentation *presentation_create(wl_display *display, wlr_backend *backend) {
+#if WLR_VERSION_MINOR >= 19
+	return wlr_presentation_create(display, backend, 2);
+#else
+	return wlr_presentation_create(display, backend);
+#endif
+}
+
+} // namespace pixelport::wlr_compat

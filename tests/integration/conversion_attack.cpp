@@ -1,0 +1,106 @@
+// pixelport-conversion-attack: what a hostile client can make the compositor convert and keep
+// (issue cases "converted images multiply memory" and "a conversion storm freezes everyone").
+// Reports like the other test clients ("ok", "error CODE INTERFACE"), then holds.
+// Usage: pixelport-conversion-attack MODE N WIDTH HEIGHT
+//   share-burst       one NV12 buffer attached to N subsurfaces in one burst
+//   share-sequential  the same, waiting for the buffer's release between surfaces
+//   storm             N full-damage commits of one NV12 buffer in one burst, no frame callbacks
+#include <drm_fourcc.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "client_verdict.hpp"
+#include "wayland_client.hpp"
+
+using namespace pixelport;
+using namespace pixelport::client;
+
+extern "C" void __lsan_disable(void) __attribute__((weak));
+
+namespace {
+
+Connection conn;
+wl_subcompositor *subcompositor = nullptr;
+bool released = false;
+
+} // namespace
+
+int main(int argc, char *argv[]) {
+	if (__lsan_disable != nullptr) __lsan_disable();
+	if (argc < 5) {
+		fprintf(stderr, "usage: %s share-burst|share-sequential|storm N WIDTH HEIGHT\n", argv[0]);
+		return 2;
+	}
+	std::string mode = argv[1];
+	int n = atoi(argv[2]), w = atoi(argv[3]), h = atoi(argv[4]);
+	std::string error;
+	if (n <= 0 || w <= 0 || h <= 0 || w % 2 || h % 2 || !conn.connect(&error)) {
+		fprintf(stderr, "bad arguments or no compositor: %s\n", error.c_str());
+		return 2;
+	}
+	static const wl_registry_listener registry_listener = {
+		.global = [](void *, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
+			if (strcmp(interface, wl_subcompositor_interface.name) == 0) {
+				subcompositor = static_cast<wl_subcompositor *>(wl_registry_bind(registry, name, &wl_subcompositor_interface, 1));
+			}
+		},
+		.global_remove = [](void *, wl_registry *, uint32_t) {},
+	};
+	wl_registry_add_listener(wl_display_get_registry(conn.display), &registry_listener, nullptr);
+	conn.roundtrip();
+	Window window;
+	if (subcompositor == nullptr || !window.create(&conn, "attack", &error)) {
+		fprintf(stderr, "no window: %s\n", error.c_str());
+		return 1;
+	}
+	size_t size = static_cast<size_t>(w) * h * 3 / 2;
+	ShmPool pool;
+	if (!pool.create(&conn, size, &error)) {
+		fprintf(stderr, "%s\n", error.c_str());
+		return 1;
+	}
+	memset(pool.data, 0x80, size);
+	wl_buffer *buffer = wl_shm_pool_create_buffer(pool.pool, 0, w, h, w, DRM_FORMAT_NV12);
+	static const wl_buffer_listener listener = {.release = [](void *, wl_buffer *) { released = true; }};
+	wl_buffer_add_listener(buffer, &listener, nullptr);
+
+	if (mode == "storm") {
+		for (int i = 0; i < n; i++) {
+			wl_surface_attach(window.surface, buffer, 0, 0);
+			wl_surface_damage_buffer(window.surface, 0, 0, w, h);
+			wl_surface_commit(window.surface);
+		}
+	} else if (mode == "share-burst" || mode == "share-sequential") {
+		wl_surface_attach(window.surface, buffer, 0, 0);
+		wl_surface_damage_buffer(window.surface, 0, 0, w, h);
+		wl_surface_commit(window.surface);
+		for (int i = 0; i < n; i++) {
+			if (mode == "share-sequential") {
+				// Wait until the client may write the buffer again: its next commit is new content.
+				for (int t = 0; t < 500 && !released && wl_display_get_error(conn.display) == 0; t++) {
+					conn.dispatch_timeout(10);
+				}
+				released = false;
+			}
+			wl_surface *surface = wl_compositor_create_surface(conn.compositor);
+			wl_subsurface *sub = wl_subcompositor_get_subsurface(subcompositor, surface, window.surface);
+			wl_subsurface_set_desync(sub);
+			wl_subsurface_set_position(sub, i % 8, i / 8);
+			wl_surface_attach(surface, buffer, 0, 0);
+			wl_surface_damage_buffer(surface, 0, 0, w, h);
+			wl_surface_commit(surface);
+			if (mode == "share-sequential") wl_display_flush(conn.display);
+		}
+		wl_surface_commit(window.surface); // subsurface positions
+	} else {
+		fprintf(stderr, "unknown mode %s\n", mode.c_str());
+		return 2;
+	}
+	test::report(conn);
+	test::hold(conn);
+	return 0;
+}
