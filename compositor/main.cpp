@@ -35,6 +35,14 @@ int main(int argc, char *argv[]) {
 	app.add_option("--image-budget-total", options.image_budget_total,
 		"bytes of converted images all clients may hold (default: max(2 GiB, 4 x the client budget))")
 		->check(CLI::Range(uint64_t{1} << 20, uint64_t{1} << 46));
+	app.add_option("--stream-max-buffer-bytes", options.stream_max_buffer_bytes,
+		"largest stream buffer in bytes (default: 4 x the largest output, at least 256 MiB)");
+	app.add_option("--stream-max-buffers", options.stream_max_buffers, "stream buffers alive per client (default 64)");
+	app.add_option("--stream-max-inflight-bytes", options.stream_max_inflight_bytes,
+		"stream bytes announced and not yet read, per client (default 512 MiB)");
+	app.add_option("--stream-max-streams", options.stream_max_streams, "streams alive per client (default 16)");
+	app.add_option("--stream-max-client-bytes", options.stream_max_client_bytes,
+		"storage of a client's stream buffers in bytes (default: 16 x the largest output, at least 1 GiB)");
 	app.add_option("--timing-log", options.timing_log,
 		"write every commit's and frame's timing as JSON Lines (docs/timing.md); summary at exit");
 	app.add_option("--timing-trace", options.timing_trace, "write a Chrome trace-event JSON (Perfetto UI)");

@@ -115,6 +115,11 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 		plugin_options.convert_threads = options.convert_threads;
 		plugin_options.image_budget_client_bytes = options.image_budget_client;
 		plugin_options.image_budget_total_bytes = options.image_budget_total;
+		plugin_options.stream_max_buffer_bytes = options.stream_max_buffer_bytes;
+		plugin_options.stream_max_buffers = options.stream_max_buffers;
+		plugin_options.stream_max_inflight_bytes = options.stream_max_inflight_bytes;
+		plugin_options.stream_max_streams = options.stream_max_streams;
+		plugin_options.stream_max_client_bytes = options.stream_max_client_bytes;
 		if (!options.timing_log.empty()) plugin_options.timing_log_path = options_.timing_log.c_str();
 		if (!options.timing_trace.empty()) plugin_options.timing_trace_path = options_.timing_trace.c_str();
 		plugin_ = plugin_api_.create(display_, renderer_, &plugin_options);

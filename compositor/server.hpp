@@ -33,6 +33,12 @@ struct ServerOptions {
 	/** Converted-image budgets in bytes (pixelport_options.image_budget_*); 0: the plugin's defaults. */
 	uint64_t image_budget_client = 0;
 	uint64_t image_budget_total = 0;
+	/** Stream budgets (pixelport_options.stream_max_*); 0: the plugin's defaults. */
+	uint64_t stream_max_buffer_bytes = 0;
+	uint32_t stream_max_buffers = 0;
+	uint64_t stream_max_inflight_bytes = 0;
+	uint32_t stream_max_streams = 0;
+	uint64_t stream_max_client_bytes = 0;
 	/** The plugin's timing logs (JSON Lines, Chrome trace); "" for none. */
 	std::string timing_log;
 	std::string timing_trace;

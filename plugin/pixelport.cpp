@@ -84,9 +84,7 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *displ
 	}
 	pixelport_options &o = pp->options;
 	if (o.stream_size_hint == 0) o.stream_size_hint = 1u << 20;
-	if (o.stream_max_buffer_bytes == 0) o.stream_max_buffer_bytes = 1ull << 30;
-	if (o.stream_max_buffers == 0) o.stream_max_buffers = 64;
-	if (o.stream_max_inflight_bytes == 0) o.stream_max_inflight_bytes = 512ull << 20;
+	// The other stream_* limits stay 0 = default: stream.cpp sizes those to the outputs.
 	pp->convert_options.threads = pp->options.convert_threads == 0 ? 1 : static_cast<int32_t>(pp->options.convert_threads);
 
 	pp->conversions = Conversions::create(pp);

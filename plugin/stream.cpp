@@ -1,6 +1,8 @@
 #include "stream.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -14,23 +16,30 @@
 #include "pixelport-stream-v1-protocol.h"
 #include "pixelport/core/format.h"
 #include "shm.hpp"
+#include "timing.hpp"
 
 namespace pixelport {
 
 namespace {
 
 constexpr size_t kWindowBytes = 1 << 20;      // receive window for converted formats
-constexpr size_t kBytesPerDispatch = 8 << 20; // then let other clients' events run
+constexpr size_t kBytesPerDispatch = 4 << 20; // per stream and wake-up; then others run
 constexpr int kMaxIov = 64;
+// Writes announced and not yet read, per client: ~48 bytes each, so at most ~768 KiB of queue,
+// and still a write per row for four 4K frames.
+constexpr uint64_t kMaxPendingWrites = 16384;
 
-// What one client has alive, against the limits in pixelport_options. Shared by the
-// client's streams and buffers, which may outlive the client (a texture still holds one).
-struct ClientUsage {
-	uint64_t buffers = 0;
-	uint64_t inflight_bytes = 0;
-};
-
+// What one client has alive, against the limits in pixelport_options, and its streams (which
+// never outlive it). Shared with its buffers, whose storage may outlive the client (a texture
+// still holds it) and is charged to it until freed.
 struct Stream;
+struct ClientUsage {
+	uint64_t buffers = 0;        // wl_buffers alive
+	uint64_t storage_bytes = 0;  // storage of its stream buffers, until freed
+	uint64_t inflight_bytes = 0; // announced, not yet read
+	uint64_t pending_writes = 0;
+	std::vector<Stream *> streams; // alive, including those destroyed while bytes are owed
+};
 
 struct Waiter {
 	wlr_surface *surface;
@@ -39,11 +48,40 @@ struct Waiter {
 	uint64_t need; // writes of the buffer that must be complete
 };
 
+// A buffer's pixels in the renderer's format: an anonymous private mapping, so nothing is
+// written (or made resident) before bytes arrive: untouched pages read as zero, the
+// protocol's initial content. munmap gives the memory back at once.
+struct Storage {
+	uint32_t fourcc = 0;
+	int32_t width = 0, height = 0;
+	size_t stride = 0, size = 0, mapped = 0;
+	uint8_t *data = nullptr;
+
+	static std::unique_ptr<Storage> create(uint32_t fourcc, int32_t width, int32_t height, int bpp) {
+		auto st = std::make_unique<Storage>();
+		st->fourcc = fourcc;
+		st->width = width;
+		st->height = height;
+		// Rows on 4-byte boundaries, as pixman and GL's default unpack alignment want.
+		st->stride = (static_cast<size_t>(width) * static_cast<size_t>(bpp) + 3) & ~size_t{3};
+		st->size = st->stride * static_cast<size_t>(height);
+		st->mapped = st->size;
+		void *p = mmap(nullptr, st->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED) return nullptr;
+		st->data = static_cast<uint8_t *>(p);
+		return st;
+	}
+	~Storage() {
+		if (data != nullptr) munmap(data, mapped);
+	}
+};
+
 struct StreamBuffer {
 	PixelBuffer pixel; // first; fourcc = storage format (the renderer's)
 	uint32_t wire_format = 0;
 	const core::FormatInfo *wire = nullptr;
-	std::shared_ptr<DestImage> storage;
+	std::unique_ptr<Storage> storage;
+	std::shared_ptr<ClientUsage> charged; // storage_bytes are refunded to it when freed
 	uint64_t stream_id = 0;
 	std::shared_ptr<ClientUsage> usage; // null once the wl_buffer is gone
 	uint64_t announced = 0; // writes announced for this buffer
@@ -61,13 +99,22 @@ struct StreamWrite {
 	uint64_t converted_rows = 0; // rows (of plane 0) already converted (window path)
 };
 
+// How the data fd is read: each way returns at once whatever the file's O_NONBLOCK says (the
+// client shares the open file description and may clear the flag at any time).
+enum class FdKind {
+	Socket, // recvmsg(MSG_DONTWAIT)
+	Pipe,   // preadv2(RWF_NOWAIT)
+	Fifo,   // a named FIFO (no RWF_NOWAIT there): splice(SPLICE_F_NONBLOCK) into a relay pipe
+};
+
 struct Stream {
 	pixelport_plugin *plugin = nullptr;
 	wl_resource *resource = nullptr; // null after destroy request; the stream lives on until drained
 	uint64_t id = 0;
 	int fd = -1;
+	FdKind kind = FdKind::Socket;
 	wl_event_source *source = nullptr;
-	std::shared_ptr<ClientUsage> usage;
+	std::shared_ptr<ClientUsage> usage; // its client's: the stream is in usage->streams
 	std::deque<StreamWrite> writes;
 	uint32_t consumed = 0;
 	std::unique_ptr<uint8_t[]> window;
@@ -76,10 +123,16 @@ struct Stream {
 };
 
 uint64_t next_stream_id = 1;
-// Every stream alive, to end orphaned ones (client gone, bytes still owed) with the plugin.
+// Every stream alive, to end those still draining when the plugin goes.
 std::vector<Stream *> live_streams;
+// Shared by FIFO streams: bytes go fd -> relay -> storage within one call, so it is empty
+// between calls. Non-blocking at both ends; created on first use.
+int relay[2] = {-1, -1};
 
-// One ClientUsage per client, found through a destroy listener on the client.
+void drop_stream(Stream *s);
+
+// One ClientUsage per client, found through a destroy listener on the client. When the
+// client goes, so do its streams: fds, event sources, pending writes, windows, held commits.
 struct UsageLink {
 	wl_listener destroy;
 	std::shared_ptr<ClientUsage> usage;
@@ -87,6 +140,8 @@ struct UsageLink {
 
 void usage_client_destroyed(wl_listener *listener, void *) {
 	UsageLink *link = wl_container_of(listener, link, destroy);
+	std::vector<Stream *> streams = link->usage->streams;
+	for (Stream *s : streams) drop_stream(s);
 	wl_list_remove(&link->destroy.link);
 	delete link;
 }
@@ -101,6 +156,31 @@ std::shared_ptr<ClientUsage> usage_for(wl_client *client) {
 	link->destroy.notify = usage_client_destroyed;
 	wl_client_add_destroy_listener(client, &link->destroy);
 	return link->usage;
+}
+
+// ---- limits -----------------------------------------------------------------------------------
+
+// Budgets in force now (docs/design.md, "Limits and fairness"): an option when set, else a
+// default sized to the largest output, never below a floor that lets 8K-class clients work.
+struct Limits {
+	uint64_t max_buffer_bytes, max_client_bytes, max_inflight_bytes;
+	uint32_t max_buffers, max_streams;
+};
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kFloorBufferBytes = 256 * kMiB;  // 8192 x 8192 x 4
+constexpr uint64_t kFloorClientBytes = 1024 * kMiB; // three 8192 x 8192 buffers and change
+
+Limits limits_of(pixelport_plugin *plugin) {
+	const pixelport_options &o = plugin->options;
+	uint64_t output = plugin->timing != nullptr ? plugin->timing->largest_output_pixels() * 4 : 0;
+	Limits l;
+	l.max_buffer_bytes = o.stream_max_buffer_bytes != 0 ? o.stream_max_buffer_bytes : std::max(kFloorBufferBytes, 4 * output);
+	l.max_client_bytes = o.stream_max_client_bytes != 0 ? o.stream_max_client_bytes : std::max(kFloorClientBytes, 16 * output);
+	l.max_inflight_bytes = o.stream_max_inflight_bytes != 0 ? o.stream_max_inflight_bytes : 512 * kMiB;
+	l.max_buffers = o.stream_max_buffers != 0 ? o.stream_max_buffers : 64;
+	l.max_streams = o.stream_max_streams != 0 ? o.stream_max_streams : 16;
+	return l;
 }
 
 // ---- the wire layout ------------------------------------------------------------------------
@@ -138,7 +218,11 @@ bool stream_buffer_source(PixelBuffer *b, core::SrcImage *out) {
 	return true;
 }
 
-void stream_buffer_destroy(PixelBuffer *b) { delete stream_buffer(b); }
+void stream_buffer_destroy(PixelBuffer *b) {
+	StreamBuffer *sb = stream_buffer(b);
+	if (sb->charged != nullptr) sb->charged->storage_bytes -= sb->storage->size;
+	delete sb;
+}
 
 void stream_buffer_describe(PixelBuffer *b, timing::CommitRecord *record) {
 	StreamBuffer *sb = stream_buffer(b);
@@ -214,8 +298,6 @@ const wlr_buffer_resource_interface kResourceInterface = {
 
 // ---- reading the data fd ---------------------------------------------------------------------
 
-void drop_stream(Stream *s);
-
 // Returns true if the stream was freed (its resource was already gone).
 bool stream_fail(Stream *s, const char *what) {
 	s->failed = true;
@@ -245,6 +327,7 @@ void complete_write(Stream *s) {
 	sb->completed++;
 	sb->t_complete = monotonic_ns();
 	s->usage->inflight_bytes -= w.length;
+	s->usage->pending_writes--;
 	s->plugin->stats.stream_writes++;
 	s->consumed++;
 	if (s->resource != nullptr) {
@@ -254,19 +337,59 @@ void complete_write(Stream *s) {
 	wlr_buffer_unlock(&sb->pixel.base);
 }
 
+// Reads into `iov` without ever waiting, however the client set the file's flags: returns
+// bytes read, 0 on end of file, -1 with errno (EAGAIN: nothing there now).
+ssize_t read_nowait(Stream *s, iovec *iov, int n) {
+	if (s->kind == FdKind::Socket) {
+		msghdr msg = {};
+		msg.msg_iov = iov;
+		msg.msg_iovlen = static_cast<size_t>(n);
+		return recvmsg(s->fd, &msg, MSG_DONTWAIT); // fds passed along are closed by the kernel
+	}
+	if (s->kind == FdKind::Pipe) {
+		ssize_t r = preadv2(s->fd, iov, n, -1, RWF_NOWAIT);
+		if (r >= 0 || errno != EOPNOTSUPP) return r;
+		s->kind = FdKind::Fifo; // a named FIFO: the kernel has no RWF_NOWAIT for it
+	}
+	if (relay[0] < 0 && pipe2(relay, O_NONBLOCK | O_CLOEXEC) < 0) return -1;
+	size_t want = 0;
+	for (int i = 0; i < n; i++) want += iov[i].iov_len;
+	// SPLICE_F_NONBLOCK: an empty FIFO answers EAGAIN, whoever else reads or writes it.
+	ssize_t moved = splice(s->fd, nullptr, relay[1], nullptr, want, SPLICE_F_NONBLOCK);
+	if (moved <= 0) return moved;
+	// Exactly `moved` bytes wait in the relay: read them all into the iovecs.
+	size_t left = static_cast<size_t>(moved);
+	int used = 0;
+	for (; used < n && left > 0; used++) {
+		if (iov[used].iov_len > left) iov[used].iov_len = left;
+		left -= iov[used].iov_len;
+	}
+	ssize_t got = readv(relay[0], iov, used);
+	if (got != moved) {
+		// Cannot happen with a private pipe; never leave bytes behind for another stream.
+		char sink[4096];
+		while (read(relay[0], sink, sizeof(sink)) > 0) {
+		}
+		errno = EIO;
+		return -1;
+	}
+	return got;
+}
+
 // Native: the bytes go to their final place in the storage. Returns bytes read, 0 on EOF,
 // -1 with errno on error.
 ssize_t read_native(Stream *s, StreamWrite &w, size_t budget) {
-	DestImage &st = *w.buffer->storage;
+	Storage &st = *w.buffer->storage;
 	uint64_t row_bytes = plane_row_bytes(*w.buffer->wire, 0, w.width);
 	size_t bpp = w.buffer->wire->planes[0].unit_bytes;
 	uint64_t want = std::min<uint64_t>(w.length - w.done, budget);
+	iovec iov[kMaxIov];
 	if (w.x == 0 && static_cast<size_t>(row_bytes) == st.stride) {
 		// Whole rows: one contiguous range.
-		uint8_t *dst = st.data + static_cast<size_t>(w.y) * st.stride + w.done;
-		return read(s->fd, dst, want);
+		iov[0].iov_base = st.data + static_cast<size_t>(w.y) * st.stride + w.done;
+		iov[0].iov_len = want;
+		return read_nowait(s, iov, 1);
 	}
-	iovec iov[kMaxIov];
 	int n = 0;
 	uint64_t pos = w.done, left = want;
 	while (left > 0 && n < kMaxIov) {
@@ -278,7 +401,7 @@ ssize_t read_native(Stream *s, StreamWrite &w, size_t budget) {
 		pos += chunk;
 		left -= chunk;
 	}
-	return readv(s->fd, iov, n);
+	return read_nowait(s, iov, n);
 }
 
 // Converted: into the window, then every complete chroma group into the storage.
@@ -286,12 +409,13 @@ ssize_t read_windowed(Stream *s, StreamWrite &w, size_t budget) {
 	if (!s->window) s->window.reset(new uint8_t[kWindowBytes]);
 	size_t space = kWindowBytes - s->window_fill;
 	uint64_t want = std::min<uint64_t>({w.length - w.done, budget, space});
-	ssize_t n = read(s->fd, s->window.get() + s->window_fill, want);
+	iovec iov = {s->window.get() + s->window_fill, want};
+	ssize_t n = read_nowait(s, &iov, 1);
 	if (n <= 0) return n;
 	s->window_fill += static_cast<size_t>(n);
 
 	const core::FormatInfo &f = *w.buffer->wire;
-	DestImage &st = *w.buffer->storage;
+	Storage &st = *w.buffer->storage;
 	size_t off = 0;
 	uint64_t t0 = monotonic_ns();
 	core::DstImage dst;
@@ -421,20 +545,28 @@ void stream_create_buffer(wl_client *client, wl_resource *resource, uint32_t id,
 		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_INVALID_SIZE, "invalid size %dx%d", width, height);
 		return;
 	}
-	if (bytes > plugin->options.stream_max_buffer_bytes) {
+	Limits limits = limits_of(plugin);
+	if (bytes > limits.max_buffer_bytes) {
 		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_LIMIT_EXCEEDED,
 			"buffer of %llu bytes over the limit of %llu", static_cast<unsigned long long>(bytes),
-			static_cast<unsigned long long>(plugin->options.stream_max_buffer_bytes));
+			static_cast<unsigned long long>(limits.max_buffer_bytes));
 		return;
 	}
-	std::shared_ptr<ClientUsage> usage = usage_for(client);
-	if (usage->buffers >= plugin->options.stream_max_buffers) {
+	std::shared_ptr<ClientUsage> usage = s->usage;
+	if (usage->buffers >= limits.max_buffers) {
 		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_LIMIT_EXCEEDED, "more than %u stream buffers",
-			plugin->options.stream_max_buffers);
+			limits.max_buffers);
+		return;
+	}
+	if (usage->storage_bytes + bytes > limits.max_client_bytes) {
+		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_LIMIT_EXCEEDED,
+			"stream buffers of this client would hold %llu bytes, over the limit of %llu",
+			static_cast<unsigned long long>(usage->storage_bytes + bytes),
+			static_cast<unsigned long long>(limits.max_client_bytes));
 		return;
 	}
 	auto *sb = new StreamBuffer();
-	sb->storage = DestImage::create(target, width, height, bpp, true);
+	sb->storage = Storage::create(target, width, height, bpp);
 	if (sb->storage == nullptr) {
 		delete sb;
 		wl_client_post_no_memory(client);
@@ -453,6 +585,8 @@ void stream_create_buffer(wl_client *client, wl_resource *resource, uint32_t id,
 		return;
 	}
 	usage->buffers++;
+	usage->storage_bytes += sb->storage->size;
+	sb->charged = usage;
 }
 
 void stream_write(wl_client *client, wl_resource *resource, wl_resource *buffer_resource, int32_t x, int32_t y,
@@ -479,10 +613,15 @@ void stream_write(wl_client *client, wl_resource *resource, wl_resource *buffer_
 			length, static_cast<unsigned long long>(expected));
 		return;
 	}
-	if (s->usage->inflight_bytes + length > s->plugin->options.stream_max_inflight_bytes) {
+	uint64_t max_inflight = limits_of(s->plugin).max_inflight_bytes;
+	if (s->usage->inflight_bytes + length > max_inflight) {
 		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_LIMIT_EXCEEDED,
-			"more than %llu bytes announced and not yet read",
-			static_cast<unsigned long long>(s->plugin->options.stream_max_inflight_bytes));
+			"more than %llu bytes announced and not yet read", static_cast<unsigned long long>(max_inflight));
+		return;
+	}
+	if (s->usage->pending_writes >= kMaxPendingWrites) {
+		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_LIMIT_EXCEEDED,
+			"more than %llu writes announced and not yet read", static_cast<unsigned long long>(kMaxPendingWrites));
 		return;
 	}
 	if (s->failed || s->source == nullptr) {
@@ -490,6 +629,7 @@ void stream_write(wl_client *client, wl_resource *resource, wl_resource *buffer_
 		return;
 	}
 	s->usage->inflight_bytes += length;
+	s->usage->pending_writes++;
 	sb->announced++;
 	wlr_buffer_lock(&sb->pixel.base); // the storage stays while bytes are owed to it
 	s->writes.push_back({sb, x, y, width, height, length});
@@ -503,18 +643,26 @@ const struct pp_stream_v1_interface kStreamImpl = {
 };
 
 void drop_stream(Stream *s) {
-	// Pending writes will never complete: release their buffers and any held commits'
-	// surfaces stay held until the client goes (wlroots then frees the cached states).
-	for (StreamWrite &w : s->writes) wlr_buffer_unlock(&w.buffer->pixel.base);
+	// Pending writes will never complete: release their buffers. Commits they hold stay held
+	// while the client lives (wlroots frees the cached states with the surface).
+	for (StreamWrite &w : s->writes) {
+		s->usage->inflight_bytes -= w.length;
+		s->usage->pending_writes--;
+		w.buffer->waiters.clear(); // they wait for this stream's bytes, which never come now
+		wlr_buffer_unlock(&w.buffer->pixel.base);
+	}
 	s->writes.clear();
 	if (s->source != nullptr) wl_event_source_remove(s->source);
 	if (s->fd >= 0) close(s->fd);
+	if (s->resource != nullptr) wl_resource_set_user_data(s->resource, nullptr); // its client is going
+	std::erase(s->usage->streams, s);
 	std::erase(live_streams, s);
 	delete s;
 }
 
 void stream_resource_destroy(wl_resource *resource) {
 	Stream *s = stream_from_resource(resource);
+	if (s == nullptr) return; // already dropped with its client
 	s->resource = nullptr;
 	// Announced bytes are still read (the buffers stay valid); without any, the stream ends.
 	if (s->writes.empty() || s->failed || s->source == nullptr) {
@@ -526,26 +674,58 @@ void stream_resource_destroy(wl_resource *resource) {
 
 void manager_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
 
+// Only fds that end: a connected AF_UNIX stream socket, or the read end of a pipe or FIFO
+// opened read-only. Datagram and listening sockets, UDP, a FIFO opened read-write (the
+// compositor would be a writer itself) never hang up. Returns "" if `fd` is fine, else why not.
+const char *vet_data_fd(int fd, FdKind *kind) {
+	struct stat st;
+	if (fstat(fd, &st) != 0) return "fstat failed";
+	int flags = fcntl(fd, F_GETFL);
+	if (flags < 0) return "fcntl failed";
+	if (S_ISFIFO(st.st_mode)) {
+		if ((flags & O_ACCMODE) != O_RDONLY) return "a pipe or FIFO must be a read end opened read-only";
+		*kind = FdKind::Pipe;
+		return "";
+	}
+	if (!S_ISSOCK(st.st_mode)) return "the data fd must be a socket or a pipe";
+	int domain = 0, type = 0, listening = 0;
+	socklen_t len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX) return "not an AF_UNIX socket";
+	len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) return "not a SOCK_STREAM socket";
+	len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening) return "a listening socket";
+	sockaddr_storage peer;
+	socklen_t peer_len = sizeof(peer);
+	if (getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &peer_len) != 0) return "the socket is not connected";
+	*kind = FdKind::Socket;
+	return "";
+}
+
 void manager_create_stream(wl_client *client, wl_resource *resource, uint32_t id, int32_t fd) {
 	auto *manager = static_cast<StreamManager *>(wl_resource_get_user_data(resource));
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !(S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode))) {
+	FdKind kind = FdKind::Socket;
+	const char *why = vet_data_fd(fd, &kind);
+	if (*why != '\0') {
 		close(fd);
-		wl_resource_post_error(resource, PP_STREAM_MANAGER_V1_ERROR_INVALID_FD,
-			"the data fd must be a socket or a pipe");
+		wl_resource_post_error(resource, PP_STREAM_MANAGER_V1_ERROR_INVALID_FD, "data fd: %s", why);
 		return;
 	}
-	int flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || (flags & O_ACCMODE) == O_WRONLY || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+	std::shared_ptr<ClientUsage> usage = usage_for(client);
+	uint32_t max_streams = limits_of(manager->plugin()).max_streams;
+	if (usage->streams.size() >= max_streams) {
 		close(fd);
-		wl_resource_post_error(resource, PP_STREAM_MANAGER_V1_ERROR_INVALID_FD, "the data fd is not readable");
+		wl_resource_post_error(resource, PP_STREAM_MANAGER_V1_ERROR_LIMIT_EXCEEDED, "more than %u streams", max_streams);
 		return;
 	}
+	// Reads do not rely on it (read_nowait), but a well-behaved fd is non-blocking anyway.
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	auto *s = new Stream();
 	s->plugin = manager->plugin();
 	s->id = next_stream_id++;
 	s->fd = fd;
-	s->usage = usage_for(client);
+	s->kind = kind;
+	s->usage = usage;
 	s->resource = wl_resource_create(client, &pp_stream_v1_interface, wl_resource_get_version(resource), id);
 	if (s->resource == nullptr) {
 		close(fd);
@@ -555,6 +735,7 @@ void manager_create_stream(wl_client *client, wl_resource *resource, uint32_t id
 	}
 	wl_resource_set_implementation(s->resource, &kStreamImpl, s, stream_resource_destroy);
 	live_streams.push_back(s);
+	usage->streams.push_back(s);
 	s->source = wl_event_loop_add_fd(wl_display_get_event_loop(s->plugin->display), fd, 0, handle_readable, s);
 }
 
@@ -585,6 +766,11 @@ StreamManager::~StreamManager() {
 		if (s->plugin == plugin_ && s->resource == nullptr) mine.push_back(s);
 	}
 	for (Stream *s : mine) drop_stream(s);
+	if (live_streams.empty() && relay[0] >= 0) {
+		close(relay[0]);
+		close(relay[1]);
+		relay[0] = relay[1] = -1;
+	}
 	if (global_ != nullptr) wl_global_destroy(global_);
 }
 
@@ -597,12 +783,13 @@ void StreamManager::bind(wl_client *client, void *data, uint32_t version, uint32
 	}
 	wl_resource_set_implementation(resource, &kManagerImpl, manager, nullptr);
 	const pixelport_options &o = manager->plugin_->options;
+	Limits limits = limits_of(manager->plugin_);
 	for (uint32_t format : manager->plugin_->shm->formats()) {
 		pp_stream_manager_v1_send_format(resource, shm_format_to_drm(format));
 	}
 	pp_stream_manager_v1_send_size_hint(resource, o.stream_size_hint);
-	pp_stream_manager_v1_send_limits(resource, static_cast<uint32_t>(std::min<uint64_t>(o.stream_max_buffer_bytes, UINT32_MAX)),
-		o.stream_max_buffers, static_cast<uint32_t>(std::min<uint64_t>(o.stream_max_inflight_bytes, UINT32_MAX)));
+	pp_stream_manager_v1_send_limits(resource, static_cast<uint32_t>(std::min<uint64_t>(limits.max_buffer_bytes, UINT32_MAX)),
+		limits.max_buffers, static_cast<uint32_t>(std::min<uint64_t>(limits.max_inflight_bytes, UINT32_MAX)));
 }
 
 void StreamManager::handle_client_commit(SurfaceState *surface, wlr_buffer *buffer) {

@@ -266,6 +266,14 @@ void Timing::attach_output(wlr_output *output) {
 }
 
 // A frame with these surfaces' applied records was committed: they present with it.
+uint64_t Timing::largest_output_pixels() const {
+	uint64_t largest = 0;
+	for (const auto &o : outputs_) {
+		largest = std::max(largest, static_cast<uint64_t>(o->output->width) * static_cast<uint64_t>(o->output->height));
+	}
+	return largest;
+}
+
 void Timing::output_committed(OutputState *o) {
 	for (SurfaceState *s : waiting_) {
 		if (!on_output(s->surface, o->output)) continue;

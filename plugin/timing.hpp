@@ -40,6 +40,9 @@ public:
 	/** Follow an output's frames: render start/end, presentation, missed frames. */
 	void attach_output(wlr_output *output);
 
+	/** Width x height of the largest attached output, in pixels; 0 before any (stream limits). */
+	uint64_t largest_output_pixels() const;
+
 	/** Per surface and output: count and p50/p95/p99 of each phase, as a text table. */
 	std::string summary() const;
 

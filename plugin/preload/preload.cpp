@@ -158,6 +158,8 @@ void read_options(pixelport_options *options) {
 	static constexpr Row kRows[] = {
 		{"PIXELPORT_SHM_VERSION", &pixelport_options::shm_version, 2},
 		{"PIXELPORT_CONVERT_THREADS", &pixelport_options::convert_threads, 256},
+		{"PIXELPORT_STREAM_MAX_BUFFERS", &pixelport_options::stream_max_buffers, 1u << 20},
+		{"PIXELPORT_STREAM_MAX_STREAMS", &pixelport_options::stream_max_streams, 1u << 16},
 	};
 	for (const Row &row : kRows) {
 		const char *value = getenv(row.name);
@@ -169,6 +171,28 @@ void read_options(pixelport_options *options) {
 			continue;
 		}
 		options->*row.field = static_cast<uint32_t>(n);
+	}
+	// Byte budgets (0 = the plugin's default, sized to the outputs).
+	struct Row64 {
+		const char *name;
+		uint64_t pixelport_options::*field;
+	};
+	static constexpr Row64 kRows64[] = {
+		{"PIXELPORT_STREAM_MAX_BUFFER_BYTES", &pixelport_options::stream_max_buffer_bytes},
+		{"PIXELPORT_STREAM_MAX_INFLIGHT_BYTES", &pixelport_options::stream_max_inflight_bytes},
+		{"PIXELPORT_STREAM_MAX_CLIENT_BYTES", &pixelport_options::stream_max_client_bytes},
+	};
+	for (const Row64 &row : kRows64) {
+		const char *value = getenv(row.name);
+		if (value == nullptr || *value == '\0') continue;
+		char *end = nullptr;
+		errno = 0;
+		unsigned long long n = strtoull(value, &end, 10);
+		if (*end != '\0' || errno != 0 || value[0] == '-') {
+			log_line(1, "ignoring %s=%s (want a byte count)", row.name, value);
+			continue;
+		}
+		options->*row.field = n;
 	}
 }
 

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 extern char **environ;
 
@@ -362,8 +363,8 @@ size_t count_fds(pid_t pid) {
 	return n;
 }
 
-size_t settle_at_most(size_t (*count)(pid_t), pid_t pid, size_t limit) {
-	uint64_t deadline = now_ms() + 3000;
+size_t settle_at_most(size_t (*count)(pid_t), pid_t pid, size_t limit, int timeout_ms) {
+	uint64_t deadline = now_ms() + static_cast<uint64_t>(timeout_ms);
 	size_t n = count(pid);
 	while (n > limit && now_ms() < deadline) {
 		usleep(10000);
@@ -380,6 +381,85 @@ size_t count_maps(pid_t pid) {
 	return n;
 }
 
+size_t rss_kib(pid_t pid) {
+	std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+	std::string line;
+	while (std::getline(in, line)) {
+		if (line.rfind("VmRSS:", 0) == 0) return static_cast<size_t>(strtoull(line.c_str() + 6, nullptr, 10));
+	}
+	return 0;
+}
+
+struct PeakSampler::Thread {
+	std::thread thread;
+	std::atomic<bool> stop{false};
+	std::atomic<size_t> fds{0}, rss{0};
+};
+
+void PeakSampler::start(pid_t pid) {
+	stop();
+	peak_fds_ = count_fds(pid);
+	peak_rss_kib_ = rss_kib(pid);
+	thread_ = new Thread();
+	thread_->fds = peak_fds_;
+	thread_->rss = peak_rss_kib_;
+	thread_->thread = std::thread([t = thread_, pid] {
+		while (!t->stop) {
+			size_t f = count_fds(pid), r = rss_kib(pid);
+			if (f > t->fds) t->fds = f;
+			if (r > t->rss) t->rss = r;
+			usleep(5000);
+		}
+	});
+}
+
+void PeakSampler::stop() {
+	if (thread_ == nullptr) return;
+	thread_->stop = true;
+	thread_->thread.join();
+	peak_fds_ = thread_->fds;
+	peak_rss_kib_ = thread_->rss;
+	delete thread_;
+	thread_ = nullptr;
+}
+
+bool parse_probe_line(const std::string &line, ProbeStats *stats) {
+	unsigned long long rt = 0, worst = 0, frames = 0, gap = 0;
+	int used = 0;
+	if (sscanf(line.c_str(), "probe roundtrips=%llu worst_roundtrip_us=%llu frames=%llu worst_frame_gap_us=%llu%n", &rt,
+			&worst, &frames, &gap, &used) != 4) {
+		return false;
+	}
+	*stats = ProbeStats{rt, worst, frames, gap, ""};
+	std::string rest = line.substr(static_cast<size_t>(used));
+	if (rest.rfind(" error=", 0) == 0) stats->error = rest.substr(7);
+	return true;
+}
+
+bool ProbeClient::start(CompositorFixture &fx) {
+	if (!process_.start({build_path("PIXELPORT_PROBE_CLIENT")}, fx.client_env())) return false;
+	std::string line;
+	return process_.read_line(&line, 10000) && line == "probe ready";
+}
+
+bool ProbeClient::sample(ProbeStats *stats, int timeout_ms) {
+	if (!process_.running()) return false;
+	kill(process_.pid(), SIGUSR1);
+	std::string line;
+	return process_.read_line(&line, timeout_ms) && parse_probe_line(line, stats);
+}
+
+bool ProbeClient::stop(ProbeStats *stats, int timeout_ms) {
+	if (process_.running()) {
+		kill(process_.pid(), SIGTERM);
+		process_.wait(timeout_ms);
+	}
+	std::string line;
+	while (process_.read_line(&line, 0)) {
+		if (parse_probe_line(line, stats)) return true;
+	}
+	return false;
+}
 
 std::set<std::string> shm_formats_from_wayland_info(const std::string &text) {
 	std::set<std::string> formats;

@@ -145,11 +145,15 @@ void start_holding(CompositorFixture &fx, Process *client, const std::string &pr
 size_t count_fds(pid_t pid);
 size_t count_maps(pid_t pid);
 
+/** Resident set size of a process in KiB (VmRSS in /proc/PID/status); 0 if unknown. */
+size_t rss_kib(pid_t pid);
+
 /**
- * Polls count(pid) for up to 3 s until it is at most `limit` (a client that just exited
- * may not be torn down in the compositor yet); returns the last count.
+ * Polls count(pid) for up to `timeout_ms` (3 s by default) until it is at most `limit` (a
+ * client that just exited may not be torn down in the compositor yet); returns the last count.
+ * Works with count_fds, count_maps and rss_kib.
  */
-size_t settle_at_most(size_t (*count)(pid_t), pid_t pid, size_t limit);
+size_t settle_at_most(size_t (*count)(pid_t), pid_t pid, size_t limit, int timeout_ms = 3000);
 
 /**
  * Slack for mapping counts: AddressSanitizer's allocator maps regions of its own (and keeps
@@ -161,6 +165,78 @@ inline constexpr size_t kMapsSlack = 64;
 #else
 inline constexpr size_t kMapsSlack = 0;
 #endif
+
+/**
+ * Latency bound for a well-behaved client while another one misbehaves: a probe roundtrip or
+ * frame must come within kProbeLatencyMs. AddressSanitizer slows the compositor several times
+ * (every byte copied and converted is checked), so its build gets kLatencyScale times as long.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr int kLatencyScale = 4;
+#else
+inline constexpr int kLatencyScale = 1;
+#endif
+inline constexpr int kProbeLatencyMs = 50 * kLatencyScale;
+
+/** One line of pixelport-probe-client: what it saw since the previous line (times in us). */
+struct ProbeStats {
+	uint64_t roundtrips = 0;
+	uint64_t worst_roundtrip_us = 0;
+	uint64_t frames = 0;
+	uint64_t worst_frame_gap_us = 0;
+	std::string error; // the connection died: why ("" when it did not)
+};
+
+/** Parses "probe roundtrips=N worst_roundtrip_us=N frames=N worst_frame_gap_us=N[ error=...]". */
+bool parse_probe_line(const std::string &line, ProbeStats *stats);
+
+/**
+ * pixelport-probe-client (PIXELPORT_PROBE_CLIENT) against a running compositor: a well-behaved
+ * client that syncs every 10 ms and keeps presenting frames. Use:
+ *     ProbeClient probe;
+ *     ASSERT_TRUE(probe.start(fx));          // connected, first frame shown
+ *     ProbeStats before;
+ *     ASSERT_TRUE(probe.sample(&before));    // discards the start-up figures
+ *     ... attack ...
+ *     ProbeStats during;
+ *     ASSERT_TRUE(probe.stop(&during));      // since the sample
+ *     EXPECT_LT(during.worst_roundtrip_us, kProbeLatencyMs * 1000u);
+ */
+class ProbeClient {
+public:
+	/** Starts it and waits (up to 10 s) for its first frame; false if it did not come. */
+	bool start(CompositorFixture &fx);
+	/** SIGUSR1: the figures since the previous sample (or start); it keeps running. */
+	bool sample(ProbeStats *stats, int timeout_ms = 5000);
+	/** SIGTERM: the figures since the previous sample; false if no line came. */
+	bool stop(ProbeStats *stats, int timeout_ms = 5000);
+	Process &process() { return process_; }
+
+private:
+	Process process_;
+};
+
+/**
+ * Samples a process's fd count and RSS every 5 ms on a thread of its own, from start() until
+ * stop() (or destruction), keeping the peaks: what an attack made the compositor hold at most.
+ */
+class PeakSampler {
+public:
+	PeakSampler() = default;
+	~PeakSampler() { stop(); }
+	PeakSampler(const PeakSampler &) = delete;
+	PeakSampler &operator=(const PeakSampler &) = delete;
+	void start(pid_t pid);
+	void stop();
+	size_t peak_fds() const { return peak_fds_; }
+	size_t peak_rss_kib() const { return peak_rss_kib_; }
+
+private:
+	struct Thread;
+	Thread *thread_ = nullptr;
+	size_t peak_fds_ = 0;
+	size_t peak_rss_kib_ = 0;
+};
 
 /** The wl_shm formats wayland-info lists, as its four-character names (e.g. "NV12"). */
 std::set<std::string> shm_formats_from_wayland_info(const std::string &text);

@@ -1,11 +1,33 @@
 // pixelport-stream-client: exercises pixelport-stream-v1 the ways a test needs, well-behaved
 // or not, and reports: "error CODE INTERFACE" for a protocol error, "ok" otherwise, and
 // "holding" when it then stays connected until killed.
-// Usage: pixelport-stream-client MODE
+// Usage: pixelport-stream-client MODE [ARG...]
+//
+// Attack modes (issue 12; each prints "attacking" once the attack is in place, or a verdict):
+//   block-pipe HOLD_MS, block-socket HOLD_MS: keeps its own copy of the data fd, clears
+//     O_NONBLOCK on it (the flag belongs to the shared open file description), announces 16384
+//     bytes on a 64x64 XRGB8888 buffer, sends 100, prints "attacking", holds HOLD_MS, exits.
+//   dgram-socket, udp-socket, listening-socket, fifo-read-write, seqpacket-socket,
+//     unconnected-socket: create_stream with an fd of that kind (must get invalid_fd).
+//   fifo-frame FIFO_PATH: a 32x32 frame through a FIFO opened read-only (must be shown).
+//   many-streams N: N streams with an announced, never-sent write each (our ends stay open),
+//     then "ok" and "holding".
+//   too-many-streams: streams until the compositor's cap (limit_exceeded on the manager).
+//   orphan-cycles CYCLES STREAMS: each cycle a child process connects, creates STREAMS streams
+//     on pipes whose write ends this (parent) process keeps, announces a 1024x512 XRGB8888
+//     frame on each, destroys them and exits without a goodbye. Prints "connected" first (its
+//     own connection is up), then "ok" and "holding".
+//   big-buffers N: one stream, N buffers of the largest size the limits event allows, one
+//     roundtrip: prints "created N in US" (the roundtrip's time) then the verdict.
+//   buffer-over-limit: one buffer one row over max_buffer_bytes (limit_exceeded).
 #include <drm_fourcc.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +54,7 @@ extern "C" void __lsan_disable(void) __attribute__((weak));
 namespace {
 
 Connection conn;
+pp_stream_v1 *stream_on_last = nullptr; // the stream blocking_attack() works on
 
 int report() { return test::report(conn); }
 void hold() { test::hold(conn); }
@@ -94,6 +117,40 @@ pp_timing_manager_v1 *bind_timing_manager(uint32_t version = 1) {
 	return bind.manager;
 }
 
+// Sleeps `ms` while answering nothing (the attacker may have frozen the compositor), then exits.
+[[noreturn]] void hold_then_exit(int ms) {
+	printf("attacking\n");
+	fflush(stdout);
+	usleep(static_cast<useconds_t>(ms) * 1000);
+	_exit(0);
+}
+
+// Clears O_NONBLOCK on our copy of the data fd, announces 16384 bytes, sends 100, holds.
+[[noreturn]] void blocking_attack(int ours, int writer, int hold_ms) {
+	Window w;
+	std::string e;
+	if (!w.create(&conn, "attacker", &e)) exit(3);
+	conn.roundtrip(); // the compositor has made the fd non-blocking by now
+	int flags = fcntl(ours, F_GETFL);
+	if (fcntl(ours, F_SETFL, flags & ~O_NONBLOCK) < 0) exit(3);
+	pp_stream_v1 *s = stream_on_last;
+	wl_buffer *b = pp_stream_v1_create_buffer(s, 64, 64, DRM_FORMAT_XRGB8888);
+	pp_stream_v1_write(s, b, 0, 0, 64, 64, 16384);
+	wl_surface_attach(w.surface, b, 0, 0);
+	wl_surface_commit(w.surface);
+	wl_display_flush(conn.display);
+	uint8_t some[100] = {};
+	send_bytes(writer, some, sizeof(some));
+	hold_then_exit(hold_ms);
+}
+
+// create_stream with `fd` (which must end in invalid_fd).
+int stream_from_fd(int fd) {
+	if (fd < 0) return 3;
+	pp_stream_manager_v1_create_stream(conn.stream_manager, fd);
+	return report();
+}
+
 int simple_error(const std::function<void(pp_stream_v1 *, int)> &act) {
 	int data;
 	pp_stream_v1 *s = socket_stream(&data);
@@ -116,7 +173,150 @@ int main(int argc, char *argv[]) {
 	}
 	const uint32_t xrgb = DRM_FORMAT_XRGB8888;
 	static const char *go_file = argc > 2 ? argv[2] : "/nonexistent";
+	static const char *arg2 = argc > 2 ? argv[2] : "0";
+	static const char *arg3 = argc > 3 ? argv[3] : nullptr;
 	std::map<std::string, std::function<int()>> modes = {
+		{"block-pipe", [] {
+			int p[2];
+			if (pipe(p) < 0) return 3;
+			stream_on_last = pp_stream_manager_v1_create_stream(conn.stream_manager, p[0]);
+			blocking_attack(p[0], p[1], atoi(arg2));
+		}},
+		{"block-socket", [] {
+			int sv[2];
+			if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) return 3;
+			stream_on_last = pp_stream_manager_v1_create_stream(conn.stream_manager, sv[0]);
+			blocking_attack(sv[0], sv[1], atoi(arg2));
+		}},
+		{"dgram-socket", [] {
+			int sv[2];
+			if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0) return 3;
+			return stream_from_fd(sv[0]);
+		}},
+		{"seqpacket-socket", [] {
+			int sv[2];
+			if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0) return 3;
+			return stream_from_fd(sv[0]);
+		}},
+		{"udp-socket", [] { return stream_from_fd(socket(AF_INET, SOCK_DGRAM, 0)); }},
+		{"unconnected-socket", [] { return stream_from_fd(socket(AF_UNIX, SOCK_STREAM, 0)); }},
+		{"listening-socket", [] {
+			int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+			sockaddr_un addr = {};
+			addr.sun_family = AF_UNIX;
+			// Abstract address: nothing to clean up.
+			snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "pixelport-listen-%d", getpid());
+			if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0 || listen(fd, 1) < 0) return 3;
+			return stream_from_fd(fd);
+		}},
+		{"fifo-read-write", [] {
+			std::string path = "/tmp/pixelport-fifo-" + std::to_string(getpid());
+			if (mkfifo(path.c_str(), 0600) < 0) return 3;
+			int fd = open(path.c_str(), O_RDWR);
+			unlink(path.c_str());
+			return stream_from_fd(fd);
+		}},
+		{"fifo-frame", [] {
+			// Read end first (non-blocking open), then the write end.
+			int rd = open(arg2, O_RDONLY | O_NONBLOCK);
+			int wr = open(arg2, O_WRONLY);
+			if (rd < 0 || wr < 0) return 3;
+			pp_stream_v1 *s = pp_stream_manager_v1_create_stream(conn.stream_manager, rd);
+			close(rd);
+			Window w;
+			std::string e;
+			if (!w.create(&conn, "stream", &e)) return 3;
+			auto px = frame(32, 32, 5);
+			wl_buffer *b = pp_stream_v1_create_buffer(s, 32, 32, DRM_FORMAT_XRGB8888);
+			pp_stream_v1_write(s, b, 0, 0, 32, 32, static_cast<uint32_t>(px.size()));
+			wl_display_flush(conn.display);
+			send_bytes(wr, px.data(), px.size());
+			if (!show(w, b, 32, 32)) return report();
+			report();
+			hold();
+			return 0;
+		}},
+		{"many-streams", [] {
+			int n = atoi(arg2);
+			for (int i = 0; i < n; i++) {
+				int data;
+				pp_stream_v1 *s = socket_stream(&data); // our end stays open: never a hangup
+				wl_buffer *b = pp_stream_v1_create_buffer(s, 1, 1, DRM_FORMAT_XRGB8888);
+				pp_stream_v1_write(s, b, 0, 0, 1, 1, 4);
+				wl_buffer_destroy(b);
+				pp_stream_v1_destroy(s);
+			}
+			report();
+			hold();
+			return 0;
+		}},
+		// Streams until the compositor says no (its default cap is far below 200).
+		{"too-many-streams", [] {
+			for (int i = 0; i < 200; i++) {
+				int data;
+				socket_stream(&data);
+				if (!conn.roundtrip()) break; // one at a time: the error is read, not a broken pipe
+			}
+			return report();
+		}},
+		{"orphan-cycles", [] {
+			int cycles = atoi(arg2), streams = arg3 != nullptr ? atoi(arg3) : 1;
+			std::vector<int> keep; // the write ends: none of the pipes ever hangs up
+			printf("connected\n");
+			fflush(stdout);
+			for (int c = 0; c < cycles; c++) {
+				std::vector<int> reads;
+				for (int i = 0; i < streams; i++) {
+					int p[2];
+					if (pipe(p) < 0) return 3;
+					reads.push_back(p[0]);
+					keep.push_back(p[1]);
+				}
+				pid_t pid = fork();
+				if (pid < 0) return 3;
+				if (pid == 0) {
+					Connection child;
+					std::string e;
+					if (!child.connect(&e) || child.stream_manager == nullptr) _exit(3);
+					for (int fd : reads) {
+						pp_stream_v1 *s = pp_stream_manager_v1_create_stream(child.stream_manager, fd);
+						wl_buffer *b = pp_stream_v1_create_buffer(s, 1024, 512, DRM_FORMAT_XRGB8888);
+						pp_stream_v1_write(s, b, 0, 0, 1024, 512, 1024 * 512 * 4);
+						wl_buffer_destroy(b);
+						pp_stream_v1_destroy(s);
+					}
+					_exit(child.roundtrip() && wl_display_get_error(child.display) == 0 ? 0 : 4);
+				}
+				for (int fd : reads) close(fd);
+				int status = 0;
+				if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+					printf("cycle %d failed (status %d)\n", c, status);
+					return 0;
+				}
+			}
+			report();
+			hold();
+			return 0;
+		}},
+		{"big-buffers", [] {
+			int n = atoi(arg2);
+			int data;
+			pp_stream_v1 *s = socket_stream(&data);
+			const int32_t w = 16384; // h stays under 65536 up to 4 GiB
+			int32_t h = static_cast<int32_t>(conn.stream_max_buffer_bytes / (4u * w));
+			uint64_t t0 = now_ns();
+			for (int i = 0; i < n; i++) pp_stream_v1_create_buffer(s, w, h, DRM_FORMAT_XRGB8888);
+			conn.roundtrip();
+			printf("created %d in %llu\n", n, static_cast<unsigned long long>((now_ns() - t0) / 1000));
+			return report();
+		}},
+		{"buffer-over-limit", [] {
+			return simple_error([](pp_stream_v1 *s, int) {
+				const int32_t w = 8192;
+				int32_t h = static_cast<int32_t>(conn.stream_max_buffer_bytes / (4u * w)) + 1;
+				pp_stream_v1_create_buffer(s, w, h, DRM_FORMAT_XRGB8888);
+			});
+		}},
 		{"not-a-socket", [] {
 			int fd = memfd_create("x", MFD_CLOEXEC);
 			pp_stream_manager_v1_create_stream(conn.stream_manager, fd);

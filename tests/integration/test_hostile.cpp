@@ -79,6 +79,10 @@ TEST(HostileShmPool, GrowingAPoolInUseServesNewBuffersAtOnce) {
 	std::string verdict;
 	start_holding(fx, &client, build_path("PIXELPORT_HOSTILE_CLIENT"), "pool-grow", &verdict);
 	EXPECT_EQ(verdict, "ok");
+	// The screen shows the second buffer (in the grown part), not the first one.
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	EXPECT_EQ(screen_mismatches(shot, pattern_reference(DRM_FORMAT_ARGB8888, 64, 64, 2), 64, 64, 0, true), 0);
 	client.terminate();
 	EXPECT_EQ(fx.stop(), 0);
 }

@@ -42,7 +42,7 @@ struct wlr_output;
 struct pixelport_plugin;
 
 /** Bumped whenever a struct below or a function signature changes. */
-#define PIXELPORT_ABI_VERSION 2u
+#define PIXELPORT_ABI_VERSION 3u
 
 /** Options for pixelport_create(). Zero-initialise: zero means "default" everywhere. */
 struct pixelport_options {
@@ -55,9 +55,13 @@ struct pixelport_options {
 	 * beat a new wl_shm buffer); 0 means 1 MiB.
 	 */
 	uint32_t stream_size_hint;
-	/** Largest stream buffer in bytes of the renderer's format; 0 means 1 GiB. */
+	/**
+	 * Stream budgets, per client (docs/design.md, "Limits and fairness"); exceeding one is the
+	 * limit_exceeded protocol error. Largest stream buffer, in bytes of the renderer's format;
+	 * 0 means 4 x the largest output (width x height x 4), at least 256 MiB (8192 x 8192 x 4).
+	 */
 	uint64_t stream_max_buffer_bytes;
-	/** Stream buffers alive per client; 0 means 64. */
+	/** Stream buffers (wl_buffers) alive per client; 0 means 64. */
 	uint32_t stream_max_buffers;
 	/** Announced stream bytes not yet read, per client; 0 means 512 MiB. */
 	uint64_t stream_max_inflight_bytes;
@@ -77,6 +81,17 @@ struct pixelport_options {
 	uint64_t image_budget_client_bytes;
 	/** The same for all clients together; 0 means the larger of 2 GiB and 4 x the client budget. */
 	uint64_t image_budget_total_bytes;
+	/* ABI 3 */
+	/**
+	 * Streams alive per client, a stream the client destroyed while bytes were still owed
+	 * included (each holds an fd and up to 1 MiB of receive window); 0 means 16.
+	 */
+	uint32_t stream_max_streams;
+	/**
+	 * Bytes of storage of a client's stream buffers, counted from create_buffer until the
+	 * storage is freed; 0 means 16 x the largest output (width x height x 4), at least 1 GiB.
+	 */
+	uint64_t stream_max_client_bytes;
 };
 
 /** Counters since pixelport_create(), for tests and hosts that want them. */

@@ -1,0 +1,268 @@
+// Issue 12: a hostile stream client cannot freeze the compositor, pin its fds or memory after
+// it left, or make it hold memory out of proportion. Each case runs beside a well-behaved
+// probe client (pixelport-probe-client) whose roundtrips must stay under kProbeLatencyMs, and
+// checks that the compositor's fd count and RSS are back at their baseline within 1 s of the
+// attacker's exit. Each test prints one "fairness CASE ..." line (probe's worst roundtrip,
+// compositor's peak RSS and fds) so runs can be compared; no test gates on those peaks beyond
+// what the case is about.
+#include <gtest/gtest.h>
+
+#include <drm_fourcc.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "harness.hpp"
+#include "pattern.hpp"
+#include "reference.hpp"
+
+using namespace pixelport;
+using namespace pixelport::test;
+
+namespace {
+
+// RSS the compositor may keep after an attacker left: malloc keeps some freed heap. Under
+// AddressSanitizer freed memory sits in its quarantine (256 MiB by default) instead.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kRssSlackKib = 320 * 1024;
+#else
+constexpr size_t kRssSlackKib = 8 * 1024;
+#endif
+constexpr int kSettleMs = 1000; // "back to baseline within 1 s"
+
+uint64_t now_ms() {
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
+}
+
+// A compositor with a probe client connected and warmed up, and its baseline fds and RSS.
+struct Arena {
+	CompositorFixture fx;
+	ProbeClient probe;
+	pid_t pid = -1;
+	size_t fds0 = 0, rss0 = 0;
+	PeakSampler peaks;
+
+	void start(const std::vector<std::string> &args = {}) {
+		ASSERT_TRUE(fx.start(args));
+		expect_compositor_serves_others(fx); // first-use allocations happen now, not in the attack
+		ASSERT_TRUE(probe.start(fx));
+		ProbeStats warmup;
+		ASSERT_TRUE(probe.sample(&warmup));
+		pid = fx.compositor().pid();
+		fds0 = count_fds(pid);
+		rss0 = rss_kib(pid);
+		peaks.start(pid);
+	}
+
+	// The probe's figures since start (or the last sample): roundtrips answered in time and
+	// frames kept coming.
+	void expect_probe_served(ProbeStats *stats) {
+		ASSERT_TRUE(probe.sample(stats));
+		EXPECT_EQ(stats->error, "");
+		EXPECT_GT(stats->roundtrips, 0u);
+		EXPECT_LT(stats->worst_roundtrip_us, kProbeLatencyMs * 1000u);
+		EXPECT_GT(stats->frames, 0u);
+	}
+
+	// fds and RSS back at (or below) the baseline within 1 s; `extra_fds` for clients still
+	// connected on purpose.
+	void expect_back_to_baseline(size_t extra_fds = 0) {
+		EXPECT_LE(settle_at_most(count_fds, pid, fds0 + extra_fds, kSettleMs), fds0 + extra_fds);
+		EXPECT_LE(settle_at_most(rss_kib, pid, rss0 + kRssSlackKib, kSettleMs), rss0 + kRssSlackKib)
+			<< "baseline " << rss0 << " KiB";
+	}
+
+	void print(const char *name, const ProbeStats &stats) {
+		peaks.stop();
+		printf("fairness %s worst_roundtrip_us=%llu frames=%llu worst_frame_gap_us=%llu peak_rss_kib=%zu "
+			"base_rss_kib=%zu peak_fds=%zu base_fds=%zu\n",
+			name, static_cast<unsigned long long>(stats.worst_roundtrip_us),
+			static_cast<unsigned long long>(stats.frames), static_cast<unsigned long long>(stats.worst_frame_gap_us),
+			peaks.peak_rss_kib(), rss0, peaks.peak_fds(), fds0);
+		fflush(stdout);
+	}
+};
+
+// ---- case 1: reads never block --------------------------------------------------------------
+
+class FairnessBlockingRead : public testing::TestWithParam<const char *> {};
+
+// The attacker clears O_NONBLOCK on its copy of the data fd (the flag is the open file
+// description's, shared with the compositor), announces 16384 bytes, sends 100 and holds 4 s.
+TEST_P(FairnessBlockingRead, NeverStallsOthersAndSigtermStillWorks) {
+	Arena a;
+	ASSERT_NO_FATAL_FAILURE(a.start());
+	Process attacker;
+	ASSERT_TRUE(attacker.start({build_path("PIXELPORT_STREAM_CLIENT"), GetParam(), "4000"}, a.fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(attacker.read_line(&line, 10000)) << attacker.err();
+	ASSERT_EQ(line, "attacking");
+	usleep(1500 * 1000); // well into the hold
+	ProbeStats during;
+	a.expect_probe_served(&during);
+	EXPECT_GE(during.frames, 10u); // 1.5 s at 60 Hz is 90
+	EXPECT_EQ(attacker.wait(10000), 0);
+	a.expect_back_to_baseline();
+	a.print(GetParam(), during);
+	expect_compositor_serves_others(a.fx);
+
+	// SIGTERM while an attacker holds its bytes back: the compositor exits at once.
+	Process again;
+	ASSERT_TRUE(again.start({build_path("PIXELPORT_STREAM_CLIENT"), GetParam(), "4000"}, a.fx.client_env()));
+	ASSERT_TRUE(again.read_line(&line, 10000)) << again.err();
+	ASSERT_EQ(line, "attacking");
+	usleep(200 * 1000);
+	uint64_t t0 = now_ms();
+	EXPECT_EQ(a.fx.stop(), 0);
+	EXPECT_LT(now_ms() - t0, 1000u * kLatencyScale);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fairness, FairnessBlockingRead, testing::Values("block-pipe", "block-socket"),
+	[](const auto &info) {
+		std::string name = info.param;
+		for (char &c : name) c = c == '-' ? '_' : c;
+		return name;
+	});
+
+// ---- case 2: only fds that end; nothing outlives its client ----------------------------------
+
+constexpr int kInvalidFd = 0, kManagerLimit = 1; // pp_stream_manager_v1 errors
+constexpr int kLimit = 6;                        // pp_stream_v1.limit_exceeded
+
+class FairnessFdKind : public testing::TestWithParam<ErrorCase> {};
+
+TEST_P(FairnessFdKind, GetsTheProtocolErrorAndOthersGoOn) {
+	expect_protocol_error(build_path("PIXELPORT_STREAM_CLIENT"), GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Fairness, FairnessFdKind,
+	testing::Values(ErrorCase{"dgram-socket", kInvalidFd, "pp_stream_manager_v1"},
+		ErrorCase{"seqpacket-socket", kInvalidFd, "pp_stream_manager_v1"},
+		ErrorCase{"udp-socket", kInvalidFd, "pp_stream_manager_v1"},
+		ErrorCase{"unconnected-socket", kInvalidFd, "pp_stream_manager_v1"},
+		ErrorCase{"listening-socket", kInvalidFd, "pp_stream_manager_v1"},
+		ErrorCase{"fifo-read-write", kInvalidFd, "pp_stream_manager_v1"},
+		ErrorCase{"too-many-streams", kManagerLimit, "pp_stream_manager_v1"},
+		ErrorCase{"buffer-over-limit", kLimit, "pp_stream_v1"}),
+	[](const auto &info) { return error_case_name(info.param); });
+
+// A FIFO opened read-only is accepted and read like a pipe (splice, never blocking).
+TEST(FairnessFdKindOk, AFifoOpenedReadOnlyCarriesAFrame) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string fifo = fx.runtime_dir() + "/fifo";
+	ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+	Process client;
+	ASSERT_TRUE(client.start({build_path("PIXELPORT_STREAM_CLIENT"), "fifo-frame", fifo}, fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+	EXPECT_EQ(line, "ok");
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	EXPECT_EQ(screen_mismatches(shot, pattern_reference(DRM_FORMAT_XRGB8888, 32, 32, 5), 32, 32, 0, false), 0);
+	client.terminate();
+}
+
+// Eight clients with 16 streams each (the default cap), every stream owing bytes whose sender
+// never hangs up while the client lives; all killed at once: everything goes within 1 s.
+TEST(FairnessTeardown, ManyClientsWithManyStreamsLeaveNothingBehind) {
+	Arena a;
+	ASSERT_NO_FATAL_FAILURE(a.start());
+	constexpr int kClients = 8;
+	Process clients[kClients];
+	for (Process &c : clients) {
+		ASSERT_TRUE(c.start({build_path("PIXELPORT_STREAM_CLIENT"), "many-streams", "16"}, a.fx.client_env()));
+	}
+	for (Process &c : clients) {
+		std::string line;
+		ASSERT_TRUE(c.read_line(&line, 20000)) << c.err();
+		EXPECT_EQ(line, "ok");
+		ASSERT_TRUE(c.read_line(&line, 5000));
+		EXPECT_EQ(line, "holding");
+	}
+	EXPECT_GE(count_fds(a.pid), a.fds0 + kClients * 16u); // they are there now
+	for (Process &c : clients) kill(-c.pid(), SIGKILL);
+	for (Process &c : clients) c.wait(5000);
+	ProbeStats during;
+	a.expect_probe_served(&during);
+	a.expect_back_to_baseline();
+	a.print("many-clients-many-streams", during);
+	std::string out, err;
+	EXPECT_EQ(a.fx.run_client({"weston-simple-shm"}, 1500, &out, &err), -1) << err; // runs until killed
+	EXPECT_EQ(err.find("invalid arguments"), std::string::npos) << err;
+	expect_compositor_serves_others(a.fx);
+}
+
+// ---- case 3: limits per client, not per connection to a resource ------------------------------
+
+// 20 times: a child connects, makes 16 streams on pipes whose write ends the parent keeps,
+// announces a 2 MiB frame on each, destroys them and exits. Nothing may stay behind while the
+// parent (still connected) holds the write ends.
+TEST(FairnessTeardown, DisconnectingWithWritersKeptAliveLeavesNothingBehind) {
+	Arena a;
+	ASSERT_NO_FATAL_FAILURE(a.start());
+	Process parent;
+	ASSERT_TRUE(parent.start({build_path("PIXELPORT_STREAM_CLIENT"), "orphan-cycles", "20", "16"}, a.fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(parent.read_line(&line, 10000)) << parent.err();
+	ASSERT_EQ(line, "connected");
+	usleep(100 * 1000);
+	size_t parent_fds = count_fds(a.pid) - a.fds0; // its own connection
+	ASSERT_TRUE(parent.read_line(&line, 60000)) << parent.err();
+	EXPECT_EQ(line, "ok");
+	ASSERT_TRUE(parent.read_line(&line, 5000));
+	EXPECT_EQ(line, "holding");
+	ProbeStats during;
+	a.expect_probe_served(&during);
+	a.expect_back_to_baseline(parent_fds);
+	a.print("orphan-cycles", during);
+	parent.terminate();
+	a.expect_back_to_baseline();
+	expect_compositor_serves_others(a.fx);
+}
+
+// ---- case 4: budgets sized to what outputs show; storage written only as data arrives ---------
+
+// 64 buffers of the largest size (256 MiB each, 16 GiB in all with the client budget raised to
+// allow it) cost nothing until bytes arrive: the requests are answered at once and the RSS
+// does not move.
+TEST(FairnessBudget, BuffersAtTheLimitAreCreatedAtOnceAndCostNothingUntilWritten) {
+	Arena a;
+	ASSERT_NO_FATAL_FAILURE(a.start({"--stream-max-client-bytes", std::to_string(64ull << 28)}));
+	std::string out, err;
+	ASSERT_EQ(a.fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "big-buffers", "64"}, 30000, &out, &err), 0)
+		<< err;
+	unsigned long long n = 0, us = 0;
+	ASSERT_EQ(sscanf(out.c_str(), "created %llu in %llu", &n, &us), 2) << out;
+	EXPECT_LT(us, kProbeLatencyMs * 1000u) << "64 create_buffer requests and a roundtrip";
+	EXPECT_NE(out.find("\nok\n"), std::string::npos) << out;
+	usleep(300 * 1000); // a few frames for the probe to count
+	ProbeStats during;
+	a.expect_probe_served(&during);
+	a.print("big-buffers", during);
+	EXPECT_LT(a.peaks.peak_rss_kib(), a.rss0 + 32 * 1024) << "storage is made resident only by data";
+	a.expect_back_to_baseline();
+}
+
+// With the default budgets, the 65th buffer and the fifth 256 MiB one are limit_exceeded.
+TEST(FairnessBudget, ExceedingABudgetIsLimitExceeded) {
+	{
+		CompositorFixture fx;
+		ASSERT_TRUE(fx.start({"--stream-max-client-bytes", std::to_string(65ull << 28)}));
+		std::string out, err;
+		ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "big-buffers", "65"}, 30000, &out, &err), 0)
+			<< err;
+		EXPECT_NE(out.find("\nerror 6 pp_stream_v1\n"), std::string::npos) << out; // max_buffers = 64
+	}
+	{
+		CompositorFixture fx;
+		ASSERT_TRUE(fx.start());
+		std::string out, err;
+		ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "big-buffers", "5"}, 30000, &out, &err), 0)
+			<< err;
+		EXPECT_NE(out.find("\nerror 6 pp_stream_v1\n"), std::string::npos) << out; // 1 GiB per client
+	}
+}
+
+} // namespace
