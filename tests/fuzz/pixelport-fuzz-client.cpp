@@ -56,7 +56,8 @@ namespace {
 struct Options {
 	uint64_t seed = 1;
 	double seconds = 10;
-	int64_t only_connection = -1; // --connection: replay just this one
+	int64_t only_connection = -1; // --connection: replay from this one
+	int64_t connections = -1;     // --connections: how many (with --connection: 1)
 	int64_t max_ops = -1;         // per connection
 	std::string log_path;
 	double stall_ms = 100;
@@ -70,6 +71,9 @@ struct Options {
 	// An xdg role for a surface that had a buffer attached (an error unless that commit is
 	// still held for stream bytes: then wlroots asserts once it applies, see README.md).
 	bool role_after_buffer = true;
+	// Synchronized subsurfaces (their commits are cached until the parent commits; a cached
+	// one left at disconnect trips a wlroots use-after-free, see README.md).
+	bool sync_subsurfaces = true;
 };
 
 // splitmix64: small, fast and the same everywhere, so a seed means the same run on any libc.
@@ -665,7 +669,7 @@ void Session::make_subsurface() {
 	int i = pick(surfaces_, surface_alive), parent = pick(surfaces_, surface_alive);
 	if (i < 0 || parent < 0 || subcompositor_ == nullptr || surfaces_[i]->subsurface) return;
 	if ((surfaces_[i]->role == 1 || ancestor_or_self(surfaces_, i, parent)) && !bad()) return;
-	bool sync = rng_.chance(50);
+	bool sync = rng_.chance(50) && o_.sync_subsurfaces;
 	log("surf%d get_subsurface parent=surf%d %s", i, parent, sync ? "sync" : "desync");
 	surfaces_[i]->subsurface = wl_subcompositor_get_subsurface(subcompositor_, surfaces_[i]->surface, surfaces_[parent]->surface);
 	if (!sync) wl_subsurface_set_desync(surfaces_[i]->subsurface);
@@ -679,7 +683,11 @@ void Session::subsurface_op() {
 	if (j < 0) j = i;
 	wl_subsurface *sub = surfaces_[i]->subsurface;
 	switch (rng_.below(4)) {
-	case 0: log("surf%d subsurface.set_sync", i); wl_subsurface_set_sync(sub); break;
+	case 0:
+		if (!o_.sync_subsurfaces) return;
+		log("surf%d subsurface.set_sync", i);
+		wl_subsurface_set_sync(sub);
+		break;
 	case 1: log("surf%d subsurface.set_desync", i); wl_subsurface_set_desync(sub); break;
 	case 2: {
 		int x = static_cast<int>(rng_.range(-300, 300)), y = static_cast<int>(rng_.range(-300, 300));
@@ -1132,7 +1140,8 @@ int main(int argc, char *argv[]) {
 	CLI::App app{"random request sequences against the pixelport globals, with a probe client"};
 	app.add_option("--seed", o.seed, "seed of the run (connection K's requests depend on seed and K only)");
 	app.add_option("--seconds", o.seconds, "how long to run");
-	app.add_option("--connection", o.only_connection, "replay only connection K of the seed");
+	app.add_option("--connection", o.only_connection, "replay connection K of the seed (and --connections - 1 after it)");
+	app.add_option("--connections", o.connections, "run this many connections at most (default: 1 with --connection)");
 	app.add_option("--max-ops", o.max_ops, "at most N requests per connection");
 	app.add_option("--log", o.log_path, "write every request to this file");
 	app.add_option("--stall-ms", o.stall_ms, "probe roundtrips longer than this are findings");
@@ -1143,6 +1152,7 @@ int main(int argc, char *argv[]) {
 	app.add_flag("!--no-huge", o.huge, "buffers and pools at most 512 px / 4 MiB");
 	app.add_flag("!--no-short-writes", o.short_writes, "always send everything announced at once");
 	app.add_flag("!--no-role-after-buffer", o.role_after_buffer, "no xdg role for a surface that had a buffer attached");
+	app.add_flag("!--no-sync-subsurfaces", o.sync_subsurfaces, "every subsurface desynchronized");
 	CLI11_PARSE(app, argc, argv);
 	signal(SIGPIPE, SIG_IGN);
 	for (size_t i = 0; i < sizeof(g_junk); i++) g_junk[i] = static_cast<uint8_t>(i * 131 + 7);
@@ -1155,8 +1165,9 @@ int main(int argc, char *argv[]) {
 			return 2;
 		}
 	}
-	printf("fuzz seed=%" PRIu64 " seconds=%.1f classes:%s%s%s%s%s\n", o.seed, o.seconds, o.clear_nonblock ? " clear-nonblock" : "",
-		o.odd_stream_fds ? " odd-stream-fds" : "", o.huge ? " huge" : "", o.short_writes ? " short-writes" : "", o.role_after_buffer ? " role-after-buffer" : "");
+	printf("fuzz seed=%" PRIu64 " seconds=%.1f classes:%s%s%s%s%s%s\n", o.seed, o.seconds, o.clear_nonblock ? " clear-nonblock" : "",
+		o.odd_stream_fds ? " odd-stream-fds" : "", o.huge ? " huge" : "", o.short_writes ? " short-writes" : "", o.role_after_buffer ? " role-after-buffer" : "",
+		o.sync_subsurfaces ? " sync-subsurfaces" : "");
 	fflush(stdout);
 
 	Probe probe;
@@ -1169,10 +1180,11 @@ int main(int argc, char *argv[]) {
 	}
 
 	uint64_t deadline = run.t_start + static_cast<uint64_t>(o.seconds * 1e9);
-	for (uint64_t k = o.only_connection >= 0 ? static_cast<uint64_t>(o.only_connection) : 0; now_ns() < deadline; k++) {
+	uint64_t first = o.only_connection >= 0 ? static_cast<uint64_t>(o.only_connection) : 0;
+	uint64_t count = o.connections >= 0 ? static_cast<uint64_t>(o.connections) : o.only_connection >= 0 ? 1 : UINT64_MAX;
+	for (uint64_t k = first; k - first < count && now_ns() < deadline; k++) {
 		Session s(o, run, k);
 		if (!s.go(deadline) || probe.lost) break;
-		if (o.only_connection >= 0) break;
 	}
 	g_op_name = "done";
 	probe.stop = true;
