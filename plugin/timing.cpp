@@ -1,7 +1,6 @@
 #include "timing.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <iterator>
 #include <system_error>
 
@@ -9,21 +8,6 @@
 #include "pixelport-timing-v1-protocol.h"
 
 namespace pixelport {
-
-struct Timing::Report {
-	wl_resource *subscription = nullptr;
-	wl_client *client = nullptr;
-	uint32_t seq = 0, flags = 0;
-	uint64_t values[size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1] = {};
-	timing::FixedString<32> output;
-};
-
-// Drops a version 2 subscription's held reports when the resource goes.
-struct Timing::ReportSubscription {
-	Timing *timing = nullptr;
-	wl_resource *resource = nullptr;
-	wl_listener destroy{};
-};
 
 struct Timing::OutputState {
 	Timing *timing = nullptr;
@@ -59,6 +43,18 @@ void send_v1(wl_resource *sub, const timing::CommitRecord &r) {
 	send_time(sub, seq, PP_SURFACE_TIMING_V1_PHASE_PRESENT, r.t_present);
 	pp_surface_timing_v1_send_done(sub, seq, r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED,
 		r.output.empty() ? nullptr : r.output.data);
+}
+
+// Version 2: the whole commit in one report event of four arguments; the array points at the
+// stack (libwayland copies it into the connection buffer while marshalling).
+void send_report(wl_resource *sub, const timing::CommitRecord &r) {
+	uint64_t values[] = {protocol_transport(r.transport), r.format, static_cast<uint32_t>(r.width),
+		static_cast<uint32_t>(r.height), r.bytes, r.damage_bytes, r.t_commit, r.t_data_complete, r.t_convert_start,
+		r.t_convert_end, r.t_upload_start, r.t_upload_end, r.t_present};
+	static_assert(std::size(values) == size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1);
+	wl_array array = {.size = sizeof(values), .alloc = 0, .data = values};
+	pp_surface_timing_v1_send_report(sub, static_cast<uint32_t>(r.seq),
+		r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED, &array, r.output.empty() ? nullptr : r.output.data);
 }
 
 uint32_t protocol_transport(timing::Transport t) {
@@ -100,7 +96,6 @@ void manager_subscribe(wl_client *client, wl_resource *resource, uint32_t id, wl
 	SurfaceState *state = timing->plugin()->surface_state(wlr_surface_from_resource(surface_resource));
 	wl_resource_set_implementation(sub, &kSubscriptionImpl, state, subscription_resource_destroy);
 	if (state != nullptr) state->timing_subscribers.push_back(sub);
-	if (wl_resource_get_version(sub) >= PP_SURFACE_TIMING_V1_REPORT_SINCE_VERSION) timing->subscribed_v2(sub);
 }
 
 const struct pp_timing_manager_v1_interface kManagerImpl = {
@@ -152,9 +147,6 @@ std::unique_ptr<Timing> Timing::create(pixelport_plugin *plugin, const char *log
 }
 
 Timing::~Timing() {
-	for (auto &rs : report_subscriptions_) wl_list_remove(&rs->destroy.link);
-	if (logger_ != nullptr) wl_protocol_logger_destroy(logger_);
-	if (report_timer_ != nullptr) wl_event_source_remove(report_timer_);
 	outputs_.clear();
 	if (log_ != nullptr) log_->close();
 	if (global_ != nullptr) wl_global_destroy(global_);
@@ -235,89 +227,12 @@ void Timing::surface_destroyed(SurfaceState *s) {
 void Timing::finish(SurfaceState *s, timing::CommitRecord &r) {
 	for (wl_resource *sub : s->timing_subscribers) {
 		if (wl_resource_get_version(sub) >= PP_SURFACE_TIMING_V1_REPORT_SINCE_VERSION) {
-			report(sub, r);
+			send_report(sub, r);
 		} else {
 			send_v1(sub, r);
 		}
 	}
 	if (log_ != nullptr) log_->push(r);
-}
-
-void Timing::subscribed_v2(wl_resource *sub) {
-	auto rs = std::make_unique<ReportSubscription>();
-	rs->timing = this;
-	rs->resource = sub;
-	rs->destroy.notify = [](wl_listener *listener, void *) {
-		ReportSubscription *rs = wl_container_of(listener, rs, destroy);
-		Timing *t = rs->timing;
-		wl_list_remove(&rs->destroy.link);
-		std::erase_if(t->held_, [rs](const Report &h) { return h.subscription == rs->resource; });
-		std::erase_if(t->report_subscriptions_, [rs](const auto &p) { return p.get() == rs; });
-		if (t->report_subscriptions_.empty() && t->logger_ != nullptr) {
-			wl_protocol_logger_destroy(t->logger_);
-			t->logger_ = nullptr;
-		}
-	};
-	wl_resource_add_destroy_listener(sub, &rs->destroy);
-	report_subscriptions_.push_back(std::move(rs));
-	// Only while someone subscribed at version 2: a logger costs every client every message.
-	if (logger_ == nullptr) logger_ = wl_display_add_protocol_logger(plugin_->display, on_client_event, this);
-	if (report_timer_ == nullptr) {
-		report_timer_ = wl_event_loop_add_timer(wl_display_get_event_loop(plugin_->display), [](void *data) {
-			auto *t = static_cast<Timing *>(data);
-			t->report_timer_armed_ = false;
-			t->post_reports(nullptr);
-			return 0;
-		}, this);
-	}
-}
-
-// Version 2: the whole commit in one report event of four arguments. A presented commit's
-// report goes now (a client may wait for it); a discarded one's waits for the next event
-// its client gets anyway, so that a fast commit loop's reports never cost a flush (and a
-// wake-up of the client) of their own.
-void Timing::report(wl_resource *sub, const timing::CommitRecord &r) {
-	Report &h = held_.emplace_back();
-	h.subscription = sub;
-	h.client = wl_resource_get_client(sub);
-	h.seq = static_cast<uint32_t>(r.seq);
-	h.flags = r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED;
-	uint64_t values[] = {protocol_transport(r.transport), r.format, static_cast<uint32_t>(r.width),
-		static_cast<uint32_t>(r.height), r.bytes, r.damage_bytes, r.t_commit, r.t_data_complete, r.t_convert_start,
-		r.t_convert_end, r.t_upload_start, r.t_upload_end, r.t_present};
-	static_assert(sizeof(values) == sizeof(h.values));
-	std::memcpy(h.values, values, sizeof(values));
-	h.output = r.output;
-	if (!r.discarded || logger_ == nullptr || report_timer_ == nullptr) {
-		post_reports(h.client);
-	} else if (!report_timer_armed_) {
-		report_timer_armed_ = wl_event_source_timer_update(report_timer_, kReportDelayMs) == 0;
-	}
-}
-
-// Posts the held reports of `client` (null: of every client), oldest first.
-void Timing::post_reports(wl_client *client) {
-	if (posting_ || held_.empty()) return;
-	posting_ = true; // the events posted here reach on_client_event too
-	std::vector<Report> posting;
-	std::erase_if(held_, [&](Report &h) {
-		if (client != nullptr && h.client != client) return false;
-		posting.push_back(h);
-		return true;
-	});
-	for (Report &h : posting) {
-		wl_array array = {.size = sizeof(h.values), .alloc = 0, .data = h.values};
-		pp_surface_timing_v1_send_report(h.subscription, h.seq, h.flags, &array, h.output.empty() ? nullptr : h.output.data);
-	}
-	posting_ = false;
-}
-
-// Protocol logger: an event is about to be sent to a client; its held reports go first, in
-// the same flush.
-void Timing::on_client_event(void *data, wl_protocol_logger_type type, const wl_protocol_logger_message *message) {
-	auto *t = static_cast<Timing *>(data);
-	if (type != WL_PROTOCOL_LOGGER_EVENT || t->held_.empty() || t->posting_) return;
-	t->post_reports(wl_resource_get_client(message->resource));
 }
 
 void Timing::attach_output(wlr_output *output) {

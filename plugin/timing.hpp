@@ -43,24 +43,12 @@ public:
 	/** Per surface and output: count and p50/p95/p99 of each phase, as a text table. */
 	std::string summary() const;
 
-	/**
-	 * A version 2 subscription was created: its reports of discarded commits wait for the next
-	 * event the compositor sends its client anyway (same flush), or at most kReportDelayMs.
-	 */
-	void subscribed_v2(wl_resource *subscription);
-
 	void forget_global() { global_ = nullptr; }
 	pixelport_plugin *plugin() const { return plugin_; }
 
 private:
 	Timing() = default;
 	struct OutputState;
-	struct Report;
-	struct ReportSubscription;
-	static constexpr int kReportDelayMs = 10;
-	void report(wl_resource *subscription, const timing::CommitRecord &record);
-	void post_reports(wl_client *client);
-	static void on_client_event(void *data, wl_protocol_logger_type type, const wl_protocol_logger_message *message);
 	void finish(SurfaceState *surface, timing::CommitRecord &record);
 	void output_committed(OutputState *output);
 	void output_presented(OutputState *output, const wlr_output_event_present *event);
@@ -72,15 +60,6 @@ private:
 	std::vector<std::unique_ptr<OutputState>> outputs_;
 	/** Surfaces with applied records that wait for presentation. */
 	std::vector<SurfaceState *> waiting_;
-	// Version 2 reports held back for the next flush to their client, in commit order; the
-	// protocol logger (installed only while version 2 subscriptions exist) sees that client's
-	// next event go out, the timer bounds the wait.
-	std::vector<Report> held_;
-	std::vector<std::unique_ptr<ReportSubscription>> report_subscriptions_;
-	wl_protocol_logger *logger_ = nullptr;
-	wl_event_source *report_timer_ = nullptr;
-	bool report_timer_armed_ = false;
-	bool posting_ = false;
 };
 
 } // namespace pixelport
