@@ -652,6 +652,54 @@ int main(int argc, char *argv[]) {
 				seen.ordered, seen.phases_ordered, seen.times_size, seen.output.c_str(), seen.v1_events);
 			return report();
 		}},
+		// Version 2, a burst of commits faster than the output: each commit reported exactly
+		// once, in order, the replaced ones as discarded.
+		{"subscribe-v2-burst", [] {
+			pp_timing_manager_v1 *manager = bind_timing_manager(2);
+			if (manager == nullptr) {
+				printf("no timing global\n");
+				return 0;
+			}
+			Window a;
+			std::string e;
+			if (!a.create(&conn, "a", &e)) return 3;
+			struct Seen {
+				std::vector<uint32_t> seqs;
+				int presented = 0, discarded = 0;
+			} seen;
+			pp_surface_timing_v1 *sub = pp_timing_manager_v1_subscribe(manager, a.surface);
+			static const pp_surface_timing_v1_listener listener = {
+				.info = [](void *, pp_surface_timing_v1 *, uint32_t, uint32_t, uint32_t, int32_t, int32_t, uint32_t,
+						uint32_t, uint32_t, uint32_t) {},
+				.timestamp = [](void *, pp_surface_timing_v1 *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t) {},
+				.done = [](void *, pp_surface_timing_v1 *, uint32_t, uint32_t, const char *) {},
+				.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *, const char *) {
+					auto *s = static_cast<Seen *>(data);
+					s->seqs.push_back(seq);
+					(flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED ? s->presented : s->discarded)++;
+				},
+			};
+			pp_surface_timing_v1_add_listener(sub, &listener, &seen);
+			auto px = frame(64, 64, 1);
+			SurfaceWriter w(&conn, a.surface, Transport::ShmReused);
+			Pixels p = {DRM_FORMAT_XRGB8888, 64, 64, 256, px.data(), px.size()};
+			constexpr int kCommits = 20;
+			CommitWaiter last;
+			for (int i = 0; i < kCommits; i++) {
+				if (i == kCommits - 1) last.arm(&conn, a.surface);
+				if (!w.put(p, nullptr, &e)) return report();
+			}
+			if (!last.wait(&conn, 5000)) {
+				printf("last frame not presented\n");
+				return report();
+			}
+			for (int i = 0; i < 50 && seen.seqs.size() < kCommits; i++) conn.dispatch_timeout(100);
+			bool ordered = seen.seqs.size() == kCommits;
+			for (size_t i = 1; i < seen.seqs.size(); i++) ordered = ordered && seen.seqs[i] == seen.seqs[i - 1] + 1;
+			printf("reports %zu ordered %d last presented %d some discarded %d\n", seen.seqs.size(), ordered,
+				seen.presented >= 1, seen.discarded >= 1);
+			return report();
+		}},
 		// Names, as a surface, an object this client never created: object ids are per client,
 		// so another client's surface cannot be named at all, and libwayland says so.
 		{"foreign-subscribe", [] {

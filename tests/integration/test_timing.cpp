@@ -119,6 +119,16 @@ TEST(TimingProtocol, AVersionTwoSubscriberGetsOneReportPerCommit) {
 	EXPECT_EQ(out, "report 3 presented 3 ordered 1 checked 3 values 104 output HEADLESS-1 v1 0\nok\n");
 }
 
+// Commits faster than the output: every one reported once, in commit order; the replaced ones
+// as discarded, the last as presented.
+TEST(TimingProtocol, AVersionTwoBurstIsReportedOnceEachInOrder) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "subscribe-v2-burst"}, 20000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "reports 20 ordered 1 last presented 1 some discarded 1\nok\n");
+}
+
 // Object ids live in each client's own namespace: a subscription can only name a surface the
 // client created. Naming any other id makes libwayland-server post wl_display.error
 // invalid_method ("invalid arguments for pp_timing_manager_v1.subscribe"), which the client
