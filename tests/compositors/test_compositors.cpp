@@ -105,7 +105,8 @@ protected:
 				"    </windowRule>\n"
 				"  </windowRules>\n"
 				"</labwc_config>\n");
-			argv = {binary_, "-V", "-C", config, "-s", child};
+			// labwc splits -s into words itself (no shell).
+			argv = {binary_, "-V", "-C", config, "-s", "sh -c '" + child + "'"};
 		} else {
 			// cage exits when its application does and waits for it on SIGTERM: the application
 			// is a client that ends when the compositor goes away.
