@@ -55,40 +55,60 @@ std::string first_line(const fs::path& file) {
 }  // namespace
 
 void plot_png(const Report& r, const std::string& png_path) {
-  std::ostringstream data;
-  std::size_t points = 0;
+  std::vector<std::string> lines;
   for (const Row& row : r.rows) {
     if (!row.base.count || !row.cand.count) continue;
     auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
     // Columns: label, base median, base median (low), base p95 (high), same for candidate.
-    std::string label = row.group + " " + std::string(timing::phase_name(row.phase));
+    // The label is the frame size and phase; which runs are compared is in the table.
+    std::string group = row.group.substr(0, row.group.find(':'));
+    std::string label = group + " " + std::string(timing::phase_name(row.phase));
     std::replace(label.begin(), label.end(), '"', '\'');  // the data file quotes labels with "
-    data << '"' << label << "\"\t" << us(row.base.p50)
-         << '\t' << us(row.base.p50) << '\t' << us(row.base.p95) << '\t' << us(row.cand.p50) << '\t'
-         << us(row.cand.p50) << '\t' << us(row.cand.p95) << '\n';
-    ++points;
+    std::ostringstream data;
+    data << '"' << label << "\"\t" << us(row.base.p50) << '\t' << us(row.base.p50) << '\t' << us(row.base.p95) << '\t'
+         << us(row.cand.p50) << '\t' << us(row.cand.p50) << '\t' << us(row.cand.p95) << '\n';
+    lines.push_back(data.str());
   }
-  if (points == 0) throw PlotError("nothing to plot: no phase has values in both runs");
+  if (lines.empty()) throw PlotError("nothing to plot: no phase has values in both runs");
 
-  TempDir dir;
-  const fs::path data_file = dir.path / "data.tsv", script = dir.path / "plot.gp";
-  std::ofstream(data_file) << data.str();
-  std::ofstream(script)
-      << "set terminal pngcairo size " << std::max<std::size_t>(800, 120 * points) << ",700 noenhanced\n"
-      << "set output " << quoted(png_path) << "\n"
-      << "set title 'pixelport-compare: median per phase (error bar to p95)'\n"
-      << "set datafile separator '\\t'\n"
-      << "set style data histograms\n"
-      << "set style histogram errorbars gap 2 lw 1\n"
-      << "set style fill solid 0.6 border -1\n"
-      << "set logscale y\n"
-      << "set ylabel 'µs'\n"
-      << "set xtics rotate by -30 scale 0\n"
-      << "set key top left\n"
-      << "set rmargin 12\n"  // room for the last rotated label
-      << "plot " << quoted(data_file.string()) << " using 2:3:4:xtic(1) title 'base', '' using 5:6:7 title 'candidate'\n";
-
-  run_gnuplot(script.string(), png_path);
+  // Pages of at most kPerPage bars pairs, each at most 1,600 px wide: FILE.png, FILE-2.png, ...
+  constexpr std::size_t kPerPage = 12;
+  const std::size_t pages = (lines.size() + kPerPage - 1) / kPerPage;
+  const fs::path first(png_path);
+  for (std::size_t page = 0; page < pages; ++page) {
+    const std::size_t from = page * kPerPage, to = std::min(lines.size(), from + kPerPage);
+    std::string path = png_path;
+    if (page > 0) {
+      path = (first.parent_path() / (first.stem().string() + "-" + std::to_string(page + 1) + first.extension().string())).string();
+    }
+    TempDir dir;
+    const fs::path data_file = dir.path / "data.tsv", script = dir.path / "plot.gp";
+    {
+      std::ofstream data(data_file);
+      for (std::size_t k = from; k < to; ++k) data << lines[k];
+    }
+    const std::size_t width = std::min<std::size_t>(1600, std::max<std::size_t>(800, 130 * (to - from)));
+    std::ofstream(script)
+        << "set terminal pngcairo size " << width << ",700 noenhanced\n"
+        << "set output " << quoted(path) << "\n"
+        << "set title 'pixelport-compare: median per phase (error bar to p95)"
+        << (pages > 1 ? ", page " + std::to_string(page + 1) + " of " + std::to_string(pages) : std::string()) << "'\n"
+        << "set datafile separator '\\t'\n"
+        << "set style data histograms\n"
+        << "set style histogram errorbars gap 2 lw 1\n"
+        << "set style fill solid 0.6 border -1\n"
+        << "set logscale y\n"
+        << "set ylabel 'median (bar), p95 (error bar)'\n"
+        << "set ytics ('10 ns' 0.01, '100 ns' 0.1, '1 µs' 1, '10 µs' 10, '100 µs' 100, '1 ms' 1000, '10 ms' 10000, "
+           "'100 ms' 100000, '1 s' 1e6, '10 s' 1e7, '100 s' 1e8)\n"
+        << "set xtics rotate by -30 scale 0\n"
+        << "set key top left\n"
+        << "set bmargin 9\n"
+        << "set rmargin 12\n"  // room for the last rotated label
+        << "plot " << quoted(data_file.string())
+        << " using 2:3:4:xtic(1) title 'base' lc rgb '#0072B2', '' using 5:6:7 title 'candidate' lc rgb '#D55E00'\n";
+    run_gnuplot(script.string(), path);
+  }
 }
 
 void run_gnuplot(const std::string& script, const std::string& png_path) {

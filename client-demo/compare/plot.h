@@ -14,7 +14,8 @@ struct PlotError : std::runtime_error {
 };
 
 // Median per (group, phase) for both runs as bars, with error bars up to p95; log y axis in µs.
-// Writes `png_path`. Script and data go to a temporary directory that is removed afterwards.
+// Writes `png_path`, and with more than 12 bar pairs further pages FILE-2.png, FILE-3.png, ...
+// (each at most 1,600 px wide). Script and data go to a temporary directory removed afterwards.
 void plot_png(const Report& r, const std::string& png_path);
 
 // gnuplot single-quoted string literal of `s` ('' stands for one quote).

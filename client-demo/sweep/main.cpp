@@ -21,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -206,15 +207,26 @@ std::string self_exe() {
 struct Progress {
 	bool tty = isatty(STDERR_FILENO) != 0;
 	int total = 0, done = 0;
+	uint64_t start = now_ns();
+	// "about 3 min left": the time so far per step times the steps left (sizes grow, so early
+	// estimates are low; it says so by being an estimate).
+	std::string left() const {
+		if (done == 0 || done >= total) return "";
+		double s = static_cast<double>(now_ns() - start) / 1e9 / done * (total - done);
+		char buf[48];
+		if (s < 90) snprintf(buf, sizeof(buf), ", ~%.0f s left", s);
+		else snprintf(buf, sizeof(buf), ", ~%.0f min left", s / 60);
+		return buf;
+	}
 	void step(const std::string &label, const std::string &result) {
 		done++;
 		if (tty) {
 			int width = 30, filled = total ? done * width / total : width;
-			fprintf(stderr, "\r\033[K[%s%s] %d/%d %s", std::string(static_cast<size_t>(filled), '#').c_str(),
-				std::string(static_cast<size_t>(width - filled), '.').c_str(), done, total, label.c_str());
+			fprintf(stderr, "\r\033[K[%s%s] %d/%d%s %s", std::string(static_cast<size_t>(filled), '#').c_str(),
+				std::string(static_cast<size_t>(width - filled), '.').c_str(), done, total, left().c_str(), label.c_str());
 			if (done == total) fprintf(stderr, "\n");
 		} else {
-			fprintf(stderr, "pixelport-sweep: [%d/%d] %s: %s\n", done, total, label.c_str(), result.c_str());
+			fprintf(stderr, "pixelport-sweep: [%d/%d%s] %s: %s\n", done, total, left().c_str(), label.c_str(), result.c_str());
 		}
 		fflush(stderr);
 	}
@@ -600,9 +612,15 @@ pid_t spawn(const std::vector<std::string> &argv, const std::string &log) {
 }
 
 // Waits at most timeout_ms; returns the exit status, or -1 (then the process is killed).
-int wait_for(pid_t pid, int timeout_ms) {
+// `tick`, when given, runs about once a second while waiting.
+int wait_for(pid_t pid, int timeout_ms, const std::function<void()> &tick = nullptr) {
 	uint64_t deadline = now_ns() + static_cast<uint64_t>(timeout_ms) * 1000000u;
+	uint64_t next_tick = now_ns() + 1000000000ull;
 	for (;;) {
+		if (tick && now_ns() > next_tick) {
+			tick();
+			next_tick = now_ns() + 1000000000ull;
+		}
 		int status = 0;
 		if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 		if (now_ns() > deadline) {
@@ -677,7 +695,23 @@ void run_peer(const Options &o, const std::vector<std::string> &size_args, const
 			argv.push_back("--pattern");
 		}
 		pid_t server = fs::exists(sock, ec) ? spawn(argv, log) : -1;
-		int status = server > 0 ? wait_for(server, o.peer_timeout_s * 1000) : -1;
+		// The child's progress lines land in the log: show the latest one here.
+		std::string shown;
+		const bool tty = isatty(STDERR_FILENO) != 0;
+		auto tick = [&] {
+			std::ifstream in(log);
+			std::string line, last;
+			while (std::getline(in, line)) {
+				if (line.rfind("pixelport-sweep: [", 0) == 0) last = line.substr(17);
+			}
+			if (last.empty() || last == shown) return;
+			shown = last;
+			fprintf(stderr, tty ? "\r\033[Kpeer waypipe-%s: %s" : "pixelport-sweep: peer waypipe-%s: %s\n", compress.c_str(),
+				last.c_str());
+			fflush(stderr);
+		};
+		int status = server > 0 ? wait_for(server, o.peer_timeout_s * 1000, tick) : -1;
+		if (tty && !shown.empty()) fprintf(stderr, "\n");
 		wait_for(client, 3000);
 		std::string label = "@waypipe-" + compress;
 		std::ifstream in(dir / "sweep.json");
@@ -946,7 +980,9 @@ int main(int argc, char *argv[]) {
 		co.min_frames = std::min(o.min_frames, 3);
 		co.frames = std::max(co.min_frames, std::min(o.frames, 15));
 		co.point_seconds = o.confirm_seconds;
-		for (int pass = 0; pass < 2 && alive && o.confirm_rounds > 0; pass++) {
+		// A pass confirms what the calls so far suggest; what it finds may move the crossover
+		// to sizes not yet repeated, which the next pass takes (at most three).
+		for (int pass = 0; pass < 3 && alive && o.confirm_rounds > 0; pass++) {
 			// What to measure: each side at each size to confirm, once per round.
 			struct Need {
 				Side side;
@@ -1083,7 +1119,11 @@ int main(int argc, char *argv[]) {
 	}
 	if (!o.no_plot && measured > 0) {
 		try {
-			sweep::plot_png(points, (out / "sweep.png").string());
+			std::vector<PlotMark> marks;
+			for (const Comparison &c : comparisons) {
+				if (c.question == 1 && c.crossover) marks.push_back({c.format, c.a.transport + "/" + c.b.transport, c.at_bytes});
+			}
+			sweep::plot_png(points, (out / "sweep.png").string(), marks);
 		} catch (const std::exception &e) {
 			notes.push_back(std::string("no plot: ") + e.what());
 		}

@@ -68,10 +68,18 @@ nlohmann::json to_json(const std::vector<Point> &points, const std::vector<Cross
 /** Reads the points of a JSON written by to_json() (peer runs); throws on malformed input. */
 std::vector<Point> points_from_json(const nlohmann::json &j);
 
+/** A crossover to mark on the plot: a dashed line at `bytes` in `format`'s panels. */
+struct PlotMark {
+	std::string format, label;
+	double bytes = 0;
+};
+
 /**
- * PNG with two log-log panels (median cost and throughput against frame size), one line per
- * transport and format, through gnuplot. Throws compare::PlotError with one line on failure.
+ * PNG of small multiples through gnuplot: one column per format, median cost (top) and
+ * throughput (bottom) against frame size on log axes with KiB/MiB, µs/ms/s and MB/s ticks, one
+ * line per transport in colour-blind-safe colours (Okabe-Ito), crossovers as dashed lines.
+ * Invalid points are left out. Throws compare::PlotError with one line on failure.
  */
-void plot_png(const std::vector<Point> &points, const std::string &png_path);
+void plot_png(const std::vector<Point> &points, const std::string &png_path, const std::vector<PlotMark> &marks = {});
 
 } // namespace pixelport::sweep

@@ -305,16 +305,24 @@ std::vector<Point> points_from_json(const nlohmann::json &j) {
 	return out;
 }
 
-void plot_png(const std::vector<Point> &points, const std::string &png_path) {
+void plot_png(const std::vector<Point> &points, const std::string &png_path, const std::vector<PlotMark> &marks) {
 	namespace fs = std::filesystem;
-	// One data block per (format, transport), separated by two blank lines (gnuplot "index").
-	std::vector<std::pair<std::string, std::string>> series;
+	std::vector<std::string> formats, transports;
+	double lo = 0, hi = 0, cost_lo = 0, cost_hi = 0, mbs_lo = 0, mbs_hi = 0;
 	for (const Point &p : points) {
 		if (p.stats(kCost).count == 0 || !p.valid()) continue;
-		auto key = std::make_pair(p.format, p.transport);
-		if (std::find(series.begin(), series.end(), key) == series.end()) series.push_back(key);
+		if (std::find(formats.begin(), formats.end(), p.format) == formats.end()) formats.push_back(p.format);
+		if (std::find(transports.begin(), transports.end(), p.transport) == transports.end()) transports.push_back(p.transport);
+		double b = static_cast<double>(p.bytes), c = static_cast<double>(p.stats(kCost).p50) / 1000.0;
+		double m = p.throughput_mbs().value_or(0);
+		lo = lo == 0 ? b : std::min(lo, b);
+		hi = std::max(hi, b);
+		cost_lo = cost_lo == 0 ? c : std::min(cost_lo, c);
+		cost_hi = std::max(cost_hi, c);
+		if (m > 0) mbs_lo = mbs_lo == 0 ? m : std::min(mbs_lo, m);
+		mbs_hi = std::max(mbs_hi, m);
 	}
-	if (series.empty()) throw compare::PlotError("nothing to plot: no point was measured");
+	if (formats.empty()) throw compare::PlotError("nothing to plot: no point was measured");
 	char tmpl[] = "/tmp/pixelport-sweep-plot-XXXXXX";
 	if (mkdtemp(tmpl) == nullptr) throw compare::PlotError("cannot create a temporary directory");
 	fs::path dir = tmpl;
@@ -325,56 +333,121 @@ void plot_png(const std::vector<Point> &points, const std::string &png_path) {
 			fs::remove_all(d, ec);
 		}
 	} cleanup{dir};
+	// One data block per (format, transport), in file order: index = fi * T + ti.
 	std::ofstream data(dir / "data.tsv");
-	for (const auto &[format, transport] : series) {
-		data << "# " << format << " " << transport << "\n";
-		for (const Point &p : points) {
-			if (p.format != format || p.transport != transport || p.stats(kCost).count == 0 || !p.valid()) continue;
-			timing::Percentiles c = p.stats(kCost);
-			data << p.bytes << "\t" << static_cast<double>(c.p50) / 1000.0 << "\t" << static_cast<double>(c.p95) / 1000.0
-			     << "\t" << p.throughput_mbs().value_or(0) << "\n";
+	for (const std::string &f : formats) {
+		for (const std::string &t : transports) {
+			data << "# " << f << " " << t << "\n";
+			bool any = false;
+			for (const Point &p : points) {
+				if (p.format != f || p.transport != t || p.stats(kCost).count == 0 || !p.valid()) continue;
+				timing::Percentiles c = p.stats(kCost);
+				data << p.bytes << "\t" << static_cast<double>(c.p50) / 1000.0 << "\t" << p.throughput_mbs().value_or(0) << "\n";
+				any = true;
+			}
+			if (!any) data << "NaN\tNaN\tNaN\n"; // keeps the block numbering
+			data << "\n\n";
 		}
-		data << "\n\n";
 	}
 	data.close();
-	const char *dashes[] = {"1", "2", "3", "4"};
-	std::vector<std::string> transports;
-	for (const auto &s : series) {
-		if (std::find(transports.begin(), transports.end(), s.second) == transports.end()) transports.push_back(s.second);
-	}
-	std::vector<std::string> formats;
-	for (const auto &s : series) {
-		if (std::find(formats.begin(), formats.end(), s.first) == formats.end()) formats.push_back(s.first);
-	}
-	std::string datafile = compare::gnuplot_quoted((dir / "data.tsv").string());
-	auto plot_cmd = [&](int column) {
-		std::ostringstream o;
-		o << "plot ";
-		for (size_t i = 0; i < series.size(); i++) {
-			size_t ti = static_cast<size_t>(std::find(transports.begin(), transports.end(), series[i].second) - transports.begin());
-			size_t fi = static_cast<size_t>(std::find(formats.begin(), formats.end(), series[i].first) - formats.begin());
-			o << (i ? ", " : "") << datafile << " index " << i << " using 1:" << column << " with linespoints lc "
-			  << (ti + 1) << " dt " << dashes[fi % 4] << " pt " << (fi + 5) << " lw 1.5 title "
-			  << compare::gnuplot_quoted(series[i].second + " " + series[i].first);
+	// Okabe-Ito: distinct for colour-blind readers, none too light on white (no yellow).
+	const char *colours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999"};
+	const int dashes[] = {1, 1, 1, 1, 2, 2, 2, 2};
+	auto bytes_label = [](double b) {
+		const char *u[] = {"B", "KiB", "MiB", "GiB"};
+		int k = 0;
+		while (b >= 1024 && k < 3) {
+			b /= 1024;
+			k++;
 		}
-		return o.str() + "\n";
+		char buf[32];
+		snprintf(buf, sizeof(buf), "%.0f %s", b, u[k]);
+		return std::string(buf);
 	};
+	auto tics = [](double from, double to, double step, auto label) {
+		std::ostringstream o;
+		o << "(";
+		bool first = true;
+		for (double v = from; v <= to * 1.0001; v *= step) {
+			o << (first ? "" : ", ") << "\"" << label(v) << "\" " << v;
+			first = false;
+		}
+		return o.str() + ")";
+	};
+	auto floor_pow = [](double v, double base) { return std::pow(base, std::floor(std::log(v) / std::log(base) + 1e-9)); };
+	auto ceil_pow = [](double v, double base) { return std::pow(base, std::ceil(std::log(v) / std::log(base) - 1e-9)); };
+	// A little room either side of the measured sizes; ticks at the powers of 4 (16 for wide
+	// ranges) inside.
+	double x0 = lo / 1.4, x1 = hi * 1.4;
+	double xstep = std::log(x1 / x0) / std::log(4) > 9 ? 16 : 4;
+	std::string xtics = tics(ceil_pow(x0, xstep), x1, xstep, bytes_label);
+	auto time_label = [](double us) {
+		char buf[32];
+		if (us < 1000) snprintf(buf, sizeof(buf), "%.0f µs", us);
+		else if (us < 1e6) snprintf(buf, sizeof(buf), "%.0f ms", us / 1000);
+		else snprintf(buf, sizeof(buf), "%.0f s", us / 1e6);
+		return std::string(buf);
+	};
+	double y0 = floor_pow(cost_lo, 10), y1 = ceil_pow(cost_hi, 10);
+	std::string ytics_cost = tics(y0, y1, 10, time_label);
+	auto mbs_label = [](double v) {
+		char buf[32];
+		if (v < 1000) snprintf(buf, sizeof(buf), "%.0f MB/s", v);
+		else snprintf(buf, sizeof(buf), "%.0f GB/s", v / 1000);
+		return std::string(buf);
+	};
+	double m0 = floor_pow(std::max(mbs_lo, 0.01), 10), m1 = ceil_pow(std::max(mbs_hi, 0.02), 10);
+	std::string ytics_mbs = tics(m0, m1, 10, mbs_label);
+
+	std::string datafile = compare::gnuplot_quoted((dir / "data.tsv").string());
+	const size_t F = formats.size(), T = transports.size();
+	const int width = static_cast<int>(std::min<size_t>(1600, 140 + 480 * F));
 	std::ofstream script(dir / "plot.gp");
-	script << "set terminal pngcairo size 1400,1000 noenhanced\n"
+	script << "set terminal pngcairo size " << width << ",900 noenhanced font ',10'\n"
 	       << "set output " << compare::gnuplot_quoted(png_path) << "\n"
 	       << "set datafile separator '\\t'\n"
-	       << "set multiplot layout 2,1 title 'pixelport-sweep: per-frame cost (client submit until the compositor holds the texture)'\n"
-	       << "set logscale xy 2\n"
-	       << "set format x '%.0b %B'\n"
-	       << "set xlabel 'frame size (bytes of pixel data)'\n"
-	       << "set grid\n"
-	       << "set key outside right top\n"
-	       << "set ylabel 'median cost (µs)'\n"
-	       << "set logscale y 10\n"
-	       << plot_cmd(2)
-	       << "set ylabel 'throughput (MB/s)'\n"
-	       << plot_cmd(4)
-	       << "unset multiplot\n";
+	       << "set multiplot layout 2," << F
+	       << " title 'pixelport-sweep: per-frame cost (client submit until the compositor holds the frame) and throughput; "
+	          "dashed: crossovers'\n"
+	       << "set logscale xy\n"
+	       << "set xrange [" << x0 << ":" << x1 << "]\n"
+	       << "set xtics " << xtics << " rotate by -35\n"
+	       << "set grid\n";
+	for (int row = 0; row < 2; row++) {
+		for (size_t fi = 0; fi < F; fi++) {
+			script << "unset arrow\nunset label\n";
+			script << "set title " << compare::gnuplot_quoted(formats[fi]) << "\n";
+			// A hair wider than the outer ticks, so that both end labels show.
+			script << (row == 0 ? "set yrange [" + std::to_string(y0 / 1.05) + ":" + std::to_string(y1 * 1.05) + "]\nset ytics " + ytics_cost + "\n"
+			                    : "set yrange [" + std::to_string(m0 / 1.05) + ":" + std::to_string(m1 * 1.05) + "]\nset ytics " + ytics_mbs + "\n");
+			script << "set ylabel " << (fi == 0 ? (row == 0 ? "'median cost per frame'" : "'throughput'") : "''") << "\n";
+			script << "set xlabel " << (row == 1 ? "'frame size (pixel data)'" : "''") << "\n";
+			if (row == 0 && fi == 0) {
+				script << "set key top left box opaque\n";
+			} else {
+				script << "unset key\n";
+			}
+			int n = 0;
+			for (const PlotMark &m : marks) {
+				if (m.format != formats[fi] || m.bytes <= 0) continue;
+				n++;
+				script << "set arrow from " << m.bytes << ", graph 0 to " << m.bytes << ", graph 1 nohead dt 2 lc rgb '#444444'\n";
+				if (row == 0) {
+					script << "set label " << compare::gnuplot_quoted(m.label) << " at " << m.bytes << ", graph "
+					       << (0.97 - 0.06 * (n - 1)) << " right offset -0.5,0 font ',9'\n";
+				}
+			}
+			script << "plot ";
+			for (size_t ti = 0; ti < T; ti++) {
+				size_t index = fi * T + ti;
+				script << (ti ? ", " : "") << datafile << " index " << index << " using 1:" << (row == 0 ? 2 : 3)
+				       << " with linespoints lc rgb '" << colours[ti % 8] << "' dt " << dashes[ti % 8] << " pt " << (ti % 6 + 5)
+				       << " ps 0.8 lw 2 title " << compare::gnuplot_quoted(transports[ti]);
+			}
+			script << "\n";
+		}
+	}
+	script << "unset multiplot\n";
 	script.close();
 	compare::run_gnuplot((dir / "plot.gp").string(), png_path);
 }

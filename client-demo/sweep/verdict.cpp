@@ -18,6 +18,11 @@ std::string fixed(double v, int digits) {
 
 std::string pct(double fraction) { return fixed(std::ceil(fraction * 100.0), 0) + "%"; }
 
+// "(within 6%)", or for runs that disagree wildly (a loaded machine) "(runs differ up to 3.1x)".
+std::string within_text(double within) {
+	return within < 1 ? "(within " + pct(within) + ")" : "(runs differ up to " + fixed(1 + within, 1) + "x)";
+}
+
 // The sweep's own points only (not a peer's), measured with a cost and valid pixels.
 const Point *find(const std::vector<Point> &points, const std::string &format, const std::string &transport, uint64_t bytes) {
 	for (const Point &p : points) {
@@ -198,12 +203,14 @@ std::vector<size_t> confirm_indices(const Comparison &c) {
 	// Without a crossover: the size with the narrowest margin (the claim "faster everywhere"
 	// stands or falls there), and every tie.
 	if (sh.k == SIZE_MAX) {
-		size_t best = SIZE_MAX;
+		size_t best = SIZE_MAX, best_clear = SIZE_MAX;
 		for (size_t i = 0; i < calls.size(); i++) {
 			if (calls[i].winner == '=') want.push_back(i);
 			if (best == SIZE_MAX || calls[i].factor < calls[best].factor) best = i;
+			if (calls[i].winner != '=' && (best_clear == SIZE_MAX || calls[i].factor < calls[best_clear].factor)) best_clear = i;
 		}
 		if (best != SIZE_MAX) want.push_back(best);
+		if (best_clear != SIZE_MAX) want.push_back(best_clear);
 	}
 	std::sort(want.begin(), want.end());
 	want.erase(std::unique(want.begin(), want.end()), want.end());
@@ -248,7 +255,7 @@ void conclude(Comparison *c) {
 	const size_t last = k.size() - 1;
 	if (sh.w == '=') {
 		t << "no clear winner at any measured size from " << size_text(*c, 0) << " to " << size_text(*c, last)
-		  << " (within " << pct(tie_within) << ")";
+		  << " " << within_text(tie_within);
 		c->text = t.str();
 		return;
 	}
@@ -267,7 +274,7 @@ void conclude(Comparison *c) {
 		  << size_text(*c, last) << "; narrowest " << fixed(k[nearest].factor, 2) << "x at " << size_text(*c, nearest)
 		  << ", " << runs_text(k[nearest]) << ")";
 		std::string tt = ties_text(0, last);
-		if (!tt.empty()) t << "; no clear winner at " << tt << " (within " << pct(tie_within) << ")";
+		if (!tt.empty()) t << "; no clear winner at " << tt << " " << within_text(tie_within);
 		c->text = t.str();
 		return;
 	}
@@ -292,7 +299,7 @@ void conclude(Comparison *c) {
 		t << ", " << w << " " << fixed(k[j].factor, 2) << "x faster at " << size_text(*c, j) << " (" << runs_text(k[j]) << ")";
 	}
 	std::string tt = ties_text(sh.k, j);
-	if (!tt.empty()) t << "; no clear winner at " << tt << " (within " << pct(tie_within) << ")";
+	if (!tt.empty()) t << "; no clear winner at " << tt << " " << within_text(tie_within);
 	if (sh.changes > 1) t << "; the winner changes " << sh.changes << " times over the range, this is the last";
 	bool sure = k[sh.k].runs >= 3 && (sh.j == SIZE_MAX || k[j].runs >= 3);
 	t << (sure ? "; sure: every run agrees on both sides" : "; not confirmed by repeated runs");

@@ -7,9 +7,17 @@
 set -euo pipefail
 build=$1 prefix=$2 libdir=$3 bindir=$4 includedir=$5 mandir=$6
 fail() { echo "FAIL: $*" >&2; exit 1; }
-dest=$(mktemp -d)
-trap 'rm -rf "$dest"' EXIT
-meson install -C "$build" --skip-subprojects --no-rebuild --quiet --destdir "$dest" >"$dest.log" 2>&1 ||
+dest=$(mktemp -d) shadow=$(mktemp -d)
+trap 'rm -rf "$dest" "$shadow"' EXIT
+# meson install writes BUILD/meson-logs/install-log.txt, which another user (the tests run as
+# nobody too) cannot: install from a shadow of the build dir, its own meson-private and logs.
+for e in "$build"/* "$build"/.[!.]*; do
+  [[ -e $e ]] || continue
+  case $(basename "$e") in meson-logs|meson-private) ;; *) ln -s "$e" "$shadow/$(basename "$e")" ;; esac
+done
+cp -r "$build/meson-private" "$shadow/"
+mkdir "$shadow/meson-logs"
+meson install -C "$shadow" --skip-subprojects --no-rebuild --quiet --destdir "$dest" >"$dest.log" 2>&1 ||
   { cat "$dest.log" >&2; rm -f "$dest.log"; fail "meson install failed"; }
 if grep -q "were installed into" "$dest.log"; then cat "$dest.log" >&2; fail "subprojects installed"; fi
 rm -f "$dest.log"

@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <drm_fourcc.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include "sweep/model.hpp"
 #include "sweep/verdict.hpp"
@@ -178,6 +182,34 @@ TEST(SweepVerify, ComparesSampledPixelsAgainstTheDecodedFrame) {
 	EXPECT_EQ(check_pixels(want, w, h, near).status, "ok");
 	// A format without a reference decoder says so.
 	EXPECT_FALSE(reference_argb(DRM_FORMAT_P010, w, h, w * 2, nv12.data(), nv12.size(), w, h, &want));
+}
+
+// The plot: one column per format, crossovers as dashed lines; invalid points left out.
+TEST(SweepPlot, DrawsSmallMultiplesWithCrossoverMarks) {
+	if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+	std::vector<Point> pts;
+	for (const char *f : {"XRGB8888", "NV12"}) {
+		for (uint64_t b = 4096; b <= (64u << 20); b *= 4) {
+			pts.push_back(point(f, "shm", b, static_cast<int64_t>(b / 100 + 50000)));
+			pts.push_back(point(f, "socket", b, static_cast<int64_t>(b / 50 + 20000)));
+		}
+	}
+	pts[3].pixels = "wrong";
+	char tmpl[] = "/tmp/pixelport-plot-test-XXXXXX";
+	ASSERT_NE(mkdtemp(tmpl), nullptr);
+	std::string png = std::string(tmpl) + "/sweep.png";
+	plot_png(pts, png, {{"XRGB8888", "shm/socket", 1.5e6}, {"NV12", "shm/socket", 1.5e6}});
+	FILE *f = fopen(png.c_str(), "rb");
+	ASSERT_NE(f, nullptr);
+	unsigned char head[24] = {};
+	EXPECT_EQ(fread(head, 1, sizeof(head), f), sizeof(head));
+	fclose(f);
+	EXPECT_EQ(head[1], 'P');
+	unsigned width = static_cast<unsigned>(head[16] << 24 | head[17] << 16 | head[18] << 8 | head[19]);
+	EXPECT_LE(width, 1600u);
+	EXPECT_GE(width, 1000u); // two formats side by side
+	if (!getenv("KEEP_PLOT")) std::remove(png.c_str());
+	if (!getenv("KEEP_PLOT")) rmdir(tmpl);
 }
 
 } // namespace

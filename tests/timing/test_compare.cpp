@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 #include <random>
 #include <set>
@@ -182,6 +183,34 @@ TEST_F(CompareTest, PlotsAPngThroughGnuplot) {
   const Result r = run({path("base.jsonl"), path("cand.jsonl"), "--plot", path("plot.png")});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(test::read_file(path("plot.png")).substr(0, 8), "\x89PNG\r\n\x1a\n");
+}
+
+// Issue 18: many groups go on pages of at most 1,600 px, not one 12,000 px image.
+TEST_F(CompareTest, PlotsManyGroupsOnPagesAtMost1600PixelsWide) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+  std::string base = header_line(1, 0);
+  for (int size = 0; size < 10; ++size) {
+    for (std::uint64_t i = 0; i < 3; ++i) {
+      CommitRecord c = test::sample_commit(i, 1000 + i * 100'000);
+      c.width = 64 * (size + 1);
+      base += commit_line(c);
+    }
+  }
+  test::write_file(path("many.jsonl"), base);
+  const Result r = run({path("many.jsonl"), path("many.jsonl"), "--plot", path("many.png")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto width = [](const std::string& png) {
+    const std::string head = test::read_file(png).substr(0, 24);
+    if (head.size() < 24) return 0u;
+    auto b = [&](int i) { return static_cast<unsigned>(static_cast<unsigned char>(head[static_cast<std::size_t>(i)])); };
+    return b(16) << 24 | b(17) << 16 | b(18) << 8 | b(19);
+  };
+  // 10 sizes x 3 phases = 30 bar pairs: three pages.
+  for (const char* page : {"many.png", "many-2.png", "many-3.png"}) {
+    EXPECT_GT(width(path(page)), 0u) << page;
+    EXPECT_LE(width(path(page)), 1600u) << page;
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("many-4.png")));
 }
 
 TEST_F(CompareTest, MissingGnuplotIsOneClearErrorAndAFailure) {
