@@ -383,6 +383,10 @@ int main(int argc, char *argv[]) {
 				uint8_t some[10] = {};
 				send_bytes(data, some, sizeof(some));
 				close(data);
+				// The hang-up reaches the compositor through its fd source, not the Wayland
+				// socket: give its loop a turn before report()'s roundtrip races it.
+				conn.roundtrip();
+				usleep(50000);
 			});
 		}},
 		// Extra and unannounced bytes are simply not read; everything else goes on.
