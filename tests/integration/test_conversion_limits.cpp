@@ -6,7 +6,6 @@
 
 #include <unistd.h>
 
-#include <fstream>
 #include <string>
 
 #include "harness.hpp"
@@ -14,20 +13,6 @@
 using namespace pixelport::test;
 
 namespace {
-
-size_t vm_rss_kib(pid_t pid) {
-	std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-	std::string key;
-	while (in >> key) {
-		if (key == "VmRSS:") {
-			size_t kib = 0;
-			in >> kib;
-			return kib;
-		}
-		in.ignore(1 << 20, '\n');
-	}
-	return 0;
-}
 
 uint64_t stat_of(const std::string &out, const std::string &name) {
 	size_t at = out.find("\"" + name + "\":");
@@ -46,7 +31,7 @@ TEST(ConversionLimits, OneBufferOnManySurfacesSharesOneImage) {
 	size_t fds = count_fds(pid);
 	Image shot;
 	ASSERT_TRUE(fx.screenshot(&shot)); // warm up the renderer's own buffers
-	size_t rss = vm_rss_kib(pid);
+	size_t rss = rss_kib(pid);
 	Process client;
 	ASSERT_TRUE(client.start({build_path("PIXELPORT_CONVERSION_ATTACK"), "share-burst", "18", kSide, kSide}, fx.client_env()));
 	std::string verdict, holding;
@@ -54,11 +39,11 @@ TEST(ConversionLimits, OneBufferOnManySurfacesSharesOneImage) {
 	EXPECT_EQ(verdict, "ok"); // 18 images would exceed the budget: they share one
 	ASSERT_TRUE(client.read_line(&holding, 5000));
 	ASSERT_TRUE(fx.screenshot(&shot)); // every surface drawn: every conversion done
-	size_t during = vm_rss_kib(pid);
+	size_t during = rss_kib(pid);
 	EXPECT_LT(during, rss + 3 * kImageKib) << "RSS " << rss << " -> " << during << " KiB";
 	client.terminate();
 	EXPECT_LE(settle_at_most(count_fds, pid, fds), fds);
-	EXPECT_LE(settle_at_most(vm_rss_kib, pid, rss + kImageKib / 2), rss + kImageKib / 2);
+	EXPECT_LE(settle_at_most(rss_kib, pid, rss + kImageKib / 2), rss + kImageKib / 2);
 	expect_compositor_serves_others(fx);
 	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
 	EXPECT_EQ(stat_of(fx.compositor().out(), "budget_refusals"), 0u) << fx.compositor().out();
@@ -70,7 +55,7 @@ TEST(ConversionLimits, ImagesOverTheClientBudgetAreANoMemoryError) {
 	ASSERT_TRUE(fx.start({"--image-budget-client", kBudget, "--print-stats"}));
 	pid_t pid = fx.compositor().pid();
 	size_t fds = count_fds(pid);
-	size_t rss = vm_rss_kib(pid);
+	size_t rss = rss_kib(pid);
 	std::string out, err;
 	// Released between surfaces: each commit is new content and needs its own image.
 	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_CONVERSION_ATTACK"), "share-sequential", "18", kSide, kSide}, 60000,
@@ -79,7 +64,7 @@ TEST(ConversionLimits, ImagesOverTheClientBudgetAreANoMemoryError) {
 	EXPECT_EQ(out, "disconnected Cannot allocate memory\nholding\n");
 	EXPECT_NE(err.find("would exceed the client's budget of 67108864 bytes"), std::string::npos) << err;
 	EXPECT_LE(settle_at_most(count_fds, pid, fds), fds);
-	EXPECT_LE(settle_at_most(vm_rss_kib, pid, rss + kImageKib), rss + kImageKib);
+	EXPECT_LE(settle_at_most(rss_kib, pid, rss + kImageKib), rss + kImageKib);
 	expect_compositor_serves_others(fx);
 	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
 	EXPECT_EQ(stat_of(fx.compositor().out(), "budget_refusals"), 1u) << fx.compositor().out();
