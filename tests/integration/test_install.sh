@@ -17,7 +17,11 @@ for e in "$build"/* "$build"/.[!.]*; do
 done
 cp -r "$build/meson-private" "$shadow/"
 mkdir "$shadow/meson-logs"
-meson install -C "$shadow" --skip-subprojects --no-rebuild --quiet --destdir "$dest" >"$dest.log" 2>&1 ||
+# The meson that configured the build (the bootstrap's newer one for wlroots 0.19): an older
+# one cannot read its install data. build.ninja's regenerate rule names it.
+read -ra meson < <(sed -n 's/^ command = \(.*\) --internal regenerate .*/\1/p' "$build/build.ninja" | head -n1)
+[[ ${#meson[@]} -gt 0 ]] || meson=(meson)
+"${meson[@]}" install -C "$shadow" --skip-subprojects --no-rebuild --quiet --destdir "$dest" >"$dest.log" 2>&1 ||
   { cat "$dest.log" >&2; rm -f "$dest.log"; fail "meson install failed"; }
 if grep -q "were installed into" "$dest.log"; then cat "$dest.log" >&2; fail "subprojects installed"; fi
 rm -f "$dest.log"
