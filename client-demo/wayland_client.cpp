@@ -21,6 +21,8 @@ static void registry_global(void *data, wl_registry *registry, uint32_t name, co
 	if (strcmp(interface, wl_compositor_interface.name) == 0) {
 		c->compositor = static_cast<wl_compositor *>(
 			wl_registry_bind(registry, name, &wl_compositor_interface, std::min(version, 4u)));
+	} else if (strcmp(interface, wl_subcompositor_interface.name) == 0) {
+		c->subcompositor = static_cast<wl_subcompositor *>(wl_registry_bind(registry, name, &wl_subcompositor_interface, 1));
 	} else if (strcmp(interface, wl_shm_interface.name) == 0) {
 		c->shm = static_cast<wl_shm *>(wl_registry_bind(registry, name, &wl_shm_interface, 1));
 		static const wl_shm_listener shm_listener = {
@@ -93,6 +95,7 @@ void Connection::disconnect() {
 	if (stream_manager) pp_stream_manager_v1_destroy(stream_manager);
 	if (wm_base) xdg_wm_base_destroy(wm_base);
 	if (shm) wl_shm_destroy(shm);
+	if (subcompositor) wl_subcompositor_destroy(subcompositor);
 	if (compositor) wl_compositor_destroy(compositor);
 	if (registry) wl_registry_destroy(registry);
 	wl_display_disconnect(display);

@@ -19,6 +19,7 @@ struct Connection {
 	wl_display *display = nullptr;
 	wl_registry *registry = nullptr;
 	wl_compositor *compositor = nullptr;
+	wl_subcompositor *subcompositor = nullptr;
 	wl_shm *shm = nullptr;
 	xdg_wm_base *wm_base = nullptr;
 	wp_presentation *presentation = nullptr;

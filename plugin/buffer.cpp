@@ -61,7 +61,7 @@ static SurfaceState *applying_surface(PixelBuffer *buffer) {
 }
 
 bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *data, size_t stride, uint32_t fourcc,
-		const pixman_region32_t *damage, timing::CommitRecord *record) {
+		const pixman_region32_t *damage, timing::CommitRecord *record, bool count_upload) {
 	core::SrcImage src;
 	if (!buffer->impl->source(buffer, &src)) {
 		return false;
@@ -102,7 +102,7 @@ bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *data, size_t stride, uin
 		return false;
 	}
 	pixelport_stats &stats = buffer->plugin->stats;
-	stats.converted_uploads++;
+	if (count_upload) stats.converted_uploads++;
 	for (const core::Rect &r : rects) {
 		stats.converted_pixels += static_cast<uint64_t>(r.width) * static_cast<uint64_t>(r.height);
 	}

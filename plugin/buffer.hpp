@@ -86,10 +86,11 @@ void pixel_buffer_committed(PixelBuffer *buffer, wlr_surface *surface);
 /**
  * Converts the buffer's pixels into `dst` (`fourcc`, the buffer's size, `stride` bytes per
  * row): the rectangles of `damage` (buffer coordinates, clamped to the buffer), or everything
- * when it is null. Counts the conversion in the plugin's stats and times it in `record` (if
- * not null). False (logged) if the pixels cannot be read or converted.
+ * when it is null. Counts the conversion in the plugin's stats (`count_upload` false: its
+ * pixels only, for the later bands of one conversion) and times it in `record` (if not null).
+ * False (logged) if the pixels cannot be read or converted.
  */
 bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *dst, size_t stride, uint32_t fourcc,
-	const pixman_region32_t *damage, timing::CommitRecord *record);
+	const pixman_region32_t *damage, timing::CommitRecord *record, bool count_upload = true);
 
 } // namespace pixelport

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "buffer.hpp"
@@ -32,6 +33,10 @@ constexpr uint64_t kTotalClientsFactor = 4;
 // kResumeMs; a render that needs a surface converts it at once regardless.
 constexpr uint64_t kIdleBudgetNs = 4'000'000;
 constexpr int kResumeMs = 1;
+// A commit with more pixels than this to convert is held and converted in bands (about 1 ms
+// each on this machine kind) rather than in one go: 1 MiB pixels convert in 2-5 ms here.
+constexpr uint64_t kHoldPixels = uint64_t{1} << 20;
+constexpr uint64_t kBandPixels = uint64_t{1} << 18;
 
 size_t page_size() {
 	static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -55,6 +60,17 @@ struct ConvertedView {
 	bool bound = false;
 	/** Timing record of the apply in progress, between begin and end of data access. */
 	timing::CommitRecord *timing_record = nullptr;
+	/**
+	 * The image was chosen at the client's commit (a large commit: held until converted, or
+	 * content already converted for another surface), not when the commit is applied.
+	 */
+	bool early = false;
+	bool held = false;      // its commit is locked with `lock_seq` until converted
+	uint32_t lock_seq = 0;
+	bool superseded = false; // a newer buffer commit replaced it before it was converted
+	bool converted = false;
+	uint32_t source_fourcc = 0;
+	uint64_t convert_start_ns = 0, convert_end_ns = 0;
 };
 
 struct Conversions::Impl {
@@ -66,6 +82,10 @@ struct Conversions::Impl {
 		uint64_t id;
 	};
 	std::vector<Due> due;
+	/** Held views to convert, in commit order (superseded ones are skipped). */
+	std::vector<ConvertedView *> jobs;
+	/** Surfaces whose held commits were all superseded by an unheld one: unlock them. */
+	std::vector<Due> releases;
 	wl_event_source *idle = nullptr;
 	wl_event_source *timer = nullptr;
 	struct Output {
@@ -77,7 +97,12 @@ struct Conversions::Impl {
 	std::shared_ptr<ImageBudget> client_budget(wl_client *client);
 	std::shared_ptr<ConvertedImage> allocate(wl_client *client, uint32_t fourcc, int32_t width, int32_t height);
 	void schedule(SurfaceState *surface);
+	void kick();
 	void run_due(uint64_t budget_ns);
+	bool run_job(ConvertedView *view, uint64_t start, uint64_t budget_ns);
+	void release_held(SurfaceState *surface, ConvertedView *upto);
+	void supersede_held(SurfaceState *surface, ConvertedView *newer);
+	void hold(SurfaceState *surface, ConvertedView *view, PixelBuffer *buffer);
 	bool flush(SurfaceState *surface, timing::CommitRecord *record);
 	void bind(SurfaceState *surface, ConvertedView *view);
 	void release_source(ConvertedView *view);
@@ -227,6 +252,14 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 		c.pending = nullptr;
 		owner->plugin()->stats.skipped_conversions++;
 	}
+	if (view->early) {
+		// Converted (or superseded) before its commit applied: it shows its own image.
+		c.set_image(view->image);
+		c.valid = view->converted && view->image != nullptr && view->image->filled;
+		c.source_format = view->source_fourcc;
+		pixman_region32_clear(&c.damage);
+		return;
+	}
 	PixelBuffer *source = view->source;
 	if (source == nullptr) return;
 	int32_t w = view->base.width, h = view->base.height;
@@ -311,6 +344,7 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
 			image->pure_source = nullptr;
 		}
 		image->filled = ok;
+		if (full) image->filled_rows = ok ? image->height : 0;
 	}
 	view->image = image; // what this view shows from now on
 	c.valid = ok;
@@ -324,6 +358,10 @@ void Conversions::Impl::schedule(SurfaceState *s) {
 	if (s->conversion.queued) return;
 	s->conversion.queued = true;
 	due.push_back({s->surface, s->id});
+	kick();
+}
+
+void Conversions::Impl::kick() {
 	if (idle == nullptr) {
 		wl_event_loop *loop = wl_display_get_event_loop(owner->plugin()->display);
 		idle = wl_event_loop_add_idle(loop, [](void *data) {
@@ -334,9 +372,87 @@ void Conversions::Impl::schedule(SurfaceState *s) {
 	}
 }
 
+// Converts bands of a held view's image until done or `budget_ns` since `start` is spent;
+// true when the view is done (converted, or nothing left to do).
+bool Conversions::Impl::run_job(ConvertedView *view, uint64_t start, uint64_t budget_ns) {
+	ConvertedImage *image = view->image.get();
+	PixelBuffer *source = view->source;
+	if (image == nullptr || source == nullptr) return true;
+	if (image->filled_rows < image->height && view->convert_start_ns == 0) view->convert_start_ns = monotonic_ns();
+	int32_t band = static_cast<int32_t>(std::max<uint64_t>(4, kBandPixels / static_cast<uint64_t>(image->width)));
+	band = (band + 3) & ~3; // whole chroma row groups
+	bool ok = true;
+	while (image->filled_rows < image->height) {
+		if (monotonic_ns() - start >= budget_ns) return false;
+		int32_t y = image->filled_rows, rows = std::min(band, image->height - y);
+		pixman_region32_t rect;
+		pixman_region32_init_rect(&rect, 0, y, static_cast<unsigned>(image->width), static_cast<unsigned>(rows));
+		ok = pixel_buffer_convert(source, image->data, image->stride, image->fourcc, &rect, nullptr, y == 0);
+		pixman_region32_fini(&rect);
+		image->filled_rows = ok ? y + rows : image->height;
+		if (!ok) image->pure_source = nullptr; // not this content: nobody shares it
+	}
+	if (image->pure_source == source && image->pure_generation == view->generation && ok) image->filled = true;
+	view->convert_end_ns = monotonic_ns();
+	view->converted = true;
+	release_source(view);
+	return true;
+}
+
+// Unlocks the surface's held commits up to `upto` (all of them if null), oldest first:
+// wlroots applies them in order, superseded ones immediately followed by the newer one.
+void Conversions::Impl::release_held(SurfaceState *s, ConvertedView *upto) {
+	std::vector<ConvertedView *> &held = s->conversion.held;
+	size_t n = held.size();
+	if (upto != nullptr) {
+		auto it = std::find(held.begin(), held.end(), upto);
+		if (it == held.end()) return;
+		n = static_cast<size_t>(it - held.begin()) + 1;
+	}
+	std::vector<uint32_t> seqs;
+	for (size_t i = 0; i < n; i++) {
+		if (held[i]->held) seqs.push_back(held[i]->lock_seq);
+	}
+	held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(n));
+	wlr_surface *surface = s->surface;
+	uint64_t id = s->id;
+	for (uint32_t seq : seqs) {
+		if (owner->plugin()->surface_state(surface, id) == nullptr) break;
+		wlr_surface_unlock_cached(surface, seq);
+	}
+}
+
+// A newer buffer commit (`newer`, a held or early view, or null for any other buffer)
+// replaces the surface's held commits: their conversions stop, they stay locked until the
+// newer one may apply, and share its image where it fits, so they cost no memory meanwhile.
+void Conversions::Impl::supersede_held(SurfaceState *s, ConvertedView *newer) {
+	for (ConvertedView *old : s->conversion.held) {
+		if (old->superseded) continue;
+		old->superseded = true;
+		if (!old->converted) owner->plugin()->stats.skipped_conversions++;
+		release_source(old);
+		if (newer != nullptr && newer->image != nullptr && old->image != nullptr &&
+				old->image->fourcc == newer->image->fourcc && old->image->width == newer->image->width &&
+				old->image->height == newer->image->height) {
+			old->image = newer->image;
+		}
+	}
+}
+
 void Conversions::Impl::run_due(uint64_t budget_ns) {
 	pixelport_plugin *plugin = owner->plugin();
 	uint64_t start = monotonic_ns();
+	for (const Due &d : std::exchange(releases, {})) {
+		if (SurfaceState *s = plugin->surface_state(d.surface, d.id)) release_held(s, nullptr);
+	}
+	while (!jobs.empty()) {
+		ConvertedView *view = jobs.front();
+		if (!view->superseded && !run_job(view, start, budget_ns)) break;
+		jobs.erase(jobs.begin());
+		if (view->superseded) continue;
+		// Done: this commit and the superseded ones before it apply now.
+		if (SurfaceState *s = plugin->surface_state(view->surface, view->surface_id)) release_held(s, view);
+	}
 	size_t i = 0;
 	for (; i < due.size(); i++) {
 		if (budget_ns != 0 && i > 0 && monotonic_ns() - start >= budget_ns) break;
@@ -346,7 +462,7 @@ void Conversions::Impl::run_due(uint64_t budget_ns) {
 		if (s->conversion.pending != nullptr) flush(s, plugin->timing->converting(s));
 	}
 	due.erase(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(i));
-	if (!due.empty()) {
+	if (!due.empty() || !jobs.empty()) {
 		// Let other clients' requests run, then go on.
 		if (timer == nullptr) {
 			timer = wl_event_loop_add_timer(wl_display_get_event_loop(plugin->display), [](void *data) {
@@ -366,7 +482,9 @@ void view_destroy(wlr_buffer *base) {
 	Conversions::Impl *impl = view->conversions->impl();
 	if (SurfaceState *s = view->conversions->plugin()->surface_state(view->surface, view->surface_id)) {
 		if (s->conversion.pending == view) s->conversion.pending = nullptr;
+		std::erase(s->conversion.held, view);
 	}
+	std::erase(impl->jobs, view);
 	impl->release_source(view);
 	delete view;
 }
@@ -386,6 +504,10 @@ bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, u
 		if (record != nullptr) record->t_upload_start = monotonic_ns();
 		view->timing_record = record;
 		if (!view->bound) conversions->impl()->bind(s, view);
+		if (record != nullptr && view->early && view->convert_end_ns != 0) {
+			record->t_convert_start = view->convert_start_ns;
+			record->t_convert_end = view->convert_end_ns;
+		}
 	}
 	bool due = s != nullptr && s->conversion.pending == view;
 	if (due && (!conversions->lazy() || !applying)) {
@@ -439,6 +561,16 @@ Conversions::~Conversions() {
 
 void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
 	wlr_surface *surface = s->surface;
+	bool had_held = !s->conversion.held.empty();
+	if (buffer == nullptr) {
+		if (had_held) {
+			// Another buffer replaces the held commits: they apply with it, unconverted.
+			impl_->supersede_held(s, nullptr);
+			impl_->releases.push_back({surface, s->id});
+			impl_->kick();
+		}
+		return;
+	}
 	auto *view = new ConvertedView();
 	view->conversions = this;
 	view->source = buffer; // takes over the pending state's lock
@@ -446,9 +578,74 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
 	view->target = buffer->target;
 	view->surface = surface;
 	view->surface_id = s->id;
+	view->source_fourcc = buffer->fourcc;
 	wlr_buffer_init(&view->base, &kViewImpl, buffer->base.width, buffer->base.height);
 	surface->pending.buffer = wlr_buffer_lock(&view->base);
 	wlr_buffer_drop(&view->base); // freed with its last lock
+	impl_->hold(s, view, buffer);
+	if (had_held && std::find(s->conversion.held.begin(), s->conversion.held.end(), view) == s->conversion.held.end()) {
+		impl_->supersede_held(s, view);
+		impl_->releases.push_back({surface, s->id});
+		impl_->kick();
+	}
+}
+
+// A large commit: choose its image now and hold the commit until it is converted (see
+// conversion.hpp). Small ones, and damage-only updates of a large surface's own image, are
+// left to the apply.
+void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
+	SurfaceConversion &c = s->conversion;
+	int32_t w = buffer->base.width, h = buffer->base.height;
+	if (static_cast<uint64_t>(w) * static_cast<uint64_t>(h) <= kHoldPixels) return;
+	// A synchronized subsurface's state applies with its parent's commit; holding it would
+	// apply the parent's without it (wlroots has no way to hold the parent too): converted
+	// in one go when applied, as small commits are.
+	if (wlr_subsurface *sub = wlr_subsurface_try_from_wlr_surface(s->surface); sub != nullptr && sub->synchronized) {
+		return;
+	}
+	// A surface without a role shows nothing, and a state held across an xdg role's initial
+	// commit would apply as that role's first commit, which wlroots aborts on: its commit
+	// applies at once and is converted in bands all the same.
+	bool lock = s->surface->role != nullptr;
+	auto fits = [&](const std::shared_ptr<ConvertedImage> &image) {
+		return image != nullptr && image->fourcc == view->target && image->width == w && image->height == h;
+	};
+	if (c.held.empty() && c.valid && c.pending == nullptr && fits(c.image) && c.image->surfaces == 1 &&
+			c.source_format == buffer->fourcc) {
+		// Damage on the surface's own up-to-date image: bounded by the damage, if small.
+		pixman_box32_t *b = pixman_region32_extents(&s->surface->pending.buffer_damage);
+		pixman_box32_t *d = pixman_region32_extents(&s->surface->pending.surface_damage);
+		uint64_t scale = static_cast<uint64_t>(std::max(1, s->surface->pending.scale));
+		auto area = [](const pixman_box32_t *e) {
+			return static_cast<uint64_t>(std::max(0, e->x2 - e->x1)) * static_cast<uint64_t>(std::max(0, e->y2 - e->y1));
+		};
+		if (area(b) + area(d) * scale * scale <= kHoldPixels) return;
+	}
+	std::shared_ptr<ConvertedImage> shared = buffer->pure_image.lock();
+	if (fits(shared) && shared->pure_source == buffer && shared->pure_generation == view->generation) {
+		view->image = shared; // this commit content, converted (or being converted) for another surface
+	} else {
+		view->image = allocate(client_of(s), view->target, w, h);
+		if (view->image == nullptr) return; // over budget: the client has its error
+		view->image->pure_source = buffer;
+		view->image->pure_generation = view->generation;
+		buffer->pure_image = view->image;
+	}
+	view->early = true;
+	if (view->image->filled) {
+		view->converted = true;
+		release_source(view);
+		return;
+	}
+	supersede_held(s, view);
+	if (lock) {
+		view->held = true;
+		view->lock_seq = wlr_surface_lock_pending(s->surface);
+		owner->plugin()->stats.held_commits++;
+	}
+	c.held.push_back(view);
+	jobs.push_back(view);
+	kick();
 }
 
 void Conversions::surface_committed(SurfaceState *s) {
@@ -471,6 +668,7 @@ void Conversions::surface_committed(SurfaceState *s) {
 
 void Conversions::surface_destroyed(SurfaceState *s) {
 	SurfaceConversion &c = s->conversion;
+	c.held.clear(); // wlroots drops their cached states (and so the views) itself
 	if (c.pending != nullptr) {
 		impl_->release_source(c.pending);
 		c.pending = nullptr;

@@ -16,10 +16,19 @@
 // after the dispatch that applied it (an idle callback, bounded per pass) or when the renderer
 // first reads it, whichever comes first, so a commit superseded in the same dispatch is never
 // converted. Renderers that copy at upload (GLES2) convert while the commit is applied.
+//
+// Large commits (more than kHoldPixels to convert) would hold the main loop for that long in
+// one go: they are held instead (wlr_surface_lock_pending, as a stream commit waiting for its
+// bytes), converted into an image of their own in bands of bounded time between dispatches,
+// and applied when done. A newer buffer commit on the same surface supersedes a held one: its
+// conversion stops, and it applies together with the newer one, so no output shows it. On a
+// surface without a role the commit is converted in bands but not held; a synchronized
+// subsurface's is neither (its parent's commit cannot be held with it).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "wlr.hpp"
 
@@ -52,6 +61,8 @@ struct ConvertedImage {
 	const PixelBuffer *pure_source = nullptr;
 	uint64_t pure_generation = 0;
 	bool filled = false;
+	/** Rows converted so far by held-commit conversions (in bands, top down). */
+	int32_t filled_rows = 0;
 	/** Surfaces whose SurfaceConversion holds this image (an image on one is updated in place). */
 	uint32_t surfaces = 0;
 
@@ -77,6 +88,11 @@ struct SurfaceConversion {
 	bool view_applied = false;
 	/** In the lazy-conversion queue (once per surface, however many commits). */
 	bool queued = false;
+	/**
+	 * Views of this surface's commits converted in bands, in commit order (all but the last
+	 * superseded): held (locked) ones, or on a surface without a role, already applied.
+	 */
+	std::vector<ConvertedView *> held;
 
 	SurfaceConversion();
 	~SurfaceConversion();
@@ -93,9 +109,9 @@ public:
 	~Conversions();
 
 	/**
-	 * From the surface's client_commit, when the pending state attaches a converted-format
-	 * PixelBuffer: puts a view of it in the pending state instead (the view takes over the
-	 * pending state's lock on the buffer).
+	 * From the surface's client_commit, when the pending state attaches a buffer. A
+	 * converted-format PixelBuffer (else null) is put behind a view of it (the view takes over
+	 * the pending state's lock on the buffer); any buffer supersedes the surface's held commits.
 	 */
 	void surface_client_commit(SurfaceState *surface, PixelBuffer *buffer);
 	/** From the surface's commit (state applied): a non-view buffer or null attach drops the image. */

@@ -32,13 +32,13 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 		if (!(s->surface->pending.committed & WLR_SURFACE_STATE_BUFFER)) {
 			return;
 		}
+		PixelBuffer *converted = nullptr;
 		if (PixelBuffer *buffer = pixel_buffer_from_wlr(s->surface->pending.buffer)) {
 			pixel_buffer_committed(buffer, s->surface);
 			s->plugin->streams->handle_client_commit(s, &buffer->base);
-			if (!buffer->native()) {
-				s->plugin->conversions->surface_client_commit(s, buffer);
-			}
+			if (!buffer->native()) converted = buffer;
 		}
+		s->plugin->conversions->surface_client_commit(s, converted);
 	});
 	// After the state is applied.
 	s->commit.connect(&surface->events.commit, [s](void *) {

@@ -797,6 +797,10 @@ void StreamManager::handle_client_commit(SurfaceState *surface, wlr_buffer *buff
 	if (!is_stream_buffer(pb)) return;
 	StreamBuffer *sb = stream_buffer(pb);
 	if (sb->completed >= sb->announced) return;
+	// A surface without a role shows nothing, and a held commit of it would apply after a role
+	// the client gives it meanwhile (an xdg_surface's initial commit), which wlroots aborts on.
+	// Its commit applies now; the bytes land in the buffer as they arrive.
+	if (surface->surface->role == nullptr) return;
 	// Hold this commit (and, by wlroots' ordering, later ones) until the bytes are in.
 	uint32_t seq = wlr_surface_lock_pending(surface->surface);
 	sb->waiters.push_back({surface->surface, surface->id, seq, sb->announced});

@@ -105,6 +105,7 @@ struct Server {
 		pixelport_plugin *pp = pixelport_create(display, renderer, nullptr);
 		wlr_compositor *compositor = wlr_compositor_create(display, 6, renderer);
 		pixelport_attach_compositor(pp, compositor);
+		wlr_subcompositor_create(display); // the surfaces are subsurfaces: a role, as shown ones have
 		std::vector<wlr_surface *> surfaces;
 		pixelport::Listener new_surface, stop;
 		new_surface.connect(&compositor->events.new_surface,
@@ -120,6 +121,7 @@ struct Server {
 
 		// Read back every surface's texture before the client goes.
 		for (wlr_surface *surface : surfaces) {
+			if (surface->buffer == nullptr && surface->role == nullptr) continue; // a parent, never drawn into
 			ReadBack rb;
 			if (surface->buffer != nullptr && surface->buffer->texture != nullptr) {
 				wlr_texture *texture = surface->buffer->texture;
@@ -195,8 +197,16 @@ TEST(Gles2, NativeConvertedAndStreamedUploadsMatchTheReference) {
 	std::vector<std::vector<uint32_t>> want;
 	std::vector<std::unique_ptr<SurfaceWriter>> writers;
 	std::vector<wl_surface *> surfaces;
+	// Each surface a desync subsurface of one parent: the plugin holds a stream commit until its
+	// bytes are in only on a surface with a role.
+	ASSERT_NE(conn.subcompositor, nullptr);
+	wl_surface *parent = wl_compositor_create_surface(conn.compositor);
+	std::vector<wl_subsurface *> subsurfaces;
 	for (const Frame &f : frames) {
 		wl_surface *surface = wl_compositor_create_surface(conn.compositor);
+		wl_subsurface *sub = wl_subcompositor_get_subsurface(conn.subcompositor, surface, parent);
+		wl_subsurface_set_desync(sub);
+		subsurfaces.push_back(sub);
 		surfaces.push_back(surface);
 		auto writer = std::make_unique<SurfaceWriter>(&conn, surface, f.transport);
 		size_t stride = shm_min_stride(f.format, w);
@@ -242,7 +252,9 @@ TEST(Gles2, NativeConvertedAndStreamedUploadsMatchTheReference) {
 	// Converted shm: full frame, then only the damaged rectangle.
 	EXPECT_EQ(server.stats.converted_pixels, 2u * 64 * 48 + 30u * 20 + 24u * 16);
 	writers.clear();
+	for (wl_subsurface *sub : subsurfaces) wl_subsurface_destroy(sub);
 	for (wl_surface *s : surfaces) wl_surface_destroy(s);
+	wl_surface_destroy(parent);
 }
 
 // Buffer semantics on GLES2 (docs/design.md, "Converted buffers"): one converted buffer on two

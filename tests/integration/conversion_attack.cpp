@@ -2,9 +2,11 @@
 // (issue cases "converted images multiply memory" and "a conversion storm freezes everyone").
 // Reports like the other test clients ("ok", "error CODE INTERFACE"), then holds.
 // Usage: pixelport-conversion-attack MODE N WIDTH HEIGHT
-//   share-burst       one NV12 buffer attached to N subsurfaces in one burst
+//   share-burst       one NV12 buffer attached to N subsurfaces in one burst; reports once the
+//                     last one is shown
 //   share-sequential  the same, waiting for the buffer's release between surfaces
-//   storm             N full-damage commits of one NV12 buffer in one burst, no frame callbacks
+//   storm             N full-damage commits of one NV12 buffer in one burst, the last one with
+//                     presentation feedback: prints "presented" once it is shown (30 s at most)
 #include <drm_fourcc.h>
 
 #include <cstdio>
@@ -24,7 +26,6 @@ extern "C" void __lsan_disable(void) __attribute__((weak));
 namespace {
 
 Connection conn;
-wl_subcompositor *subcompositor = nullptr;
 bool released = false;
 
 } // namespace
@@ -42,16 +43,7 @@ int main(int argc, char *argv[]) {
 		fprintf(stderr, "bad arguments or no compositor: %s\n", error.c_str());
 		return 2;
 	}
-	static const wl_registry_listener registry_listener = {
-		.global = [](void *, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
-			if (strcmp(interface, wl_subcompositor_interface.name) == 0) {
-				subcompositor = static_cast<wl_subcompositor *>(wl_registry_bind(registry, name, &wl_subcompositor_interface, 1));
-			}
-		},
-		.global_remove = [](void *, wl_registry *, uint32_t) {},
-	};
-	wl_registry_add_listener(wl_display_get_registry(conn.display), &registry_listener, nullptr);
-	conn.roundtrip();
+	wl_subcompositor *subcompositor = conn.subcompositor;
 	Window window;
 	if (subcompositor == nullptr || !window.create(&conn, "attack", &error)) {
 		fprintf(stderr, "no window: %s\n", error.c_str());
@@ -69,12 +61,16 @@ int main(int argc, char *argv[]) {
 	wl_buffer_add_listener(buffer, &listener, nullptr);
 
 	if (mode == "storm") {
+		CommitWaiter last;
 		for (int i = 0; i < n; i++) {
 			wl_surface_attach(window.surface, buffer, 0, 0);
 			wl_surface_damage_buffer(window.surface, 0, 0, w, h);
+			if (i == n - 1) last.arm(&conn, window.surface);
 			wl_surface_commit(window.surface);
 		}
+		printf("%s\n", last.wait(&conn, 30000) && last.presented ? "presented" : "not presented");
 	} else if (mode == "share-burst" || mode == "share-sequential") {
+		CommitWaiter last;
 		wl_surface_attach(window.surface, buffer, 0, 0);
 		wl_surface_damage_buffer(window.surface, 0, 0, w, h);
 		wl_surface_commit(window.surface);
@@ -92,10 +88,13 @@ int main(int argc, char *argv[]) {
 			wl_subsurface_set_position(sub, i % 8, i / 8);
 			wl_surface_attach(surface, buffer, 0, 0);
 			wl_surface_damage_buffer(surface, 0, 0, w, h);
+			if (i == n - 1 && mode == "share-burst") last.arm(&conn, surface);
 			wl_surface_commit(surface);
 			if (mode == "share-sequential") wl_display_flush(conn.display);
 		}
 		wl_surface_commit(window.surface); // subsurface positions
+		// Large commits apply once converted: the verdict comes when the last one is shown.
+		if (mode == "share-burst") last.wait(&conn, 30000);
 	} else {
 		fprintf(stderr, "unknown mode %s\n", mode.c_str());
 		return 2;

@@ -479,4 +479,42 @@ std::set<std::string> shm_formats_from_wayland_info(const std::string &text) {
 	return formats;
 }
 
+void AttackArena::start(const std::vector<std::string> &args) {
+	ASSERT_TRUE(fx.start(args));
+	expect_compositor_serves_others(fx); // first-use allocations happen now, not in the attack
+	ASSERT_TRUE(probe.start(fx));
+	ProbeStats warmup;
+	ASSERT_TRUE(probe.sample(&warmup));
+	pid = fx.compositor().pid();
+	fds0 = count_fds(pid);
+	rss0 = rss_kib(pid);
+	peaks.start(pid);
+}
+
+void AttackArena::expect_probe_served(ProbeStats *stats, bool expect_frames) {
+	ASSERT_TRUE(probe.sample(stats));
+	EXPECT_EQ(stats->error, "");
+	EXPECT_GT(stats->roundtrips, 0u);
+	EXPECT_LT(stats->worst_roundtrip_us, kProbeLatencyMs * 1000u);
+	if (expect_frames) {
+		EXPECT_GT(stats->frames, 0u);
+	}
+}
+
+void AttackArena::expect_back_to_baseline(size_t extra_fds) {
+	EXPECT_LE(settle_at_most(count_fds, pid, fds0 + extra_fds, kSettleMs), fds0 + extra_fds);
+	EXPECT_LE(settle_at_most(rss_kib, pid, rss0 + kRssSlackKib, kSettleMs), rss0 + kRssSlackKib)
+		<< "baseline " << rss0 << " KiB";
+}
+
+void AttackArena::print(const char *name, const ProbeStats &stats) {
+	peaks.stop();
+	printf("fairness %s worst_roundtrip_us=%llu frames=%llu worst_frame_gap_us=%llu peak_rss_kib=%zu "
+		"base_rss_kib=%zu peak_fds=%zu base_fds=%zu\n",
+		name, static_cast<unsigned long long>(stats.worst_roundtrip_us),
+		static_cast<unsigned long long>(stats.frames), static_cast<unsigned long long>(stats.worst_frame_gap_us),
+		peaks.peak_rss_kib(), rss0, peaks.peak_fds(), fds0);
+	fflush(stdout);
+}
+
 } // namespace pixelport::test

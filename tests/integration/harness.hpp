@@ -238,6 +238,40 @@ private:
 	size_t peak_rss_kib_ = 0;
 };
 
+/**
+ * A compositor with a probe client connected and warmed up, its baseline fds and RSS, and a
+ * PeakSampler: the arena of a hostile-client case (docs/design.md, "Limits and fairness").
+ * start(), attack, expect_probe_served(), attacker exits, expect_back_to_baseline(), print().
+ */
+struct AttackArena {
+	/** RSS the compositor may keep after an attacker left: malloc keeps some freed heap; under
+	 * AddressSanitizer freed memory sits in its quarantine (256 MiB by default) instead. */
+#if defined(__SANITIZE_ADDRESS__)
+	static constexpr size_t kRssSlackKib = 320 * 1024;
+#else
+	static constexpr size_t kRssSlackKib = 8 * 1024;
+#endif
+	static constexpr int kSettleMs = 1000; // "back to baseline within 1 s"
+
+	CompositorFixture fx;
+	ProbeClient probe;
+	pid_t pid = -1;
+	size_t fds0 = 0, rss0 = 0;
+	PeakSampler peaks;
+
+	/** Starts the compositor with `args`, warms it up, connects the probe, takes the baseline. */
+	void start(const std::vector<std::string> &args = {});
+	/** The probe's figures since start (or the last sample): roundtrips answered within
+	 * kProbeLatencyMs and frames kept coming (unless `expect_frames` is false: wlroots sends
+	 * no frame events to a surface the attacker's windows hide). */
+	void expect_probe_served(ProbeStats *stats, bool expect_frames = true);
+	/** fds and RSS back at (or below) the baseline within 1 s; `extra_fds` for clients still
+	 * connected on purpose. */
+	void expect_back_to_baseline(size_t extra_fds = 0);
+	/** One "fairness NAME ..." line: the probe's worst roundtrip and the compositor's peaks. */
+	void print(const char *name, const ProbeStats &stats);
+};
+
 /** The wl_shm formats wayland-info lists, as its four-character names (e.g. "NV12"). */
 std::set<std::string> shm_formats_from_wayland_info(const std::string &text);
 

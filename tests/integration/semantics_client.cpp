@@ -42,7 +42,6 @@ constexpr int kBlock = 8;
 constexpr uint32_t kRed = 0xff0000, kGreen = 0x00ff00, kBlue = 0x0000ff, kWhite = 0xffffff, kBlack = 0;
 
 Connection conn;
-wl_subcompositor *subcompositor = nullptr;
 std::string transport = "shm";
 int failures = 0;
 
@@ -230,7 +229,7 @@ void damage_only(Surface &s) {
 Surface child(Surface &parent, int index, bool sync) {
 	Surface c;
 	c.surface = wl_compositor_create_surface(conn.compositor);
-	c.sub = wl_subcompositor_get_subsurface(subcompositor, c.surface, parent.surface);
+	c.sub = wl_subcompositor_get_subsurface(conn.subcompositor, c.surface, parent.surface);
 	wl_subsurface_set_position(c.sub, index * kBlock, 0);
 	if (!sync) wl_subsurface_set_desync(c.sub);
 	return c;
@@ -335,17 +334,7 @@ int main(int argc, char *argv[]) {
 		fprintf(stderr, "%s\n", error.c_str());
 		return 1;
 	}
-	static const wl_registry_listener registry_listener = {
-		.global = [](void *, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
-			if (strcmp(interface, wl_subcompositor_interface.name) == 0) {
-				subcompositor = static_cast<wl_subcompositor *>(wl_registry_bind(registry, name, &wl_subcompositor_interface, 1));
-			}
-		},
-		.global_remove = [](void *, wl_registry *, uint32_t) {},
-	};
-	wl_registry_add_listener(wl_display_get_registry(conn.display), &registry_listener, nullptr);
-	conn.roundtrip();
-	if (subcompositor == nullptr) {
+	if (conn.subcompositor == nullptr) {
 		fprintf(stderr, "no wl_subcompositor\n");
 		return 1;
 	}

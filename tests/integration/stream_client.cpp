@@ -20,6 +20,10 @@
 //   big-buffers N: one stream, N buffers of the largest size the limits event allows, one
 //     roundtrip: prints "created N in US" (the roundtrip's time) then the verdict.
 //   buffer-over-limit: one buffer one row over max_buffer_bytes (limit_exceeded).
+//   role-after-held-commit [shm]: commits a stream buffer whose bytes are not sent (or a
+//     wl_shm buffer, for comparison) on a surface with no role yet, then makes it an
+//     xdg_toplevel (initial commit), sends the bytes, and shows a 32x32 frame (seed 7) on it:
+//     the fuzzer's sequence that made wlroots abort.
 #include <drm_fourcc.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -309,6 +313,57 @@ int main(int argc, char *argv[]) {
 			conn.roundtrip();
 			printf("created %d in %llu\n", n, static_cast<unsigned long long>((now_ns() - t0) / 1000));
 			return report();
+		}},
+		{"role-after-held-commit", [] {
+			int p[2];
+			if (pipe(p) < 0) return 3;
+			pp_stream_v1 *s = pp_stream_manager_v1_create_stream(conn.stream_manager, p[0]);
+			close(p[0]);
+			wl_buffer *b;
+			ShmPool pool;
+			std::string e;
+			if (strcmp(arg2, "shm") == 0) {
+				if (!pool.create(&conn, 1024, &e)) return 3;
+				b = wl_shm_pool_create_buffer(pool.pool, 0, 16, 16, 64, WL_SHM_FORMAT_XRGB8888);
+			} else {
+				b = pp_stream_v1_create_buffer(s, 16, 16, DRM_FORMAT_XRGB8888);
+				pp_stream_v1_write(s, b, 0, 0, 16, 16, 1024); // no byte sent yet
+			}
+			wl_surface *surface = wl_compositor_create_surface(conn.compositor);
+			wl_surface_attach(surface, b, 0, 0);
+			wl_surface_commit(surface);
+			wl_surface_attach(surface, b, 0, 0);
+			wl_buffer_destroy(b); // the pending buffer is gone again
+			if (!conn.roundtrip()) return report();
+			// The role now: its initial commit carries no buffer, as xdg-shell requires.
+			Window w;
+			w.conn = &conn;
+			w.surface = surface;
+			w.xsurface = xdg_wm_base_get_xdg_surface(conn.wm_base, surface);
+			static const xdg_surface_listener listener = {
+				.configure = [](void *data, xdg_surface *xs, uint32_t serial) {
+					xdg_surface_ack_configure(xs, serial);
+					static_cast<Window *>(data)->configured = true;
+				},
+			};
+			xdg_surface_add_listener(w.xsurface, &listener, &w);
+			w.toplevel = xdg_surface_get_toplevel(w.xsurface);
+			wl_surface_commit(surface);
+			if (!conn.roundtrip()) return report();
+			if (strcmp(arg2, "shm") != 0) {
+				std::vector<uint8_t> zeros(1024);
+				send_bytes(p[1], zeros.data(), zeros.size());
+			}
+			if (!conn.roundtrip() || !w.configured) return report();
+			auto px = frame(32, 32, 7);
+			wl_buffer *b2 = pp_stream_v1_create_buffer(s, 32, 32, DRM_FORMAT_XRGB8888);
+			pp_stream_v1_write(s, b2, 0, 0, 32, 32, static_cast<uint32_t>(px.size()));
+			wl_display_flush(conn.display);
+			send_bytes(p[1], px.data(), px.size());
+			if (!show(w, b2, 32, 32)) return report();
+			report();
+			hold();
+			return 0;
 		}},
 		{"buffer-over-limit", [] {
 			return simple_error([](pp_stream_v1 *s, int) {

@@ -20,69 +20,13 @@ using namespace pixelport::test;
 
 namespace {
 
-// RSS the compositor may keep after an attacker left: malloc keeps some freed heap. Under
-// AddressSanitizer freed memory sits in its quarantine (256 MiB by default) instead.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr size_t kRssSlackKib = 320 * 1024;
-#else
-constexpr size_t kRssSlackKib = 8 * 1024;
-#endif
-constexpr int kSettleMs = 1000; // "back to baseline within 1 s"
-
 uint64_t now_ms() {
 	timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
 }
 
-// A compositor with a probe client connected and warmed up, and its baseline fds and RSS.
-struct Arena {
-	CompositorFixture fx;
-	ProbeClient probe;
-	pid_t pid = -1;
-	size_t fds0 = 0, rss0 = 0;
-	PeakSampler peaks;
-
-	void start(const std::vector<std::string> &args = {}) {
-		ASSERT_TRUE(fx.start(args));
-		expect_compositor_serves_others(fx); // first-use allocations happen now, not in the attack
-		ASSERT_TRUE(probe.start(fx));
-		ProbeStats warmup;
-		ASSERT_TRUE(probe.sample(&warmup));
-		pid = fx.compositor().pid();
-		fds0 = count_fds(pid);
-		rss0 = rss_kib(pid);
-		peaks.start(pid);
-	}
-
-	// The probe's figures since start (or the last sample): roundtrips answered in time and
-	// frames kept coming.
-	void expect_probe_served(ProbeStats *stats) {
-		ASSERT_TRUE(probe.sample(stats));
-		EXPECT_EQ(stats->error, "");
-		EXPECT_GT(stats->roundtrips, 0u);
-		EXPECT_LT(stats->worst_roundtrip_us, kProbeLatencyMs * 1000u);
-		EXPECT_GT(stats->frames, 0u);
-	}
-
-	// fds and RSS back at (or below) the baseline within 1 s; `extra_fds` for clients still
-	// connected on purpose.
-	void expect_back_to_baseline(size_t extra_fds = 0) {
-		EXPECT_LE(settle_at_most(count_fds, pid, fds0 + extra_fds, kSettleMs), fds0 + extra_fds);
-		EXPECT_LE(settle_at_most(rss_kib, pid, rss0 + kRssSlackKib, kSettleMs), rss0 + kRssSlackKib)
-			<< "baseline " << rss0 << " KiB";
-	}
-
-	void print(const char *name, const ProbeStats &stats) {
-		peaks.stop();
-		printf("fairness %s worst_roundtrip_us=%llu frames=%llu worst_frame_gap_us=%llu peak_rss_kib=%zu "
-			"base_rss_kib=%zu peak_fds=%zu base_fds=%zu\n",
-			name, static_cast<unsigned long long>(stats.worst_roundtrip_us),
-			static_cast<unsigned long long>(stats.frames), static_cast<unsigned long long>(stats.worst_frame_gap_us),
-			peaks.peak_rss_kib(), rss0, peaks.peak_fds(), fds0);
-		fflush(stdout);
-	}
-};
+using Arena = AttackArena;
 
 // ---- case 1: reads never block --------------------------------------------------------------
 

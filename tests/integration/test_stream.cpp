@@ -223,6 +223,23 @@ TEST(StreamHeld, CommitsApplyInOrderOnceTheBytesArrive) {
 	client.terminate();
 }
 
+// A surface without a role is not held: its state would otherwise apply as the first commit
+// of an xdg role given meanwhile, which wlroots aborts on (found by tests/fuzz). Applied at
+// once, the client gets what wlroots answers for any buffer there, wl_shm included.
+TEST(StreamHeld, ACommitBeforeTheSurfaceHasARoleIsNotHeld) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string shm_out, stream_out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "role-after-held-commit", "shm"}, 10000, &shm_out,
+		&err), 0) << err;
+	EXPECT_EQ(shm_out, "error 3 xdg_wm_base\n"); // xdg_surface.unconfigured_buffer: a buffer at creation
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "role-after-held-commit"}, 10000, &stream_out,
+		&err), 0) << err;
+	EXPECT_EQ(stream_out, shm_out);
+	expect_compositor_serves_others(fx);
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+}
+
 TEST(StreamMany, BuffersAndSurfacesInterleaveOnOneStream) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());

@@ -109,7 +109,7 @@ struct pixelport_stats {
 	/** Bytes read from stream data fds, and stream writes completed. */
 	uint64_t stream_bytes;
 	uint64_t stream_writes;
-	/** Commits held until their stream bytes arrived. */
+	/** Commits held until their stream bytes arrived or their large conversion was done. */
 	uint64_t held_commits;
 	/** Converted-format commits replaced before anything showed them: never converted. */
 	uint64_t skipped_conversions;
