@@ -44,7 +44,7 @@ host_build_hosts() {
 
 host_resolve() {
 	host_name=$1
-	local build=$2
+	local build=$2 v
 	host_build=$build
 	host_preload=$build/plugin/preload/libpixelport-preload.so
 	host_prefix=""
@@ -64,7 +64,9 @@ except Exception:
 	case $host_name in
 	reference)
 		host_bin=$build/compositor/pixelport-compositor
-		host_label="pixelport-compositor $("$host_bin" --version 2>/dev/null | grep -o '[0-9][0-9.]*' | head -1) on wlroots $wlr_version"
+		local v
+		v=$("$host_bin" --version 2>/dev/null | grep -o '[0-9][0-9.]*' | head -1 || true)
+		host_label="pixelport-compositor${v:+ $v} on wlroots $wlr_version"
 		host_how="loaded by pixelport-compositor"
 		host_stock_how="--no-plugin: wlroots' own wl_shm"
 		;;
@@ -87,7 +89,6 @@ except Exception:
 		fi
 		host_bin=$host_prefix/bin/$host_name
 		[[ -x $host_bin ]] || host_fail "build-hosts gave no $host_bin"
-		local v
 		case $host_name in
 		cage) v=$(LD_LIBRARY_PATH=$host_prefix/lib "$host_bin" -v 2>&1 | grep -o '[0-9][0-9.]*' | head -1 || true) ;;
 		*) v=$(LD_LIBRARY_PATH=$host_prefix/lib "$host_bin" --version 2>&1 | grep -o '[0-9][0-9.]*' | head -1 || true) ;;
