@@ -12,7 +12,8 @@ tinywl), the same verdict of presentation in both. The timing log has the sweep'
 
 sway, labwc and cage are the compositors suite's builds (PIXELPORT_HOSTS_PREFIX, made by
 scripts/test with ../shared/sources): this test never builds them. A host that is absent, and
-every preloaded host under a sanitizer build, is skipped with its reason. One line per host in
+every preloaded host under a sanitizer build (an instrumented module needs the sanitizer's
+runtime first in the host), is skipped with its reason. One line per host in
 GoogleTest's format, so that scripts/test's closing line counts passes and skips.
 """
 import json
@@ -46,7 +47,8 @@ def skip_reason(host):
     if host == "reference":
         return None
     if sanitized():
-        return "a sanitizer build: the preload module cannot go into an uninstrumented compositor"
+        return ("a sanitizer build: the demo preloads the (instrumented) module in the normal build only; "
+                "test_preload runs tinywl with it here")
     if host == "tinywl":
         return None if tinywl() else "no tinywl (wlroots not built from subprojects/)"
     if not prefix or not os.access(os.path.join(prefix, "bin", host), os.X_OK):
