@@ -61,8 +61,11 @@ C
 export PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_PATH=$L/pkgconfig PKG_CONFIG_LIBDIR=$L/pkgconfig
 flags=$(pkg-config --cflags --libs pixelport) || fail "pkg-config pixelport"
 echo "pkg-config --cflags --libs pixelport: $flags"
+# A sanitizer build's library needs its runtime loaded first: the consumer links it too.
+san=()
+if readelf -d "$L/libpixelport.so" | grep -q 'libasan'; then san=(-fsanitize=address,undefined); export ASAN_OPTIONS=detect_leaks=0:detect_odr_violation=0; fi
 # shellcheck disable=SC2086
-cc -std=c11 -Wall -Werror -o "$dest/consumer" "$dest/consumer.c" $flags || fail "consumer does not build"
+cc -std=c11 -Wall -Werror "${san[@]}" -o "$dest/consumer" "$dest/consumer.c" $flags || fail "consumer does not build"
 out=$(env -u LD_LIBRARY_PATH LD_LIBRARY_PATH="$L" "$dest/consumer") || fail "consumer: $out"
 echo "consumer: $out"
 [[ $out =~ ^"header ABI "([0-9]+)", library ABI "([0-9]+)$ && ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]] ||
