@@ -10,6 +10,7 @@
 #include "buffer.hpp"
 #include "pixelport/core/format.h"
 #include "timing.hpp"
+#include "unmap.hpp"
 
 namespace pixelport {
 
@@ -109,7 +110,7 @@ struct Conversions::Impl {
 };
 
 ConvertedImage::~ConvertedImage() {
-	if (data != nullptr) munmap(data, mapped);
+	unmap_later(data, mapped);
 	if (client_budget) client_budget->bytes -= mapped;
 	if (total_budget) total_budget->bytes -= mapped;
 }

@@ -11,6 +11,7 @@
 #include "buffer.hpp"
 #include "pixelport/core/format.h"
 #include "sigbus.hpp"
+#include "unmap.hpp"
 
 namespace pixelport {
 
@@ -55,7 +56,7 @@ struct Mapping {
 
 	~Mapping() {
 		if (guarded) sigbus_guard_remove(&guard);
-		if (data != nullptr) munmap(data, size);
+		unmap_later(data, size);
 	}
 };
 

@@ -17,6 +17,7 @@
 #include "pixelport/core/format.h"
 #include "shm.hpp"
 #include "timing.hpp"
+#include "unmap.hpp"
 
 namespace pixelport {
 
@@ -72,7 +73,7 @@ struct Storage {
 		return st;
 	}
 	~Storage() {
-		if (data != nullptr) munmap(data, mapped);
+		unmap_later(data, mapped);
 	}
 };
 
