@@ -20,6 +20,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench_util.hpp"
+#include "cli.hpp"
 #include "pixelport/core/convert.h"
 #ifdef PP_HAVE_LIBYUV
 #include <libyuv/convert_argb.h>
@@ -150,7 +151,7 @@ int main(int argc, char *argv[]) {
 	CommonOptions common;
 	CLI::App app{"pixelport-bench-shm: wl_shm commit-to-texture with and without the plugin, same run"};
 	add_common_options(app, &common);
-	CLI11_PARSE(app, argc, argv);
+	if (int rc = cli::parse(app, argc, argv, "pixelport-bench-shm"); rc >= 0) return rc;
 
 	pin_client_side(common.pin);
 	RuntimeDir dir;
