@@ -1,4 +1,4 @@
-// pixelport-bench-fairness: the six hostile-client cases of issue 12, each against a fresh
+// pixelport-bench-fairness: the hostile-client cases (kCases), each against a fresh
 // compositor (with the plugin, and with --no-plugin where stock wlroots has the same path),
 // while a probe client does a roundtrip every 10 ms. One line per case: the probe's worst
 // roundtrip, the compositor's peak RSS and fds during the attack, and its RSS and fds 1 s
@@ -336,7 +336,7 @@ std::string mib(size_t kib) {
 int main(int argc, char *argv[]) {
 	Options o;
 	bool stock = false;
-	CLI::App app{"issue 12's hostile-client cases: probe worst roundtrip, compositor peak RSS and fds"};
+	CLI::App app{"hostile-client cases: probe worst roundtrip, compositor peak RSS and fds"};
 	add_common_options(app, &o.common, false);
 	app.add_option("--case", o.case_only, "run only case N (0-6)")->transform(cli::Range(0, 6));
 	app.add_option("--streams", o.streams, "case 2: streams the attacker makes")->capture_default_str()
@@ -400,6 +400,6 @@ int main(int argc, char *argv[]) {
 		}
 	}
 	printf("\n");
-	table.print("Issue 12 cases (one fresh compositor per row)");
+	table.print("Hostile-client cases (one fresh compositor per row)");
 	return 0;
 }

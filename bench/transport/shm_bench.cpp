@@ -1,4 +1,4 @@
-// pixelport-bench-shm (issue 4): the wl_shm path with and without the plugin, same run.
+// pixelport-bench-shm: the wl_shm path with and without the plugin, same run.
 //
 // Two compositors run at once, one with the plugin and one with --no-plugin (stock wlroots
 // wl_shm); frames alternate between them. Commit-to-texture: the compositor makes or updates

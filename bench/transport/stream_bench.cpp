@@ -1,4 +1,4 @@
-// pixelport-bench-stream (issue 5): the stream transport against the kernel, wl_shm and waypipe,
+// pixelport-bench-stream: the stream transport against the kernel, wl_shm and waypipe,
 // all in one run on one machine.
 //
 // Part 1, XRGB8888 at 1 to 256 MiB, variants interleaved frame by frame:

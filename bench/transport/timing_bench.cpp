@@ -1,4 +1,4 @@
-// pixelport-bench-timing (issues 6, 17): what the timing export costs a client. One commit loop
+// pixelport-bench-timing: what the timing export costs a client. One commit loop
 // (small XRGB8888 wl_shm buffer, commit + wl_display_sync, as fast as possible) against plugin
 // compositors running at once: no timing log ("off"), --timing-log FILE ("log"), and no log with
 // the client subscribed through pixelport-timing-v1 version 2 ("subscriber"). Each set runs
