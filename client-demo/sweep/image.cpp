@@ -24,13 +24,14 @@ struct JpegError {
 	char message[JMSG_LENGTH_MAX];
 };
 
-// Decodes straight to BGRA (libjpeg-turbo's JCS_EXT_BGRA): no conversion pass of ours.
+// Checked from the header, before the pixels are allocated.
 bool too_many_pixels(uint64_t w, uint64_t h, std::string *error) {
 	if (w * h <= kMaxImagePixels) return false;
 	*error = std::to_string(w) + "x" + std::to_string(h) + " is more than " + std::to_string(kMaxImagePixels) + " pixels";
 	return true;
 }
 
+// Decodes straight to BGRA (libjpeg-turbo's JCS_EXT_BGRA): no conversion pass of ours.
 bool decode_jpeg(const std::string &file, Image *out, std::string *error) {
 	jpeg_decompress_struct cinfo;
 	JpegError err;

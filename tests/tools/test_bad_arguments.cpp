@@ -68,6 +68,11 @@ protected:
 		// Sparse: one byte over each cap, no blocks on disk.
 		sparse("/big.png", (off_t{256} << 20) + 1);
 		sparse("/big.jsonl", (off_t{1} << 30) + 1);
+		// A PNG whose header says 20000x20000 (more pixels than the sweep decodes), and no pixels.
+		std::ofstream(dir_ + "/huge.png", std::ios::binary) << std::string(
+			"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x4e\x20\x00\x00\x4e\x20\x08\x06\x00"
+			"\x00\x00\xe3\x70\x46\x39\x00\x00\x00\x00\x49\x44\x41\x54\x35\xaf\x06\x1e\x00\x00\x00\x00\x49\x45\x4e\x44\xae"
+			"\x42\x60\x82", 57);
 		using namespace pixelport::timing;
 		std::ofstream(dir_ + "/good.jsonl") << header_line(1, 0) << commit_line(test::sample_commit(1, 1000))
 		                                    << commit_line(test::sample_commit(2, 2000));
@@ -196,6 +201,8 @@ INSTANTIATE_TEST_SUITE_P(Sweep, BadArguments, ::testing::Values(
 		"pixelport-sweep: error: {D}/folder: not a regular file (a folder)"},
 	Case{"image_over_256MiB", "PIXELPORT_SWEEP", {"--image", "{D}/big.png"}, 2,
 		"pixelport-sweep: error: {D}/big.png: too large: 268435457 bytes, at most 268435456"},
+	Case{"image_too_many_pixels", "PIXELPORT_SWEEP", {"--image", "{D}/huge.png"}, 2,
+		"pixelport-sweep: error: {D}/huge.png: 20000x20000 is more than 268435456 pixels"},
 	Case{"sizes_inf", "PIXELPORT_SWEEP", {"--pattern", "--sizes", "inf"}, 2,
 		"pixelport-sweep: error: --sizes: bad size 'inf' (want WxH or bytes 1..2G (4096, 64K, 1.5M))"},
 	Case{"sizes_1e300", "PIXELPORT_SWEEP", {"--pattern", "--sizes", "1e300"}, 2,
