@@ -16,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli.hpp"
 #include "pattern.hpp"
 #include "transport.hpp"
 #include "wayland_client.hpp"
@@ -46,8 +47,25 @@ struct Slot {
 	}
 };
 
+constexpr const char *kName = "pixelport-paint";
+
 bool parse_size(const std::string &s, int *w, int *h) {
-	return sscanf(s.c_str(), "%dx%d", w, h) == 2 && *w > 0 && *h > 0 && *w <= 65535 && *h <= 65535;
+	return cli::parse_wxh(s, 1, 65535, w, h);
+}
+
+// "x:y:w:h", each -65535..65535 (w < 0: the whole buffer).
+bool parse_damage(const std::string &s, int damage[4]) {
+	std::stringstream in(s);
+	std::string item;
+	int64_t v[4];
+	int n = 0;
+	while (std::getline(in, item, ':')) {
+		if (n == 4 || !cli::parse_int(item, -65535, 65535, &v[n])) return false;
+		n++;
+	}
+	if (n != 4 || s.back() == ':') return false;
+	for (int i = 0; i < 4; i++) damage[i] = static_cast<int>(v[i]);
+	return true;
 }
 
 bool parse_frame(const std::string &spec, FrameSpec *f, std::string *error) {
@@ -63,19 +81,32 @@ bool parse_frame(const std::string &spec, FrameSpec *f, std::string *error) {
 			}
 		} else if (key == "size") {
 			if (!parse_size(value, &f->width, &f->height)) {
-				*error = "bad size '" + value + "'";
+				*error = "bad size '" + value + "' (want WxH, each 1..65535)";
 				return false;
 			}
 		} else if (key == "seed") {
-			f->seed = static_cast<uint32_t>(std::stoul(value));
+			uint64_t seed = 0;
+			if (!cli::parse_uint(value, 0, UINT32_MAX, &seed)) {
+				*error = "bad seed '" + value + "' (want 0.." + std::to_string(UINT32_MAX) + ")";
+				return false;
+			}
+			f->seed = static_cast<uint32_t>(seed);
 		} else if (key == "damage") {
-			if (sscanf(value.c_str(), "%d:%d:%d:%d", &f->damage[0], &f->damage[1], &f->damage[2], &f->damage[3]) != 4) {
-				*error = "bad damage '" + value + "' (want x:y:w:h)";
+			if (!parse_damage(value, f->damage)) {
+				*error = "bad damage '" + value + "' (want x:y:w:h, each -65535..65535)";
 				return false;
 			}
 		} else if (key == "fill") {
+			if (value != "all" && value != "damage") {
+				*error = "bad fill '" + value + "' (want all or damage)";
+				return false;
+			}
 			f->fill_all = value == "all";
 		} else if (key == "buffer") {
+			if (value != "0" && value != "1") {
+				*error = "bad buffer '" + value + "' (want 0 or 1)";
+				return false;
+			}
 			f->slot = value == "1" ? 1 : 0;
 		} else {
 			*error = "unknown frame key '" + key + "'";
@@ -99,48 +130,49 @@ int main(int argc, char *argv[]) {
 	CLI::App app{"pixelport-paint: show known test patterns through wl_shm or the pixelport stream (socket or pipe)"};
 	app.add_option("--format", format_arg, "pixel format (DRM name, e.g. XRGB8888, NV12, RGB565)");
 	app.add_option("--size", size_arg, "buffer size WIDTHxHEIGHT in pixels");
-	app.add_option("--seed", seed, "pattern seed");
-	app.add_option("--stride-pad", stride_pad, "bytes of padding after each row")->check(CLI::Range(0, 4096));
-	app.add_option("--hold-ms", hold_ms, "stay mapped this long after the last frame (-1: until killed)");
+	app.add_option("--seed", seed, "pattern seed")->transform(cli::Range(0u, UINT32_MAX));
+	app.add_option("--stride-pad", stride_pad, "bytes of padding after each row")->transform(cli::Range(0, 4096));
+	app.add_option("--hold-ms", hold_ms, "stay mapped this long after the last frame (-1: until killed)")
+		->transform(cli::Range(-1, INT32_MAX));
 	app.add_option("--frame", frame_args,
 		"a frame: format=F,size=WxH,seed=N,damage=x:y:w:h,fill=all|damage,buffer=0|1 (repeatable; "
 		"unset keys take the options above)");
 	app.add_option("--transport", transport_arg,
 		"shm (two buffers, painted in place), shm-new, socket, pipe or auto (client-demo/transport.hpp)");
-	app.add_option("--chunk", chunk_arg, "stream sends in pieces: N bytes, or random:N (tests)");
+	app.add_option("--chunk", chunk_arg, "stream sends in pieces: N bytes, or random:N (tests); N 1..2^30");
 	app.set_version_flag("--version", std::string("pixelport-paint ") + PIXELPORT_VERSION);
-	CLI11_PARSE(app, argc, argv);
+	if (int rc = cli::parse(app, argc, argv, kName); rc >= 0) return rc;
 
 	Transport transport = Transport::ShmReused;
 	if (!parse_transport(transport_arg, &transport)) {
-		fprintf(stderr, "pixelport-paint: unknown transport '%s'\n", transport_arg.c_str());
-		return 2;
+		return cli::usage_error(kName, "--transport '" + transport_arg + "': want shm, shm-new, socket, pipe or auto");
 	}
 	// "shm" keeps this program's own two-buffer painting (exact damage semantics tests);
 	// every other transport goes through the transport library.
 	const bool use_writer = transport_arg != "shm";
 	size_t chunk = 0;
 	bool chunk_random = chunk_arg.rfind("random:", 0) == 0;
-	if (!chunk_arg.empty()) chunk = std::stoul(chunk_random ? chunk_arg.substr(7) : chunk_arg);
+	if (!chunk_arg.empty()) {
+		uint64_t n = 0;
+		if (!cli::parse_uint(chunk_random ? chunk_arg.substr(7) : chunk_arg, 1, uint64_t{1} << 30, &n)) {
+			return cli::usage_error(kName, "--chunk '" + chunk_arg + "': want N or random:N, N 1..1073741824");
+		}
+		chunk = static_cast<size_t>(n);
+	}
 
 	FrameSpec defaults;
 	if (!parse_format(format_arg, &defaults.format)) {
-		fprintf(stderr, "pixelport-paint: unknown format '%s'\n", format_arg.c_str());
-		return 2;
+		return cli::usage_error(kName, "--format '" + format_arg + "': unknown format");
 	}
 	if (!parse_size(size_arg, &defaults.width, &defaults.height)) {
-		fprintf(stderr, "pixelport-paint: bad --size '%s'\n", size_arg.c_str());
-		return 2;
+		return cli::usage_error(kName, "--size '" + size_arg + "': want WIDTHxHEIGHT, each 1..65535");
 	}
 	defaults.seed = seed;
 	std::vector<FrameSpec> frames;
 	for (const std::string &spec : frame_args) {
 		FrameSpec f = defaults;
 		std::string error;
-		if (!parse_frame(spec, &f, &error)) {
-			fprintf(stderr, "pixelport-paint: --frame '%s': %s\n", spec.c_str(), error.c_str());
-			return 2;
-		}
+		if (!parse_frame(spec, &f, &error)) return cli::usage_error(kName, "--frame '" + spec + "': " + error);
 		frames.push_back(f);
 	}
 	if (frames.empty()) frames.push_back(defaults);

@@ -8,7 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli.hpp"
 #include "server.hpp"
+
+namespace cli = pixelport::cli;
 
 int main(int argc, char *argv[]) {
 	pixelport::ServerOptions options;
@@ -24,41 +27,47 @@ int main(int argc, char *argv[]) {
 		"command run with WAYLAND_DISPLAY set; the compositor exits with its status when it ends");
 	app.add_option("--socket", options.socket_name, "socket name under $XDG_RUNTIME_DIR (default: wayland-N)");
 	app.add_option("--output", output_mode, "headless output mode WIDTHxHEIGHT[@HZ] (default 1280x720@60)");
-	app.add_option("--outputs", options.outputs, "number of headless outputs")->check(CLI::Range(1, 16));
+	app.add_option("--outputs", options.outputs, "number of headless outputs")->transform(cli::Range(1, 16));
 	app.add_option("--log-level", log_level, "silent, error, info or debug")
 		->check(CLI::IsMember({"silent", "error", "info", "debug"}));
 	app.add_option("--convert-threads", options.convert_threads,
-		"threads for one format conversion in the plugin (default 1)")->check(CLI::Range(1, 64));
+		"threads for one format conversion in the plugin (default 1)")->transform(cli::Range(1u, 64u));
 	app.add_option("--image-budget-client", options.image_budget_client,
 		"bytes of converted images one client may hold (default: max(512 MiB, 8 x the outputs' bytes))")
-		->check(CLI::Range(uint64_t{1} << 20, uint64_t{1} << 46));
+		->transform(cli::Range(uint64_t{1} << 20, uint64_t{1} << 46));
 	app.add_option("--image-budget-total", options.image_budget_total,
 		"bytes of converted images all clients may hold (default: max(2 GiB, 4 x the client budget))")
-		->check(CLI::Range(uint64_t{1} << 20, uint64_t{1} << 46));
+		->transform(cli::Range(uint64_t{1} << 20, uint64_t{1} << 46));
+	// Stream budgets: 0 is the plugin's default (as in pixelport_options and the preload's variables).
 	app.add_option("--stream-max-buffer-bytes", options.stream_max_buffer_bytes,
-		"largest stream buffer in bytes (default: 4 x the largest output, at least 256 MiB)");
-	app.add_option("--stream-max-buffers", options.stream_max_buffers, "stream buffers alive per client (default 64)");
+		"largest stream buffer in bytes (default: 4 x the largest output, at least 256 MiB)")
+		->transform(cli::Range(uint64_t{0}, uint64_t{1} << 46));
+	app.add_option("--stream-max-buffers", options.stream_max_buffers, "stream buffers alive per client (default 64)")
+		->transform(cli::Range(0u, 1u << 20));
 	app.add_option("--stream-max-inflight-bytes", options.stream_max_inflight_bytes,
-		"stream bytes announced and not yet read, per client (default 512 MiB)");
-	app.add_option("--stream-max-streams", options.stream_max_streams, "streams alive per client (default 16)");
+		"stream bytes announced and not yet read, per client (default 512 MiB)")
+		->transform(cli::Range(uint64_t{0}, uint64_t{1} << 46));
+	app.add_option("--stream-max-streams", options.stream_max_streams, "streams alive per client (default 16)")
+		->transform(cli::Range(0u, 1u << 16));
 	app.add_option("--stream-max-client-bytes", options.stream_max_client_bytes,
-		"storage of a client's stream buffers in bytes (default: 16 x the largest output, at least 1 GiB)");
+		"storage of a client's stream buffers in bytes (default: 16 x the largest output, at least 1 GiB)")
+		->transform(cli::Range(uint64_t{0}, uint64_t{1} << 46));
 	app.add_option("--timing-log", options.timing_log,
 		"write every commit's and frame's timing as JSON Lines (docs/timing.md); summary at exit");
 	app.add_option("--timing-trace", options.timing_trace, "write a Chrome trace-event JSON (Perfetto UI)");
 	app.add_flag("--print-stats", print_stats,
 		"at exit, print the plugin's counters as one JSON line on stdout, after 'pixelport-stats '");
 	app.set_version_flag("--version", std::string("pixelport-compositor ") + PIXELPORT_VERSION);
-	CLI11_PARSE(app, argc, argv);
+	if (int rc = cli::parse(app, argc, argv, "pixelport-compositor"); rc >= 0) return rc;
 
 	if (!output_mode.empty()) {
 		double hz = 60.0;
-		int n = sscanf(output_mode.c_str(), "%dx%d@%lf", &options.output_width, &options.output_height, &hz);
-		if (n < 2 || options.output_width <= 0 || options.output_height <= 0 || hz <= 0 ||
-				options.output_width > 16384 || options.output_height > 16384 || hz > 1000) {
-			fprintf(stderr, "pixelport-compositor: bad --output '%s' (want e.g. 1920x1080@60)\n",
-				output_mode.c_str());
-			return 2;
+		const std::string_view mode = output_mode;
+		const size_t at = mode.find('@');
+		if (!cli::parse_wxh(mode.substr(0, at), 1, 16384, &options.output_width, &options.output_height) ||
+				(at != std::string_view::npos && !cli::parse_real(mode.substr(at + 1), 0.001, 1000, &hz))) {
+			return cli::usage_error("pixelport-compositor", "--output '" + output_mode +
+				"': want WIDTHxHEIGHT[@HZ], width and height 1..16384, HZ 0.001..1000 (e.g. 1920x1080@60)");
 		}
 		options.refresh_mhz = static_cast<int>(hz * 1000.0 + 0.5);
 	}

@@ -1,4 +1,5 @@
-// The plugin object: the public C API, the wl_shm global and per-surface state.
+// The plugin object: the public C API (pixelport.h), which creates the wl_shm, stream and
+// timing globals (shm.cpp, stream.cpp, timing.cpp), and each surface's state and commit hooks.
 #include "pixelport/pixelport.h"
 
 #include <cstdlib>

@@ -1,4 +1,4 @@
-// pixelport-bench-fairness: the six hostile-client cases of issue 12, each against a fresh
+// pixelport-bench-fairness: the hostile-client cases (kCases), each against a fresh
 // compositor (with the plugin, and with --no-plugin where stock wlroots has the same path),
 // while a probe client does a roundtrip every 10 ms. One line per case: the probe's worst
 // roundtrip, the compositor's peak RSS and fds during the attack, and its RSS and fds 1 s
@@ -28,6 +28,7 @@
 #include <CLI/CLI.hpp>
 
 #include "../transport/bench_util.hpp"
+#include "cli.hpp"
 
 using namespace pixelport;
 using namespace pixelport::bench;
@@ -335,18 +336,24 @@ std::string mib(size_t kib) {
 int main(int argc, char *argv[]) {
 	Options o;
 	bool stock = false;
-	CLI::App app{"issue 12's hostile-client cases: probe worst roundtrip, compositor peak RSS and fds"};
+	CLI::App app{"hostile-client cases: probe worst roundtrip, compositor peak RSS and fds"};
 	add_common_options(app, &o.common, false);
-	app.add_option("--case", o.case_only, "run only case N (0-6)");
-	app.add_option("--streams", o.streams, "case 2: streams the attacker makes")->capture_default_str();
-	app.add_option("--cycles", o.cycles, "case 3: connections of 64 streams each")->capture_default_str();
-	app.add_option("--big-buffers", o.big_buffers, "case 4: stream buffers of up to 1 GiB")->capture_default_str();
-	app.add_option("--surfaces", o.surfaces, "case 5: surfaces showing the 8192x8192 buffer")->capture_default_str();
-	app.add_option("--commits", o.commits, "case 6: commits in the burst")->capture_default_str();
-	app.add_option("--hold-ms", o.hold_ms, "how long each attacker stays connected")->capture_default_str();
-	app.add_option("--attack", o.attack, "(internal) be the attacker of case N")->group("");
+	app.add_option("--case", o.case_only, "run only case N (0-6)")->transform(cli::Range(0, 6));
+	app.add_option("--streams", o.streams, "case 2: streams the attacker makes")->capture_default_str()
+		->transform(cli::Range(1, 100000));
+	app.add_option("--cycles", o.cycles, "case 3: connections of 64 streams each")->capture_default_str()
+		->transform(cli::Range(1, 10000));
+	app.add_option("--big-buffers", o.big_buffers, "case 4: stream buffers of up to 1 GiB")->capture_default_str()
+		->transform(cli::Range(0, 64));
+	app.add_option("--surfaces", o.surfaces, "case 5: surfaces showing the 8192x8192 buffer")->capture_default_str()
+		->transform(cli::Range(1, 1000));
+	app.add_option("--commits", o.commits, "case 6: commits in the burst")->capture_default_str()
+		->transform(cli::Range(1, 100000));
+	app.add_option("--hold-ms", o.hold_ms, "how long each attacker stays connected")->capture_default_str()
+		->transform(cli::Range(0, 3600000));
+	app.add_option("--attack", o.attack, "(internal) be the attacker of case N")->group("")->transform(cli::Range(0, 6));
 	app.add_flag("--stock", stock, "(internal) the attacker faces stock wlroots")->group("");
-	CLI11_PARSE(app, argc, argv);
+	if (int rc = cli::parse(app, argc, argv, "pixelport-bench-fairness"); rc >= 0) return rc;
 	if (o.attack >= 0) return attack(o, o.attack, stock);
 	if (o.common.quick) {
 		o.streams = 100;
@@ -393,6 +400,6 @@ int main(int argc, char *argv[]) {
 		}
 	}
 	printf("\n");
-	table.print("Issue 12 cases (one fresh compositor per row)");
+	table.print("Hostile-client cases (one fresh compositor per row)");
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <drm_fourcc.h>
 
+#include "cli.hpp"
 #include "pattern.hpp"
 
 namespace pixelport::bench {
@@ -196,7 +197,7 @@ void add_common_options(CLI::App &app, CommonOptions *options, bool frames) {
 	if (frames) {
 		app.add_option("--frames-scale", options->frames_scale, "multiply the number of frames per size")
 			->capture_default_str()
-			->check(CLI::Range(0.01, 100.0));
+			->transform(cli::Range(0.01, 100.0));
 	}
 }
 

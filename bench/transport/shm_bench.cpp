@@ -1,4 +1,4 @@
-// pixelport-bench-shm (issue 4): the wl_shm path with and without the plugin, same run.
+// pixelport-bench-shm: the wl_shm path with and without the plugin, same run.
 //
 // Two compositors run at once, one with the plugin and one with --no-plugin (stock wlroots
 // wl_shm); frames alternate between them. Commit-to-texture: the compositor makes or updates
@@ -20,6 +20,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench_util.hpp"
+#include "cli.hpp"
 #include "pixelport/core/convert.h"
 #ifdef PP_HAVE_LIBYUV
 #include <libyuv/convert_argb.h>
@@ -150,7 +151,7 @@ int main(int argc, char *argv[]) {
 	CommonOptions common;
 	CLI::App app{"pixelport-bench-shm: wl_shm commit-to-texture with and without the plugin, same run"};
 	add_common_options(app, &common);
-	CLI11_PARSE(app, argc, argv);
+	if (int rc = cli::parse(app, argc, argv, "pixelport-bench-shm"); rc >= 0) return rc;
 
 	pin_client_side(common.pin);
 	RuntimeDir dir;

@@ -1,4 +1,4 @@
-// pixelport-bench-stream (issue 5): the stream transport against the kernel, wl_shm and waypipe,
+// pixelport-bench-stream: the stream transport against the kernel, wl_shm and waypipe,
 // all in one run on one machine.
 //
 // Part 1, XRGB8888 at 1 to 256 MiB, variants interleaved frame by frame:
@@ -28,6 +28,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench_util.hpp"
+#include "cli.hpp"
 
 using namespace pixelport;
 using namespace pixelport::bench;
@@ -205,7 +206,7 @@ int main(int argc, char *argv[]) {
 	CommonOptions common;
 	CLI::App app{"pixelport-bench-stream: stream receive vs raw fds, wl_shm and waypipe, same run"};
 	add_common_options(app, &common);
-	CLI11_PARSE(app, argc, argv);
+	if (int rc = cli::parse(app, argc, argv, "pixelport-bench-stream"); rc >= 0) return rc;
 	signal(SIGPIPE, SIG_IGN); // a raw channel's writer sees EPIPE if its reader gave up
 
 	pin_client_side(common.pin);

@@ -1,4 +1,4 @@
-// pixelport-bench-timing (issues 6, 17): what the timing export costs a client. One commit loop
+// pixelport-bench-timing: what the timing export costs a client. One commit loop
 // (small XRGB8888 wl_shm buffer, commit + wl_display_sync, as fast as possible) against plugin
 // compositors running at once: no timing log ("off"), --timing-log FILE ("log"), and no log with
 // the client subscribed through pixelport-timing-v1 version 2 ("subscriber"). Each set runs
@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench_util.hpp"
+#include "cli.hpp"
 
 using namespace pixelport;
 using namespace pixelport::bench;
@@ -121,13 +122,13 @@ int main(int argc, char *argv[]) {
 	std::string modes = "both";
 	CLI::App app{"pixelport-bench-timing: commits/s with the timing export off, logging, and subscribed"};
 	add_common_options(app, &common, false);
-	app.add_option("--runs", runs, "rounds; each runs every variant once per mode")->capture_default_str()->check(CLI::Range(2, 1000));
-	app.add_option("--seconds", seconds, "length of one run")->capture_default_str()->check(CLI::Range(0.1, 60.0));
-	app.add_option("--size", size, "buffer width and height")->capture_default_str()->check(CLI::Range(1, 4096));
+	app.add_option("--runs", runs, "rounds; each runs every variant once per mode")->capture_default_str()->transform(cli::Range(2, 1000));
+	app.add_option("--seconds", seconds, "length of one run")->capture_default_str()->transform(cli::Range(0.1, 60.0));
+	app.add_option("--size", size, "buffer width and height")->capture_default_str()->transform(cli::Range(1, 4096));
 	app.add_option("--modes", modes, "unpinned, pinned or both (in the same rounds); --pin means pinned")
 		->capture_default_str()
 		->check(CLI::IsMember({"both", "unpinned", "pinned"}));
-	CLI11_PARSE(app, argc, argv);
+	if (int rc = cli::parse(app, argc, argv, "pixelport-bench-timing"); rc >= 0) return rc;
 	if (common.quick) {
 		runs = 3;
 		seconds = 0.5;

@@ -4,8 +4,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include <drm_fourcc.h>
 #include <jpeglib.h>
@@ -13,6 +11,7 @@
 #include <png.h>
 #include <webp/decode.h>
 
+#include "cli.hpp"
 #include "pattern.hpp"
 
 namespace pixelport::sweep {
@@ -25,8 +24,15 @@ struct JpegError {
 	char message[JMSG_LENGTH_MAX];
 };
 
+// Checked from the header, before the pixels are allocated.
+bool too_many_pixels(uint64_t w, uint64_t h, std::string *error) {
+	if (w * h <= kMaxImagePixels) return false;
+	*error = std::to_string(w) + "x" + std::to_string(h) + " is more than " + std::to_string(kMaxImagePixels) + " pixels";
+	return true;
+}
+
 // Decodes straight to BGRA (libjpeg-turbo's JCS_EXT_BGRA): no conversion pass of ours.
-bool decode_jpeg(const std::vector<uint8_t> &file, Image *out, std::string *error) {
+bool decode_jpeg(const std::string &file, Image *out, std::string *error) {
 	jpeg_decompress_struct cinfo;
 	JpegError err;
 	cinfo.err = jpeg_std_error(&err.mgr);
@@ -41,8 +47,12 @@ bool decode_jpeg(const std::vector<uint8_t> &file, Image *out, std::string *erro
 		return false;
 	}
 	jpeg_create_decompress(&cinfo);
-	jpeg_mem_src(&cinfo, file.data(), static_cast<unsigned long>(file.size()));
+	jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char *>(file.data()), static_cast<unsigned long>(file.size()));
 	jpeg_read_header(&cinfo, TRUE);
+	if (too_many_pixels(cinfo.image_width, cinfo.image_height, error)) {
+		jpeg_destroy_decompress(&cinfo);
+		return false;
+	}
 	cinfo.out_color_space = JCS_EXT_BGRA;
 	jpeg_start_decompress(&cinfo);
 	out->width = static_cast<int>(cinfo.output_width);
@@ -57,12 +67,16 @@ bool decode_jpeg(const std::vector<uint8_t> &file, Image *out, std::string *erro
 	return true;
 }
 
-bool decode_png(const std::vector<uint8_t> &file, Image *out, std::string *error) {
+bool decode_png(const std::string &file, Image *out, std::string *error) {
 	png_image img;
 	memset(&img, 0, sizeof(img));
 	img.version = PNG_IMAGE_VERSION;
 	if (!png_image_begin_read_from_memory(&img, file.data(), file.size())) {
 		*error = std::string("bad PNG: ") + img.message;
+		return false;
+	}
+	if (too_many_pixels(img.width, img.height, error)) {
+		png_image_free(&img);
 		return false;
 	}
 	img.format = PNG_FORMAT_BGRA;
@@ -77,9 +91,13 @@ bool decode_png(const std::vector<uint8_t> &file, Image *out, std::string *error
 	return true;
 }
 
-bool decode_webp(const std::vector<uint8_t> &file, Image *out, std::string *error) {
+bool decode_webp(const std::string &file, Image *out, std::string *error) {
 	int w = 0, h = 0;
-	uint8_t *pixels = WebPDecodeBGRA(file.data(), file.size(), &w, &h);
+	const auto *data = reinterpret_cast<const uint8_t *>(file.data());
+	if (WebPGetInfo(data, file.size(), &w, &h) && too_many_pixels(static_cast<uint64_t>(w), static_cast<uint64_t>(h), error)) {
+		return false;
+	}
+	uint8_t *pixels = WebPDecodeBGRA(data, file.size(), &w, &h);
 	if (pixels == nullptr) {
 		*error = "bad WebP: libwebp could not decode it";
 		return false;
@@ -94,20 +112,13 @@ bool decode_webp(const std::vector<uint8_t> &file, Image *out, std::string *erro
 } // namespace
 
 bool load_image(const std::string &path, Image *out, std::string *error) {
-	std::error_code ec;
-	if (std::filesystem::is_directory(path, ec)) {
-		*error = path + " is a directory, not an image";
+	std::string file, why;
+	if (!cli::read_file(path, kMaxImageFileBytes, &file, &why)) {
+		*error = path + ": " + why;
 		return false;
 	}
-	std::ifstream in(path, std::ios::binary);
-	if (!in) {
-		*error = "cannot read " + path + ": " + strerror(errno);
-		return false;
-	}
-	std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-	std::string why;
 	bool ok = false;
-	if (file.size() >= 3 && file[0] == 0xff && file[1] == 0xd8 && file[2] == 0xff) {
+	if (file.size() >= 3 && memcmp(file.data(), "\xff\xd8\xff", 3) == 0) {
 		ok = decode_jpeg(file, out, &why);
 	} else if (file.size() >= 8 && memcmp(file.data(), "\x89PNG\r\n\x1a\n", 8) == 0) {
 		ok = decode_png(file, out, &why);

@@ -17,9 +17,14 @@ struct Image {
 	std::string source;        // what it came from, for reports ("pattern" or a path)
 };
 
+/** Largest image file read, and most pixels decoded (2^28: 1 GiB as ARGB8888). */
+inline constexpr uint64_t kMaxImageFileBytes = uint64_t{256} << 20;
+inline constexpr uint64_t kMaxImagePixels = uint64_t{1} << 28;
+
 /**
  * Decodes a JPEG, PNG or WebP file (picked by its first bytes, not its name). False with
- * `error` set to one line when the file cannot be read or is not such an image.
+ * `error` set to one line "PATH: why" when the file cannot be read, is not a regular file,
+ * is larger than kMaxImageFileBytes, has more than kMaxImagePixels or is not such an image.
  */
 bool load_image(const std::string &path, Image *out, std::string *error);
 

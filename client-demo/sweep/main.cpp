@@ -1,5 +1,5 @@
 // pixelport-sweep: how long each transport takes to put a frame on a surface, over frame
-// sizes and pixel formats, on this machine (issue 7). See README.md for every option.
+// sizes and pixel formats, on this machine. See README.md for every option.
 //
 // Per point (format, size, transport): a fresh window, warm-up frames, then measured frames,
 // each waiting for presentation and for the compositor's pixelport-timing-v1 report before
@@ -32,6 +32,7 @@
 #include <CLI/CLI.hpp>
 #include <drm_fourcc.h>
 
+#include "cli.hpp"
 #include "image.hpp"
 #include "model.hpp"
 #include "pattern.hpp"
@@ -98,35 +99,30 @@ std::vector<std::string> split(const std::string &s, char sep) {
 	return out;
 }
 
-// "4096", "4K", "1.5M", "2G" (binary units) -> bytes; false if malformed.
+// A frame size in bytes: "4096", "4K", "1.5M", "2G" (binary units), 1 byte to a wl_shm pool's 2 GiB.
+constexpr uint64_t kMaxFrameBytes = INT32_MAX;
+const char *const kBytesRange = "bytes 1..2G (4096, 64K, 1.5M)";
 bool parse_bytes(const std::string &s, double *out) {
-	char *end = nullptr;
-	double v = strtod(s.c_str(), &end);
-	if (end == s.c_str() || !(v > 0)) return false;
-	std::string unit = end;
-	for (char &c : unit) c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
-	if (unit == "" || unit == "B") {
-	} else if (unit == "K" || unit == "KIB" || unit == "KB") {
-		v *= 1024;
-	} else if (unit == "M" || unit == "MIB" || unit == "MB") {
-		v *= 1024 * 1024;
-	} else if (unit == "G" || unit == "GIB" || unit == "GB") {
-		v *= 1024.0 * 1024 * 1024;
-	} else {
-		return false;
-	}
-	*out = v;
+	uint64_t v = 0;
+	if (!cli::parse_bytes(s, 1, kMaxFrameBytes, &v)) return false;
+	*out = static_cast<double>(v);
 	return true;
 }
 
+// "WxH", each 1..32767 (wl_surface coordinates are 16-bit in practice).
 bool parse_wxh(const std::string &s, int *w, int *h) {
-	char x = 0;
-	char rest = 0;
-	int pw = 0, ph = 0;
-	if (sscanf(s.c_str(), "%d%c%d%c", &pw, &x, &ph, &rest) != 3 || (x != 'x' && x != 'X')) return false;
-	*w = pw;
-	*h = ph;
-	return true;
+	return cli::parse_wxh(s, 1, 32767, w, h);
+}
+
+// Every item of a comma-separated list, empty ones included ("a,,b" has three).
+std::vector<std::string> split_all(const std::string &s) {
+	std::vector<std::string> out;
+	size_t start = 0;
+	for (size_t comma; (comma = s.find(',', start)) != std::string::npos; start = comma + 1) {
+		out.push_back(s.substr(start, comma - start));
+	}
+	out.push_back(s.substr(start));
+	return out;
 }
 
 /** A size request: explicit WxH, or bytes of pixel data (the shape follows per format). */
@@ -432,7 +428,7 @@ int pressure_child(const Options &o, const std::string &image_path, uint32_t drm
 
 int run_pressure(const Options &o, const std::string &image_path, const std::string &image_note, const fs::path &out) {
 	int w = 0, h = 0;
-	if (!parse_wxh(o.pressure_size, &w, &h) || w <= 0 || h <= 0 || w > 32767 || h > 32767) {
+	if (!parse_wxh(o.pressure_size, &w, &h)) {
 		die(2, "--pressure-size '" + o.pressure_size + "' does not fit (want WxH, each 1..32767)");
 	}
 	std::vector<std::string> formats = split(o.formats, ',');
@@ -685,9 +681,7 @@ void run_peer(const Options &o, const std::vector<std::string> &size_args, const
 			argv.push_back("--verify-display");
 			argv.push_back(display ? display : "wayland-0");
 		}
-		if (o.pattern || o.image.empty()) {
-			// The parent already chose: pass the same content on.
-		}
+		// The same content: --image or --pattern as given; with neither, the child finds the same photo.
 		if (!o.image.empty()) {
 			argv.push_back("--image");
 			argv.push_back(o.image);
@@ -737,39 +731,46 @@ void run_peer(const Options &o, const std::vector<std::string> &size_args, const
 int main(int argc, char *argv[]) {
 	Options o;
 	CLI::App app{"pixelport-sweep: time every transport over frame sizes and formats on this machine"};
-	app.add_option("--sizes", o.sizes_arg,
-		"explicit sizes, comma-separated: WxH (pixels, the same for every format) or bytes (4K, 1M, 1.5M; shape 4:3 per format)");
-	app.add_option("--min-size", o.min_size, "smallest frame, bytes of pixel data (K, M, G suffixes)")->capture_default_str();
+	CLI::Option *sizes_opt = app.add_option("--sizes", o.sizes_arg,
+		"explicit sizes, comma-separated: WxH (pixels, each 1..32767, the same for every format) or bytes "
+		"(1 to 2G: 4K, 1M, 1.5M; shape 4:3 per format)");
+	app.add_option("--min-size", o.min_size, "smallest frame, bytes of pixel data (K, M, G suffixes; 1 to 2G)")
+		->capture_default_str();
 	app.add_option("--max-size", o.max_size, "largest frame")->capture_default_str();
 	app.add_option("--steps", o.steps, "number of sizes, log-spaced from --min-size to --max-size")
-		->capture_default_str()->check(CLI::Range(1, 64));
+		->capture_default_str()->transform(cli::Range(1, 64));
 	app.add_option("--transports", o.transports, "comma-separated: shm, shm-new, socket, pipe")->capture_default_str();
 	app.add_option("--formats", o.formats, "comma-separated DRM format names")->capture_default_str();
-	app.add_option("--warmup", o.warmup, "unmeasured frames per point")->capture_default_str()->check(CLI::Range(0, 1000));
-	app.add_option("--frames", o.frames, "measured frames per point (at most)")->capture_default_str()->check(CLI::Range(1, 100000));
+	app.add_option("--warmup", o.warmup, "unmeasured frames per point")->capture_default_str()->transform(cli::Range(0, 1000));
+	app.add_option("--frames", o.frames, "measured frames per point (at most)")->capture_default_str()->transform(cli::Range(1, 100000));
 	app.add_option("--min-frames", o.min_frames, "measured frames per point at least, even past --point-seconds")
-		->capture_default_str()->check(CLI::Range(1, 100000));
+		->capture_default_str()->transform(cli::Range(1, 100000));
 	app.add_option("--point-seconds", o.point_seconds, "stop measuring a point after this long (once --min-frames are in)")
-		->capture_default_str()->check(CLI::Range(0.0, 3600.0));
-	app.add_option("--image", o.image, "JPEG, PNG or WebP to scale to every size (default: a Debian wallpaper photo if installed)");
+		->capture_default_str()->transform(cli::Range(0.0, 3600.0));
+	app.add_option("--image", o.image,
+		"JPEG, PNG or WebP to scale to every size (a regular file of at most 256 MiB and 2^28 pixels; default: a Debian "
+		"wallpaper photo if installed)");
 	app.add_flag("--pattern", o.pattern, "synthetic pattern instead of an image");
 	app.add_option("-o,--output", o.output, "output folder (default: pixelport-sweep-DATE-TIME here)");
 	app.add_flag("--no-plot", o.no_plot, "no PNG plot (no gnuplot run)");
 	app.add_option("--timeout-ms", o.timeout_ms, "longest wait for any one event (presentation, buffer, stream)")
-		->capture_default_str()->check(CLI::Range(100, 600000));
+		->capture_default_str()->transform(cli::Range(100, 600000));
 	app.add_option("--instances", o.instances, "pressure mode: N concurrent clients each putting one huge image")
-		->check(CLI::Range(1, 64));
-	app.add_option("--pressure-size", o.pressure_size, "pressure mode: frame WxH")->capture_default_str();
+		->transform(cli::Range(1, 64));
+	app.add_option("--pressure-size", o.pressure_size, "pressure mode: frame WxH (each 1..32767)")->capture_default_str();
 	app.add_option("--pressure-frames", o.pressure_frames, "pressure mode: frames each instance puts")
-		->capture_default_str()->check(CLI::Range(1, 10000));
+		->capture_default_str()->transform(cli::Range(1, 10000));
 	app.add_option("--pressure-transport", o.pressure_transport, "pressure mode: shm, shm-new, socket or pipe")->capture_default_str();
 	app.add_option("--pressure-timeout", o.pressure_timeout_s, "pressure mode: seconds before unfinished instances are killed")
-		->capture_default_str()->check(CLI::Range(1, 86400));
+		->capture_default_str()->transform(cli::Range(1, 86400));
 	app.add_option("--peer", o.peer, "also run the shm transports through a peer: waypipe")->check(CLI::IsMember({"waypipe"}));
 	app.add_option("--peer-compress", o.peer_compress, "waypipe compressions to run, comma-separated")->capture_default_str();
-	app.add_option("--peer-timeout", o.peer_timeout_s, "seconds for each peer run")->capture_default_str();
-	app.add_option("--compositor-pid", o.compositor_pid, "compositor process for memory figures (default: the socket's peer)");
-	app.add_option("--seed", o.seed, "pattern seed")->capture_default_str();
+	app.add_option("--peer-timeout", o.peer_timeout_s, "seconds for each peer run")->capture_default_str()
+		->transform(cli::Range(1, 86400));
+	// 4194304: Linux's largest pid_max.
+	app.add_option("--compositor-pid", o.compositor_pid, "compositor process for memory figures (default: the socket's peer)")
+		->transform(cli::Range(0, 4194304));
+	app.add_option("--seed", o.seed, "pattern seed")->capture_default_str()->transform(cli::Range(0u, UINT32_MAX));
 	app.add_flag("--peer-child", o.peer_child, "internal: a run under a peer, results only in --output")->group("");
 	app.add_option("--source", o.source, "internal: the peer run's name in window titles")->group("");
 	app.add_option("--verify-display", o.verify_display, "internal: Wayland display for the pixel check")->group("");
@@ -778,11 +779,11 @@ int main(int argc, char *argv[]) {
 	app.add_flag("--no-verify", o.no_verify, "do not check the shown pixels (grim screenshots) against what was sent");
 	app.add_option("--confirm-rounds", o.confirm_rounds,
 		"extra alternating rounds near each candidate crossover for the verdict (0: none)")
-		->capture_default_str()->check(CLI::Range(0, 50));
+		->capture_default_str()->transform(cli::Range(0, 50));
 	app.add_option("--confirm-seconds", o.confirm_seconds, "measuring time per point in a confirming round")
-		->capture_default_str()->check(CLI::Range(0.0, 60.0));
+		->capture_default_str()->transform(cli::Range(0.0, 60.0));
 	app.set_version_flag("--version", std::string("pixelport-sweep ") + PIXELPORT_VERSION);
-	CLI11_PARSE(app, argc, argv);
+	if (int rc = cli::parse(app, argc, argv, "pixelport-sweep"); rc >= 0) return rc;
 	signal(SIGPIPE, SIG_IGN);
 
 	// ---- check every input before measuring anything ----
@@ -802,6 +803,67 @@ int main(int argc, char *argv[]) {
 		formats.push_back(shm_to_drm(code));
 	}
 	if (transports.empty() || formats.empty()) die(2, "no transport or no format to measure");
+
+	// Sizes (not in pressure mode): per format, the frame shape for each requested size.
+	std::vector<SizeSpec> sizes;
+	std::vector<std::string> size_args; // what a peer child gets
+	if (o.instances == 0) {
+		if (sizes_opt->count() > 0) {
+			// Given, even empty: exactly these sizes, never the default sweep.
+			if (o.sizes_arg.empty()) die(2, std::string("--sizes: empty (want WxH or ") + kBytesRange + ", comma-separated)");
+			for (const std::string &s : split_all(o.sizes_arg)) {
+				SizeSpec spec;
+				if (s.find_first_of("xX") != std::string::npos) {
+					if (!parse_wxh(s, &spec.width, &spec.height)) {
+						die(2, "--sizes: size '" + s + "' does not fit (want WxH, width and height 1..32767)");
+					}
+				} else if (!parse_bytes(s, &spec.bytes)) {
+					die(2, "--sizes: bad size '" + s + "' (want WxH or " + kBytesRange + ")");
+				}
+				spec.label = s;
+				sizes.push_back(spec);
+				size_args.push_back(s);
+			}
+		} else {
+			double lo, hi;
+			if (!parse_bytes(o.min_size, &lo)) die(2, "--min-size: bad size '" + o.min_size + "' (want " + kBytesRange + ")");
+			if (!parse_bytes(o.max_size, &hi)) die(2, "--max-size: bad size '" + o.max_size + "' (want " + kBytesRange + ")");
+			if (lo > hi) die(2, "--min-size " + o.min_size + " is larger than --max-size " + o.max_size);
+			for (int i = 0; i < o.steps; i++) {
+				SizeSpec spec;
+				spec.bytes = o.steps == 1 ? lo : std::exp(std::log(lo) + (std::log(hi) - std::log(lo)) * i / (o.steps - 1));
+				spec.bytes = std::round(spec.bytes);
+				spec.label = std::to_string(static_cast<uint64_t>(spec.bytes));
+				sizes.push_back(spec);
+				size_args.push_back(spec.label);
+			}
+		}
+		uint64_t largest = 0;
+		for (uint32_t f : formats) {
+			for (SizeSpec &s : sizes) {
+				int w = s.width, h = s.height;
+				if (w == 0) shape_for(f, s.bytes, &w, &h);
+				uint64_t b = frame_bytes(f, w, h);
+				const core::FormatInfo *fi = core::format_info(f);
+				if (b == 0 || (fi && (w % fi->hsub || h % fi->vsub))) {
+					die(2, "size " + std::to_string(w) + "x" + std::to_string(h) + " does not fit " + format_name(drm_to_shm(f)) +
+						" (off its chroma grid)");
+				}
+				if (b > INT32_MAX) {
+					die(2, "size " + s.label + " does not fit: a " + std::to_string(w) + "x" + std::to_string(h) + " " +
+						format_name(drm_to_shm(f)) + " frame is " + human_bytes(static_cast<double>(b)) + ", wl_shm pools hold at most 2 GiB");
+				}
+				largest = std::max(largest, b);
+			}
+		}
+		// Content, a frame copy, two reused shm buffers and the compositor's converted copy.
+		uint64_t need = largest * 5, avail = mem_available();
+		if (avail && need > avail) {
+			die(2, "the largest frame (" + human_bytes(static_cast<double>(largest)) + ") needs about " +
+				human_bytes(static_cast<double>(need)) + " of memory, only " + human_bytes(static_cast<double>(avail)) +
+				" available (lower --max-size)");
+		}
+	}
 
 	Image img;
 	std::string image_path, content_note;
@@ -845,63 +907,6 @@ int main(int argc, char *argv[]) {
 	}
 
 	if (o.instances > 0) return run_pressure(o, image_path, content_note, out);
-
-	// Sizes: per format, the frame shape for each requested size.
-	std::vector<SizeSpec> sizes;
-	std::vector<std::string> size_args; // what a peer child gets
-	if (!o.sizes_arg.empty()) {
-		for (const std::string &s : split(o.sizes_arg, ',')) {
-			SizeSpec spec;
-			if (parse_wxh(s, &spec.width, &spec.height)) {
-				if (spec.width <= 0 || spec.height <= 0 || spec.width > 32767 || spec.height > 32767) {
-					die(2, "size '" + s + "' does not fit (width and height 1..32767)");
-				}
-			} else if (!parse_bytes(s, &spec.bytes)) {
-				die(2, "bad size '" + s + "' (want WxH or bytes like 4096, 64K, 1M)");
-			}
-			spec.label = s;
-			sizes.push_back(spec);
-			size_args.push_back(s);
-		}
-	} else {
-		double lo, hi;
-		if (!parse_bytes(o.min_size, &lo) || !parse_bytes(o.max_size, &hi) || lo > hi) {
-			die(2, "bad --min-size/--max-size '" + o.min_size + "'/'" + o.max_size + "'");
-		}
-		for (int i = 0; i < o.steps; i++) {
-			SizeSpec spec;
-			spec.bytes = o.steps == 1 ? lo : std::exp(std::log(lo) + (std::log(hi) - std::log(lo)) * i / (o.steps - 1));
-			spec.bytes = std::round(spec.bytes);
-			spec.label = std::to_string(static_cast<uint64_t>(spec.bytes));
-			sizes.push_back(spec);
-			size_args.push_back(spec.label);
-		}
-	}
-	uint64_t largest = 0;
-	for (uint32_t f : formats) {
-		for (SizeSpec &s : sizes) {
-			int w = s.width, h = s.height;
-			if (w == 0) shape_for(f, s.bytes, &w, &h);
-			uint64_t b = frame_bytes(f, w, h);
-			const core::FormatInfo *fi = core::format_info(f);
-			if (b == 0 || (fi && (w % fi->hsub || h % fi->vsub))) {
-				die(2, "size " + std::to_string(w) + "x" + std::to_string(h) + " does not fit " + format_name(drm_to_shm(f)) +
-					" (off its chroma grid)");
-			}
-			if (b > INT32_MAX) {
-				die(2, "size " + s.label + " does not fit: a " + std::to_string(w) + "x" + std::to_string(h) + " " +
-					format_name(drm_to_shm(f)) + " frame is " + human_bytes(static_cast<double>(b)) + ", wl_shm pools hold at most 2 GiB");
-			}
-			largest = std::max(largest, b);
-		}
-	}
-	// Content, a frame copy, two reused shm buffers and the compositor's converted copy.
-	uint64_t need = largest * 5, avail = mem_available();
-	if (avail && need > avail) {
-		die(2, "the largest frame (" + human_bytes(static_cast<double>(largest)) + ") needs about " +
-			human_bytes(static_cast<double>(need)) + " of memory, only " + human_bytes(static_cast<double>(avail)) +
-			" available (lower --max-size)");
-	}
 
 	// ---- the compositor ----
 	Connection conn;

@@ -148,7 +148,8 @@ std::string plugin_path(const std::string &self) {
 	return dir + "libpixelport.so";
 }
 
-// Options by environment variable: one row per pixelport_options field.
+// The numeric pixelport_options as environment variables (README, "Options"); the timing log
+// paths are read by the plugin itself (PIXELPORT_TIMING_LOG, PIXELPORT_TIMING_TRACE).
 void read_options(pixelport_options *options) {
 	struct Row {
 		const char *name;

@@ -1,5 +1,5 @@
 // pixelport-conversion-attack: what a hostile client can make the compositor convert and keep
-// (issue cases "converted images multiply memory" and "a conversion storm freezes everyone").
+// (converted images that multiply memory, and a conversion storm that would freeze everyone).
 // Reports like the other test clients ("ok", "error CODE INTERFACE"), then holds.
 // Usage: pixelport-conversion-attack MODE N WIDTH HEIGHT
 //   share-burst       one NV12 buffer attached to N subsurfaces in one burst; reports once the

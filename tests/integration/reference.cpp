@@ -21,8 +21,8 @@ double half_to_double(uint32_t h) {
 	return (h & 0x8000) ? -v : v;
 }
 
-// Low-precision channels widen by replicating their high bits (31 -> 255 for 5 bits), as the
-// issue fixes it and as pixman does: not the same as round(v * 255 / 31).
+// Low-precision channels widen by replicating their high bits (31 -> 255 for 5 bits), as
+// pixman does: not the same as round(v * 255 / 31).
 uint32_t widen(uint32_t v, int bits) {
 	uint32_t out = 0;
 	for (int shift = 8 - bits; shift > -bits; shift -= bits) out |= shift >= 0 ? v << shift : v >> -shift;

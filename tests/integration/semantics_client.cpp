@@ -356,7 +356,7 @@ int main(int argc, char *argv[]) {
 	};
 
 	std::map<std::string, std::function<void()>> scenarios = {
-		// The case: A on P and C, then B on C; P's damage-only commit repaints P's area.
+		// A on P and C, then B on C; P's damage-only commit repaints P's area.
 		{"shared-then-replaced", [&] {
 			Buffer a, b;
 			make(a, kRed);

@@ -3,7 +3,7 @@
 // "holding" when it then stays connected until killed.
 // Usage: pixelport-stream-client MODE [ARG...]
 //
-// Attack modes (issue 12; each prints "attacking" once the attack is in place, or a verdict):
+// Attack modes (each prints "attacking" once the attack is in place, or a verdict):
 //   block-pipe HOLD_MS, block-socket HOLD_MS: keeps its own copy of the data fd, clears
 //     O_NONBLOCK on it (the flag belongs to the shared open file description), announces 16384
 //     bytes on a 64x64 XRGB8888 buffer, sends 100, prints "attacking", holds HOLD_MS, exits.

@@ -148,7 +148,7 @@ TEST(Compositor, ShutsDownCleanlyOnSigterm) {
 
 } // namespace
 
-// Issue 13: with WLR_BACKENDS set, wlroots' autocreate adds WLR_HEADLESS_OUTPUTS (default 1)
+// With WLR_BACKENDS set, wlroots' autocreate adds WLR_HEADLESS_OUTPUTS (default 1)
 // outputs of its own to the headless backend; the compositor must still have exactly --outputs
 // outputs of the --output mode.
 TEST(Compositor, OutputsAreExactlyWhatTheOptionsSayWhenWlrBackendsIsSet) {

@@ -1,4 +1,4 @@
-// Hostile wl_shm clients get the protocol error the issue names and are disconnected; the
+// Hostile wl_shm clients get their named protocol error and are disconnected; the
 // compositor and every other client go on.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `meson install --skip-subprojects` into a DESTDIR installs pixelport only (issue 18): the
+# `meson install --skip-subprojects` into a DESTDIR installs pixelport only: the
 # plugin, the preload module, the public header, pixelport.pc, the programs and man pages; the
 # bundled wlroots/wayland/libdrm only as private libraries in LIBDIR/pixelport/. A tiny C program
 # builds against the installed pixelport.pc and runs; the installed programs run from there.

@@ -154,7 +154,7 @@ TEST_F(Tinywl, StreamsAndReportsTimingThroughThePreloadedPlugin) {
 	EXPECT_NE(text.find("\"output\":\"HEADLESS-1\""), std::string::npos);
 }
 
-// Issue 18: a preloaded compositor records timing for pixelport-compare. PIXELPORT_TIMING_LOG
+// A preloaded compositor records timing for pixelport-compare. PIXELPORT_TIMING_LOG
 // and PIXELPORT_TIMING_TRACE reach the plugin; PIXELPORT_TIMING_SUMMARY gets the summary on
 // SIGUSR1 (and once a second after commits, and when the display goes).
 TEST_F(Tinywl, WritesATimingLogThatPixelportCompareReadsAndASummaryOnSigusr1) {
@@ -185,7 +185,7 @@ TEST_F(Tinywl, WritesATimingLogThatPixelportCompareReadsAndASummaryOnSigusr1) {
 	EXPECT_EQ(out.find("only in"), std::string::npos) << out;
 }
 
-// The issue's "done when": the demo client's quick sweep, every transport, inside unmodified
+// The demo client's quick sweep, every transport, inside unmodified
 // tinywl with the module, with the compositor-side phases from the timing protocol.
 TEST_F(Tinywl, RunsTheQuickSweepOverEveryTransport) {
 	ASSERT_TRUE(start({}, "")) << fx_.compositor().err();

@@ -288,7 +288,7 @@ TEST(Sweep, EachBadInputGivesOneClearError) {
 	expect_error(fx, sweep({"--pattern", "-o", out.string()}), 1, "cannot connect to the Wayland display",
 		{{"WAYLAND_DISPLAY", "pixelport-nobody-here"}});
 	SCOPED_TRACE("unreadable file");
-	expect_error(fx, sweep({"--image", (dir / "missing.jpg").string(), "-o", out.string()}), 2, "cannot read");
+	expect_error(fx, sweep({"--image", (dir / "missing.jpg").string(), "-o", out.string()}), 2, "cannot open");
 	SCOPED_TRACE("not an image");
 	expect_error(fx, sweep({"--image", (dir / "notes.txt").string(), "-o", out.string()}), 2, "not a JPEG, PNG or WebP");
 	SCOPED_TRACE("sizes that do not fit");

@@ -28,7 +28,7 @@ TEST(SweepVerdict, JudgesASizeFromItsRuns) {
 	EXPECT_EQ(split.winner, '=');
 	EXPECT_NEAR(split.within, 0.111, 0.001);
 	EXPECT_NEAR(split.spread, 1.1 / 0.9 - 1, 1e-9);
-	// Issue 18's 57.0 vs 56.3 ms (1.2%) is no winner however many runs agree.
+	// 57.0 vs 56.3 ms (1.2%) is no winner however many runs agree.
 	EXPECT_EQ(judge(size(1, {57.0 / 56.3, 57.1 / 56.3, 56.9 / 56.3})).winner, '=');
 	// All on one side but the spread is wider than the difference.
 	EXPECT_EQ(judge(size(1, {0.97, 0.5})).winner, 'a');

@@ -185,7 +185,7 @@ TEST_F(CompareTest, PlotsAPngThroughGnuplot) {
   EXPECT_EQ(test::read_file(path("plot.png")).substr(0, 8), "\x89PNG\r\n\x1a\n");
 }
 
-// Issue 18: many groups go on pages of at most 1,600 px, not one 12,000 px image.
+// Many groups go on pages of at most 1,600 px, not one 12,000 px image.
 TEST_F(CompareTest, PlotsManyGroupsOnPagesAtMost1600PixelsWide) {
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
   std::string base = header_line(1, 0);
@@ -287,7 +287,7 @@ TEST(CompareReport, ShowsAPhaseMeasuredInOnlyOneRunWithoutARatio) {
       << table;
 }
 
-// Issue 18: the same frame through wl_shm (stride-padded, another byte count) and the stream
+// The same frame through wl_shm (stride-padded, another byte count) and the stream
 // pairs by its pixel size and format, labelled with both transports and run names.
 TEST(CompareReport, PairsTheSameFrameSizeAcrossTransportsAndNamesThem) {
   Log base, cand;

@@ -263,6 +263,10 @@ LogError::LogError(const std::string& p, std::size_t l, const std::string& reaso
 Log read_log(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw LogError(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  return read_log(in, path);
+}
+
+Log read_log(std::istream& in, const std::string& path) {
   Log log;
   std::string text;
   std::size_t lineno = 0;

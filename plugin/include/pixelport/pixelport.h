@@ -1,6 +1,7 @@
 /**
- * pixelport: a plugin for wlroots 0.18 compositors that serves wl_shm (and later the
- * pixelport stream and timing protocols) and moves client pixels into the renderer.
+ * pixelport: a plugin for wlroots 0.18 compositors that serves wl_shm, the pixelport stream
+ * and timing protocols (pixelport-stream-v1, pixelport-timing-v1) and moves client pixels into
+ * the renderer.
  *
  * Lifetime, in the wlroots style:
  *

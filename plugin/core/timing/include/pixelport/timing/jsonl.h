@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,6 +45,10 @@ class LogError : public std::runtime_error {
 // Reads a schema-1 log. Throws LogError for a missing/unreadable or empty file, a first line
 // that is not a version-1 header, a line that is not JSON or lacks a field (a cut last line
 // is reported as truncated), an unknown record type, or a NUL byte (binary file).
+// Opens `path` as it is: for logs this process or its tests wrote. A path from a user goes
+// through a checked read first (pixelport-compare: cli::read_file) and then the overload below.
 Log read_log(const std::string& path);
+// The same from `in`; `path` names it in errors.
+Log read_log(std::istream& in, const std::string& path);
 
 }  // namespace pixelport::timing
