@@ -101,7 +101,7 @@ struct Conversions::Impl {
 	void kick();
 	void run_due(uint64_t budget_ns);
 	bool run_job(ConvertedView *view, uint64_t start, uint64_t budget_ns);
-	void release_held(SurfaceState *surface, ConvertedView *upto);
+	void release_ready(SurfaceState *surface);
 	void supersede_held(SurfaceState *surface, ConvertedView *newer);
 	void hold(SurfaceState *surface, ConvertedView *view, PixelBuffer *buffer);
 	bool flush(SurfaceState *surface, timing::CommitRecord *record);
@@ -254,7 +254,9 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 		owner->plugin()->stats.skipped_conversions++;
 	}
 	if (view->early) {
-		// Converted (or superseded) before its commit applied: it shows its own image.
+		// Converted (or superseded) before its commit applied: it shows its own image; the one
+		// it replaces may serve the next large commit once nothing shows it.
+		if (c.image != nullptr && c.image != view->image && c.image->surfaces == 1) c.spare = c.image;
 		c.set_image(view->image);
 		c.valid = view->converted && view->image != nullptr && view->image->filled;
 		c.source_format = view->source_fourcc;
@@ -400,16 +402,19 @@ bool Conversions::Impl::run_job(ConvertedView *view, uint64_t start, uint64_t bu
 	return true;
 }
 
-// Unlocks the surface's held commits up to `upto` (all of them if null), oldest first:
-// wlroots applies them in order, superseded ones immediately followed by the newer one.
-void Conversions::Impl::release_held(SurfaceState *s, ConvertedView *upto) {
+// Unlocks the surface's held commits that may apply now, oldest first: those converted, and
+// superseded ones together with the converted one after them (or, when no commit after them is
+// still converting, with the newer unheld commit wlroots cached behind them). wlroots applies
+// them in order, so no output shows a superseded one.
+void Conversions::Impl::release_ready(SurfaceState *s) {
 	std::vector<ConvertedView *> &held = s->conversion.held;
-	size_t n = held.size();
-	if (upto != nullptr) {
-		auto it = std::find(held.begin(), held.end(), upto);
-		if (it == held.end()) return;
-		n = static_cast<size_t>(it - held.begin()) + 1;
+	size_t pending = 0;
+	while (pending < held.size() && (held[pending]->converted || held[pending]->superseded)) pending++;
+	size_t n = pending;
+	if (pending < held.size()) {
+		while (n > 0 && !held[n - 1]->converted) n--; // superseded ones wait for the next converted
 	}
+	if (n == 0) return;
 	std::vector<uint32_t> seqs;
 	for (size_t i = 0; i < n; i++) {
 		if (held[i]->held) seqs.push_back(held[i]->lock_seq);
@@ -424,11 +429,14 @@ void Conversions::Impl::release_held(SurfaceState *s, ConvertedView *upto) {
 }
 
 // A newer buffer commit (`newer`, a held or early view, or null for any other buffer)
-// replaces the surface's held commits: their conversions stop, they stay locked until the
-// newer one may apply, and share its image where it fits, so they cost no memory meanwhile.
+// replaces the surface's held commits whose conversion has not started: they stay locked until
+// the newer one may apply, and share its image where it fits, so they cost no memory
+// meanwhile. One being converted is finished and shown (a client sending frames faster than
+// they convert still sees every other one shown, not none).
 void Conversions::Impl::supersede_held(SurfaceState *s, ConvertedView *newer) {
 	for (ConvertedView *old : s->conversion.held) {
-		if (old->superseded) continue;
+		if (old->superseded || old->converted) continue;
+		if (old->convert_start_ns != 0) continue; // its conversion is under way
 		old->superseded = true;
 		if (!old->converted) owner->plugin()->stats.skipped_conversions++;
 		release_source(old);
@@ -444,7 +452,7 @@ void Conversions::Impl::run_due(uint64_t budget_ns) {
 	pixelport_plugin *plugin = owner->plugin();
 	uint64_t start = monotonic_ns();
 	for (const Due &d : std::exchange(releases, {})) {
-		if (SurfaceState *s = plugin->surface_state(d.surface, d.id)) release_held(s, nullptr);
+		if (SurfaceState *s = plugin->surface_state(d.surface, d.id)) release_ready(s);
 	}
 	while (!jobs.empty()) {
 		ConvertedView *view = jobs.front();
@@ -452,7 +460,7 @@ void Conversions::Impl::run_due(uint64_t budget_ns) {
 		jobs.erase(jobs.begin());
 		if (view->superseded) continue;
 		// Done: this commit and the superseded ones before it apply now.
-		if (SurfaceState *s = plugin->surface_state(view->surface, view->surface_id)) release_held(s, view);
+		if (SurfaceState *s = plugin->surface_state(view->surface, view->surface_id)) release_ready(s);
 	}
 	size_t i = 0;
 	for (; i < due.size(); i++) {
@@ -625,6 +633,13 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 	std::shared_ptr<ConvertedImage> shared = buffer->pure_image.lock();
 	if (fits(shared) && shared->pure_source == buffer && shared->pure_generation == view->generation) {
 		view->image = shared; // this commit content, converted (or being converted) for another surface
+	} else if (fits(c.spare) && c.spare.use_count() == 1) {
+		view->image = std::move(c.spare); // nobody shows it any more
+		view->image->filled = false;
+		view->image->filled_rows = 0;
+		view->image->pure_source = buffer;
+		view->image->pure_generation = view->generation;
+		buffer->pure_image = view->image;
 	} else {
 		view->image = allocate(client_of(s), view->target, w, h);
 		if (view->image == nullptr) return; // over budget: the client has its error
@@ -658,6 +673,7 @@ void Conversions::surface_committed(SurfaceState *s) {
 			c.pending = nullptr;
 		}
 		c.set_image(nullptr);
+		c.spare = nullptr;
 		c.valid = false;
 		pixman_region32_clear(&c.damage);
 	}
@@ -675,6 +691,7 @@ void Conversions::surface_destroyed(SurfaceState *s) {
 		c.pending = nullptr;
 	}
 	c.set_image(nullptr);
+	c.spare = nullptr;
 }
 
 } // namespace pixelport

@@ -76,6 +76,12 @@ struct ConvertedImage {
 struct SurfaceConversion {
 	/** The image the surface's current (or pending) view shows. */
 	std::shared_ptr<ConvertedImage> image;
+	/**
+	 * The image it showed before its last large commit: reused by the next one of the same size
+	 * once nothing shows it (its pages are already faulted in: a fresh 4K image costs
+	 * thousands of page faults).
+	 */
+	std::shared_ptr<ConvertedImage> spare;
 	/** `image` holds the content of the surface's last converted commit (damage may apply). */
 	bool valid = false;
 	/** The client format last converted into `image`: a change converts everything. */
