@@ -103,6 +103,7 @@ struct Conversions::Impl {
 	bool run_job(ConvertedView *view, uint64_t start, uint64_t budget_ns);
 	void release_ready(SurfaceState *surface);
 	void supersede_held(SurfaceState *surface, ConvertedView *newer);
+	void replace_held(SurfaceState *surface, ConvertedView *newer);
 	void hold(SurfaceState *surface, ConvertedView *view, PixelBuffer *buffer);
 	bool flush(SurfaceState *surface, timing::CommitRecord *record);
 	void bind(SurfaceState *surface, ConvertedView *view);
@@ -438,7 +439,7 @@ void Conversions::Impl::supersede_held(SurfaceState *s, ConvertedView *newer) {
 		if (old->superseded || old->converted) continue;
 		if (old->convert_start_ns != 0) continue; // its conversion is under way
 		old->superseded = true;
-		if (!old->converted) owner->plugin()->stats.skipped_conversions++;
+		owner->plugin()->stats.skipped_conversions++;
 		release_source(old);
 		if (newer != nullptr && newer->image != nullptr && old->image != nullptr &&
 				old->image->fourcc == newer->image->fourcc && old->image->width == newer->image->width &&
@@ -446,6 +447,14 @@ void Conversions::Impl::supersede_held(SurfaceState *s, ConvertedView *newer) {
 			old->image = newer->image;
 		}
 	}
+}
+
+// An unheld buffer commit (`newer`, or null for a buffer that needs no conversion) follows
+// the surface's held ones: supersede them and unlock what may apply after this dispatch.
+void Conversions::Impl::replace_held(SurfaceState *s, ConvertedView *newer) {
+	supersede_held(s, newer);
+	releases.push_back({s->surface, s->id});
+	kick();
 }
 
 void Conversions::Impl::run_due(uint64_t budget_ns) {
@@ -572,12 +581,8 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
 	wlr_surface *surface = s->surface;
 	bool had_held = !s->conversion.held.empty();
 	if (buffer == nullptr) {
-		if (had_held) {
-			// Another buffer replaces the held commits: they apply with it, unconverted.
-			impl_->supersede_held(s, nullptr);
-			impl_->releases.push_back({surface, s->id});
-			impl_->kick();
-		}
+		// Another buffer replaces the held commits: they apply with it, unconverted.
+		if (had_held) impl_->replace_held(s, nullptr);
 		return;
 	}
 	auto *view = new ConvertedView();
@@ -593,9 +598,7 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
 	wlr_buffer_drop(&view->base); // freed with its last lock
 	impl_->hold(s, view, buffer);
 	if (had_held && std::find(s->conversion.held.begin(), s->conversion.held.end(), view) == s->conversion.held.end()) {
-		impl_->supersede_held(s, view);
-		impl_->releases.push_back({surface, s->id});
-		impl_->kick();
+		impl_->replace_held(s, view);
 	}
 }
 
@@ -633,16 +636,15 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 	std::shared_ptr<ConvertedImage> shared = buffer->pure_image.lock();
 	if (fits(shared) && shared->pure_source == buffer && shared->pure_generation == view->generation) {
 		view->image = shared; // this commit content, converted (or being converted) for another surface
-	} else if (fits(c.spare) && c.spare.use_count() == 1) {
-		view->image = std::move(c.spare); // nobody shows it any more
-		view->image->filled = false;
-		view->image->filled_rows = 0;
-		view->image->pure_source = buffer;
-		view->image->pure_generation = view->generation;
-		buffer->pure_image = view->image;
 	} else {
-		view->image = allocate(client_of(s), view->target, w, h);
-		if (view->image == nullptr) return; // over budget: the client has its error
+		if (fits(c.spare) && c.spare.use_count() == 1) {
+			view->image = std::move(c.spare); // nobody shows it any more
+			view->image->filled = false;
+			view->image->filled_rows = 0;
+		} else {
+			view->image = allocate(client_of(s), view->target, w, h);
+			if (view->image == nullptr) return; // over budget: the client has its error
+		}
 		view->image->pure_source = buffer;
 		view->image->pure_generation = view->generation;
 		buffer->pure_image = view->image;
