@@ -6,12 +6,20 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <emmintrin.h>
 #include <system_error>
 #include <thread>
 #include <unistd.h>
 
 #include "kernels.h"
+
+// x86 only: non-temporal stores (SSE2) and the CPU's ISA (meson builds the x86 kernel
+// tables only for x86 hosts and says which with PP_HAVE_KERNELS_<ISA>).
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#define PP_X86 1
+#endif
 
 namespace pixelport::core {
 namespace {
@@ -108,16 +116,23 @@ bool env_force_scalar()
 
 RowFn find_kernel(uint32_t src, uint32_t dst, const ConvertOptions &opt)
 {
-	Isa isa = std::min(best_isa(), opt.max_isa);
+	[[maybe_unused]] Isa isa = std::min(best_isa(), opt.max_isa);   // unread without x86 tables
 	if (opt.force_scalar || env_force_scalar())
 		isa = Isa::Scalar;
-	std::span<const KernelEntry> table;
-	switch (isa) {
-	case Isa::AVX2: table = detail::kernels_avx2(); break;
-	case Isa::SSSE3: table = detail::kernels_ssse3(); break;
-	case Isa::SSE2: table = detail::kernels_sse2(); break;
-	default: table = detail::kernels_scalar(); break;
-	}
+	// The best table built at or below isa.
+	std::span<const KernelEntry> table = detail::kernels_scalar();
+#if PP_HAVE_KERNELS_SSE2
+	if (isa >= Isa::SSE2)
+		table = detail::kernels_sse2();
+#endif
+#if PP_HAVE_KERNELS_SSSE3
+	if (isa >= Isa::SSSE3)
+		table = detail::kernels_ssse3();
+#endif
+#if PP_HAVE_KERNELS_AVX2
+	if (isa >= Isa::AVX2)
+		table = detail::kernels_avx2();
+#endif
 	for (const KernelEntry &k : table)
 		if (k.src == src && k.dst == dst)
 			return k.fn;
@@ -167,9 +182,11 @@ uint64_t streaming_min_bytes()
 	return bytes;
 }
 
-// Copy with 16-byte non-temporal stores (SSE2, baseline on x86-64) where aligned.
+// Copy with 16-byte non-temporal stores (SSE2, baseline on x86-64) where aligned;
+// a plain copy elsewhere.
 void stream_copy(uint8_t *d, const uint8_t *s, size_t n)
 {
+#if defined(__SSE2__)
 	const size_t head = std::min(n, (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16);
 	std::memcpy(d, s, head);
 	size_t i = head;
@@ -178,6 +195,9 @@ void stream_copy(uint8_t *d, const uint8_t *s, size_t n)
 			_mm_stream_si128(reinterpret_cast<__m128i *>(d + i + k),
 					 _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + i + k)));
 	std::memcpy(d + i, s + i, n - i);
+#else
+	std::memcpy(d, s, n);
+#endif
 }
 
 // Pixels [x, x + w) of row y; x on the chroma grid.
@@ -222,8 +242,10 @@ void run_bands(const Job &job, int32_t y_begin, int32_t y_end, int32_t band)
 				convert_row(job, a, y);
 		}
 	}
+#if defined(__SSE2__)
 	if (job.streaming)
 		_mm_sfence();   // order the non-temporal stores before the caller's next access
+#endif
 }
 
 int32_t thread_count(const ConvertOptions &opt, int64_t pixels)
@@ -325,15 +347,24 @@ const char *isa_name(Isa isa)
 
 Isa best_isa()
 {
+	// Only tables that were built; the scalar one everywhere.
 	static const Isa best = [] {
+#if PP_X86
 		__builtin_cpu_init();
+#if PP_HAVE_KERNELS_AVX2
 		// The AVX2 kernels also use F16C (every AVX2 CPU has it, but check).
 		if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"))
 			return Isa::AVX2;
+#endif
+#if PP_HAVE_KERNELS_SSSE3
 		if (__builtin_cpu_supports("ssse3"))
 			return Isa::SSSE3;
+#endif
+#if PP_HAVE_KERNELS_SSE2
 		if (__builtin_cpu_supports("sse2"))
 			return Isa::SSE2;
+#endif
+#endif
 		return Isa::Scalar;
 	}();
 	return best;
