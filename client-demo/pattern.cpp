@@ -6,6 +6,8 @@
 
 #include <drm_fourcc.h>
 
+#include "pixelport/core/format.h"
+
 namespace pixelport {
 
 namespace {
@@ -81,44 +83,24 @@ uint32_t c_code(double c, int bits) {
 
 bool shm_layout(uint32_t fmt, int width, int height, size_t stride, ShmLayout *out) {
 	*out = {};
-	size_t h = static_cast<size_t>(height), ch = (h + 1) / 2;
-	switch (fmt) {
-	case DRM_FORMAT_NV12: case DRM_FORMAT_NV21: case DRM_FORMAT_P010:
-		*out = {2, {0, stride * h, 0}, {stride, stride, 0}, stride * h + stride * ch};
-		return true;
-	case DRM_FORMAT_NV16:
-		*out = {2, {0, stride * h, 0}, {stride, stride, 0}, stride * h * 2};
-		return true;
-	case DRM_FORMAT_YUV420: case DRM_FORMAT_YVU420:
-		*out = {3, {0, stride * h, stride * h + stride / 2 * ch}, {stride, stride / 2, stride / 2},
-			stride * h + stride * ch};
-		return true;
-	default:
-		if (shm_min_stride(fmt, width) == 0) return false;
-		*out = {1, {0, 0, 0}, {stride, 0, 0}, stride * h};
-		return true;
+	const core::FormatInfo *info = core::format_info(fmt);
+	core::ShmPlanes planes;
+	if (info == nullptr || width <= 0 || height <= 0 ||
+			!core::shm_planes(*info, static_cast<uint32_t>(width), static_cast<uint32_t>(height), stride, &planes))
+		return false;
+	out->planes = info->num_planes;
+	for (int p = 0; p < info->num_planes; p++) {
+		out->offset[p] = planes.offset[p];
+		out->stride[p] = planes.stride[p];
 	}
+	out->size = planes.size;
+	return true;
 }
 
 size_t shm_min_stride(uint32_t fmt, int width) {
-	size_t w = static_cast<size_t>(width), bpp;
-	switch (fmt) {
-	case DRM_FORMAT_ARGB8888: case DRM_FORMAT_XRGB8888: case DRM_FORMAT_ABGR8888: case DRM_FORMAT_XBGR8888:
-	case DRM_FORMAT_RGBA8888: case DRM_FORMAT_RGBX8888: case DRM_FORMAT_BGRA8888: case DRM_FORMAT_BGRX8888:
-	case DRM_FORMAT_ARGB2101010: case DRM_FORMAT_XRGB2101010: case DRM_FORMAT_ABGR2101010:
-	case DRM_FORMAT_XBGR2101010:
-		bpp = 4; break;
-	case DRM_FORMAT_RGB888: case DRM_FORMAT_BGR888: bpp = 3; break;
-	case DRM_FORMAT_RGB565: case DRM_FORMAT_BGR565: case DRM_FORMAT_XRGB1555: case DRM_FORMAT_ARGB1555:
-	case DRM_FORMAT_XRGB4444: case DRM_FORMAT_ARGB4444: case DRM_FORMAT_P010:
-		bpp = 2; break;
-	case DRM_FORMAT_XBGR16161616F: case DRM_FORMAT_ABGR16161616F: bpp = 8; break;
-	case DRM_FORMAT_YUYV: case DRM_FORMAT_UYVY: return ((w + 1) / 2 * 4 + 3) & ~size_t{3};
-	case DRM_FORMAT_NV12: case DRM_FORMAT_NV21: case DRM_FORMAT_NV16: bpp = 1; break;
-	case DRM_FORMAT_YUV420: case DRM_FORMAT_YVU420: return (w + 7) & ~size_t{7}; // stride / 2 per chroma row
-	default: return 0;
-	}
-	return (w * bpp + 3) & ~size_t{3};
+	const core::FormatInfo *info = core::format_info(fmt);
+	if (info == nullptr || width <= 0) return 0;
+	return core::shm_min_stride(*info, static_cast<uint32_t>(width), 4);
 }
 
 bool encode_pattern(uint32_t fmt, int width, int height, size_t stride, uint8_t *base, uint32_t seed, int rx,

@@ -30,11 +30,7 @@ inline uint32_t pattern_argb(uint32_t x, uint32_t y, uint32_t seed = 0) {
 	return a << 24 | r << 16 | g << 8 | b;
 }
 
-/**
- * Where the planes of a wl_shm buffer lie (the layout pixelport and Weston use): plane 0 at
- * offset 0 with `stride`; chroma planes follow directly, with the same stride for NV12/NV21/
- * NV16/P010 and stride / 2 for YUV420/YVU420.
- */
+/** Where the planes of a wl_shm buffer lie: core::shm_planes(), in the client's types. */
 struct ShmLayout {
 	int planes = 0;
 	size_t offset[3] = {};
@@ -42,10 +38,10 @@ struct ShmLayout {
 	size_t size = 0; // total bytes
 };
 
-/** Layout for `drm_format` (DRM fourcc) at width x height with plane-0 `stride`; false if unknown. */
+/** Layout for `drm_format` (DRM fourcc) at width x height with plane-0 `stride`; false if unknown or too small. */
 bool shm_layout(uint32_t drm_format, int width, int height, size_t stride, ShmLayout *out);
 
-/** Smallest plane-0 stride for `drm_format` at `width`, rounded up to 4 bytes; 0 if unknown. */
+/** Smallest plane-0 stride for `drm_format` at `width` with every plane's stride a multiple of 4; 0 if unknown. */
 size_t shm_min_stride(uint32_t drm_format, int width);
 
 /**

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <utility>
 
-#include <drm_fourcc.h>
+#include "pixelport/core/format.h"
 
 namespace pixelport::client {
 
@@ -291,61 +291,22 @@ void CommitWaiter::reset() {
 	present_ns = 0;
 }
 
-namespace {
-struct NamedFormat {
-	const char *name;
-	uint32_t drm;
-};
-constexpr NamedFormat kNames[] = {
-	{"ARGB8888", DRM_FORMAT_ARGB8888}, {"XRGB8888", DRM_FORMAT_XRGB8888},
-	{"ABGR8888", DRM_FORMAT_ABGR8888}, {"XBGR8888", DRM_FORMAT_XBGR8888},
-	{"RGBA8888", DRM_FORMAT_RGBA8888}, {"RGBX8888", DRM_FORMAT_RGBX8888},
-	{"BGRA8888", DRM_FORMAT_BGRA8888}, {"BGRX8888", DRM_FORMAT_BGRX8888},
-	{"RGB565", DRM_FORMAT_RGB565}, {"BGR565", DRM_FORMAT_BGR565},
-	{"RGB888", DRM_FORMAT_RGB888}, {"BGR888", DRM_FORMAT_BGR888},
-	{"XRGB2101010", DRM_FORMAT_XRGB2101010}, {"ARGB2101010", DRM_FORMAT_ARGB2101010},
-	{"XBGR2101010", DRM_FORMAT_XBGR2101010}, {"ABGR2101010", DRM_FORMAT_ABGR2101010},
-	{"XRGB1555", DRM_FORMAT_XRGB1555}, {"ARGB1555", DRM_FORMAT_ARGB1555},
-	{"XRGB4444", DRM_FORMAT_XRGB4444}, {"ARGB4444", DRM_FORMAT_ARGB4444},
-	{"XBGR16161616F", DRM_FORMAT_XBGR16161616F}, {"ABGR16161616F", DRM_FORMAT_ABGR16161616F},
-	{"YUYV", DRM_FORMAT_YUYV}, {"UYVY", DRM_FORMAT_UYVY}, {"NV12", DRM_FORMAT_NV12},
-	{"NV21", DRM_FORMAT_NV21}, {"NV16", DRM_FORMAT_NV16}, {"YUV420", DRM_FORMAT_YUV420},
-	{"YVU420", DRM_FORMAT_YVU420}, {"P010", DRM_FORMAT_P010},
-};
-} // namespace
+uint32_t shm_to_drm(uint32_t shm_format) { return core::fourcc_from_shm_format(shm_format); }
 
-uint32_t shm_to_drm(uint32_t shm_format) {
-	if (shm_format == WL_SHM_FORMAT_ARGB8888) return DRM_FORMAT_ARGB8888;
-	if (shm_format == WL_SHM_FORMAT_XRGB8888) return DRM_FORMAT_XRGB8888;
-	return shm_format;
-}
-
-uint32_t drm_to_shm(uint32_t drm_format) {
-	if (drm_format == DRM_FORMAT_ARGB8888) return WL_SHM_FORMAT_ARGB8888;
-	if (drm_format == DRM_FORMAT_XRGB8888) return WL_SHM_FORMAT_XRGB8888;
-	return drm_format;
-}
+uint32_t drm_to_shm(uint32_t drm_format) { return core::shm_format_from_fourcc(drm_format); }
 
 std::string format_name(uint32_t format) {
-	uint32_t drm = shm_to_drm(format);
-	for (const auto &n : kNames) {
-		if (n.drm == drm) return n.name;
-	}
+	if (const core::FormatInfo *info = core::format_info(shm_to_drm(format))) return info->name;
 	char buf[16];
 	snprintf(buf, sizeof(buf), "0x%08x", format);
 	return buf;
 }
 
 bool parse_format(const std::string &name, uint32_t *format) {
-	std::string upper = name;
-	std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char ch) { return std::toupper(ch); });
-	for (const auto &n : kNames) {
-		if (upper == n.name) {
-			*format = drm_to_shm(n.drm);
-			return true;
-		}
-	}
-	return false;
+	const core::FormatInfo *info = core::format_by_name(name);
+	if (info == nullptr) return false;
+	*format = drm_to_shm(info->fourcc);
+	return true;
 }
 
 } // namespace pixelport::client

@@ -8,6 +8,7 @@
 
 #include "buffer.hpp"
 #include "conversion.hpp"
+#include "format_policy.hpp"
 #include "plugin.hpp"
 #include "shm.hpp"
 #include "stream.hpp"
@@ -80,9 +81,11 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *displ
 		return nullptr;
 	}
 	const wlr_drm_format_set *formats = wlr_renderer_get_texture_formats(renderer, WLR_BUFFER_CAP_DATA_PTR);
+	std::vector<uint32_t> renderer_formats;
 	for (size_t i = 0; formats != nullptr && i < formats->len; i++) {
-		pp->renderer_formats.push_back(formats->formats[i].format);
+		renderer_formats.push_back(formats->formats[i].format);
 	}
+	pp->formats = std::make_unique<FormatPolicy>(renderer_formats);
 	pixelport_options &o = pp->options;
 	if (o.stream_size_hint == 0) o.stream_size_hint = 1u << 20;
 	// The other stream_* limits stay 0 = default: stream.cpp sizes those to the outputs.
@@ -116,7 +119,7 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *displ
 		if (pp->timing) pp->timing->forget_global();
 	});
 	wlr_log(WLR_INFO, "pixelport: serving wl_shm v%u with %zu formats (%zu native) (ABI %u)", version,
-		pp->shm->formats().size(), pp->renderer_formats.size(), PIXELPORT_ABI_VERSION);
+		pp->shm->formats().size(), pp->formats->native_count(), PIXELPORT_ABI_VERSION);
 	return pp;
 }
 

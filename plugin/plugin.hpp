@@ -18,6 +18,7 @@
 
 namespace pixelport {
 
+class FormatPolicy;
 class Shm;
 class StreamManager;
 class Timing;
@@ -73,8 +74,8 @@ struct pixelport_plugin {
 	wl_display *display = nullptr;
 	wlr_renderer *renderer = nullptr;
 	pixelport_options options{};
-	/** DRM formats the renderer samples from CPU memory (WLR_BUFFER_CAP_DATA_PTR). */
-	std::vector<uint32_t> renderer_formats;
+	/** What is served and as what, for wl_shm and the stream (format_policy.hpp). */
+	std::unique_ptr<pixelport::FormatPolicy> formats;
 	pixelport::core::ConvertOptions convert_options;
 	std::unique_ptr<pixelport::Shm> shm;
 	std::unique_ptr<pixelport::StreamManager> streams;

@@ -9,27 +9,12 @@
 #include <mutex>
 
 #include "buffer.hpp"
+#include "format_policy.hpp"
 #include "pixelport/core/format.h"
 #include "sigbus.hpp"
 #include "unmap.hpp"
 
 namespace pixelport {
-
-uint32_t shm_format_to_drm(uint32_t shm_format) {
-	switch (shm_format) {
-	case WL_SHM_FORMAT_ARGB8888: return DRM_FORMAT_ARGB8888;
-	case WL_SHM_FORMAT_XRGB8888: return DRM_FORMAT_XRGB8888;
-	default: return shm_format;
-	}
-}
-
-uint32_t drm_format_to_shm(uint32_t drm_format) {
-	switch (drm_format) {
-	case DRM_FORMAT_ARGB8888: return WL_SHM_FORMAT_ARGB8888;
-	case DRM_FORMAT_XRGB8888: return WL_SHM_FORMAT_XRGB8888;
-	default: return drm_format;
-	}
-}
 
 namespace {
 
@@ -93,41 +78,10 @@ struct ShmPool {
 	std::shared_ptr<Mapping> mapping;
 };
 
-// Where each plane of a wl_shm buffer lies: plane 0 at `offset` with the buffer's stride; the
-// chroma planes follow it directly, with the same stride for semi-planar formats (NV12, NV16,
-// P010) and half of it for the 3-plane formats (YUV420, YVU420), as Weston lays them out.
-struct PlaneLayout {
-	uint64_t offset[core::kMaxPlanes] = {};
-	uint64_t stride[core::kMaxPlanes] = {};
-	uint64_t rows[core::kMaxPlanes] = {};
-	uint64_t end = 0; // one past the last byte of the last plane, from the pool start
-};
-
-bool layout_planes(const core::FormatInfo &info, int32_t width, int32_t height, int32_t stride,
-		int32_t offset, PlaneLayout *out) {
-	uint64_t pos = static_cast<uint64_t>(offset);
-	for (int p = 0; p < info.num_planes; p++) {
-		uint64_t plane_stride = static_cast<uint64_t>(stride);
-		if (info.num_planes == 3 && p > 0) {
-			if (stride % 2 != 0) return false;
-			plane_stride /= 2;
-		}
-		if (plane_stride < core::min_stride(info, p, static_cast<uint32_t>(width))) {
-			return false;
-		}
-		out->offset[p] = pos;
-		out->stride[p] = plane_stride;
-		out->rows[p] = core::plane_rows(info, p, static_cast<uint32_t>(height));
-		pos += plane_stride * out->rows[p]; // < 2^31 * 2^31 * 3: no 64-bit overflow
-	}
-	out->end = pos;
-	return true;
-}
-
 struct ShmBuffer {
 	PixelBuffer pixel; // first
 	std::shared_ptr<Mapping> mapping;
-	PlaneLayout layout;
+	core::ShmPlanes layout; // relative to `offset`
 	int32_t stride = 0;
 	int32_t offset = 0;
 };
@@ -153,7 +107,7 @@ bool shm_buffer_source(PixelBuffer *buffer, core::SrcImage *out) {
 	out->width = buffer->base.width;
 	out->height = buffer->base.height;
 	for (int p = 0; p < info->num_planes; p++) {
-		out->planes[p].data = m.data + shm->layout.offset[p];
+		out->planes[p].data = m.data + static_cast<uint64_t>(shm->offset) + shm->layout.offset[p];
 		out->planes[p].stride = shm->layout.stride[p];
 		out->planes[p].size = shm->layout.stride[p] * shm->layout.rows[p];
 	}
@@ -168,7 +122,7 @@ void shm_buffer_describe(PixelBuffer *buffer, timing::CommitRecord *record) {
 	ShmBuffer *shm = shm_buffer(buffer);
 	record->transport = shm->mapping->committed ? timing::Transport::ShmReused : timing::Transport::ShmNewPool;
 	shm->mapping->committed = true;
-	record->bytes = shm->layout.end - static_cast<uint64_t>(shm->offset);
+	record->bytes = shm->layout.size;
 }
 
 bool shm_buffer_get_shm(PixelBuffer *buffer, wlr_shm_attributes *attrs) {
@@ -239,48 +193,37 @@ bool file_holds(int fd, int64_t size) {
 void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, int32_t offset, int32_t width,
 		int32_t height, int32_t stride, uint32_t format) {
 	ShmPool *pool = pool_from_resource(resource);
-	uint32_t drm = shm_format_to_drm(format);
-	uint32_t target = pool->shm->target_for(drm);
-	if (target == 0) {
+	uint32_t drm = core::fourcc_from_shm_format(format);
+	const FormatPolicy &policy = *pool->plugin->formats;
+	if (policy.target_for(drm) == 0) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FORMAT, "unsupported format 0x%08x", format);
 		return;
 	}
-	if (target == drm && stride % 4 != 0) {
-		// pixman (and GL's default unpack alignment) need 4-byte row starts: a native format
-		// with another stride is converted instead of used in place, when the core can.
-		std::vector<uint32_t> others;
-		for (uint32_t f : pool->plugin->renderer_formats) {
-			if (f != drm) others.push_back(f);
-		}
-		target = core::pick_target(drm, others);
-		if (target == 0) {
-			wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE,
-				"stride %d of %s is not a multiple of 4", stride, core::format_name(drm));
-			return;
-		}
-	}
-	const core::FormatInfo *info = core::format_info(drm);
-	if (info == nullptr) {
-		// A renderer format the core does not describe: one 32-bit plane is all we serve natively.
-		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FORMAT, "format 0x%08x has no layout", format);
+	uint32_t target = policy.target_for_stride(drm, static_cast<uint64_t>(stride));
+	if (target == 0) {
+		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE, "stride %d of %s is not a multiple of 4",
+			stride, core::format_name(drm));
 		return;
 	}
-	PlaneLayout layout;
+	const core::FormatInfo *info = core::format_info(drm); // served formats all have one
+	core::ShmPlanes layout;
 	if (offset < 0 || width <= 0 || height <= 0 || stride <= 0 ||
-			!layout_planes(*info, width, height, stride, offset, &layout)) {
+			!core::shm_planes(*info, static_cast<uint32_t>(width), static_cast<uint32_t>(height),
+				static_cast<uint64_t>(stride), &layout)) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE,
 			"invalid buffer: offset %d, %dx%d, stride %d for %s", offset, width, height, stride,
 			core::format_name(drm));
 		return;
 	}
-	if (layout.end > pool->mapping->size) {
+	const uint64_t end = static_cast<uint64_t>(offset) + layout.size;
+	if (end > pool->mapping->size) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE,
 			"buffer (offset %d, stride %d, height %d) ends at byte %llu, beyond the pool's %zu", offset,
-			stride, height, static_cast<unsigned long long>(layout.end), pool->mapping->size);
+			stride, height, static_cast<unsigned long long>(end), pool->mapping->size);
 		return;
 	}
 
-	if (!file_holds(pool->file->fd, static_cast<int64_t>(layout.end))) {
+	if (!file_holds(pool->file->fd, static_cast<int64_t>(end))) {
 		// The pool may outgrow its file (mmap allows it), but no buffer may: name the buffer,
 		// as libwayland does and the conformance suite (wlcs BadBufferTest) checks.
 		wl_resource *bad = wl_resource_create(client, &wl_buffer_interface, 1, id);
@@ -289,7 +232,7 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 			return;
 		}
 		wl_resource_post_error(bad, WL_SHM_ERROR_INVALID_FD, "buffer ends at byte %llu, beyond the end of the file",
-			static_cast<unsigned long long>(layout.end));
+			static_cast<unsigned long long>(end));
 		return;
 	}
 
@@ -387,27 +330,13 @@ std::unique_ptr<Shm> Shm::create(pixelport_plugin *plugin, uint32_t version) {
 
 	std::unique_ptr<Shm> shm(new Shm());
 	shm->plugin_ = plugin;
-	// Native: what the renderer samples from CPU memory. Converted: every format the core
-	// can turn into one of those. ARGB8888 and XRGB8888 are required by wl_shm.
-	auto add = [&shm](uint32_t drm, uint32_t target) {
-		for (const auto &t : shm->targets_) {
-			if (t.first == drm) return;
-		}
-		shm->targets_.emplace_back(drm, target);
-		shm->formats_.push_back(drm_format_to_shm(drm));
-	};
-	for (uint32_t drm : plugin->renderer_formats) {
-		add(drm, drm);
-	}
-	for (const core::FormatInfo &info : core::all_formats()) {
-		uint32_t target = core::pick_target(info.fourcc, plugin->renderer_formats);
-		if (target != 0) {
-			add(info.fourcc, target);
-		}
-	}
-	if (shm->target_for(DRM_FORMAT_ARGB8888) == 0 || shm->target_for(DRM_FORMAT_XRGB8888) == 0) {
+	// ARGB8888 and XRGB8888 are required by wl_shm.
+	if (!plugin->formats->serves_required()) {
 		wlr_log(WLR_ERROR, "pixelport: the renderer cannot show ARGB8888 and XRGB8888 from CPU memory");
 		return nullptr;
+	}
+	for (uint32_t fourcc : plugin->formats->served()) {
+		shm->formats_.push_back(core::shm_format_from_fourcc(fourcc));
 	}
 	shm->global_ = wl_global_create(plugin->display, &wl_shm_interface, static_cast<int>(version),
 		shm.get(), bind);
@@ -421,13 +350,6 @@ Shm::~Shm() {
 	if (global_ != nullptr) {
 		wl_global_destroy(global_);
 	}
-}
-
-uint32_t Shm::target_for(uint32_t drm_format) const {
-	for (const auto &t : targets_) {
-		if (t.first == drm_format) return t.second;
-	}
-	return 0;
 }
 
 void Shm::bind(wl_client *client, void *data, uint32_t version, uint32_t id) {

@@ -20,8 +20,6 @@ public:
 
 	/** Advertised formats as wl_shm codes (0 and 1 for ARGB8888/XRGB8888, else DRM fourcc). */
 	const std::vector<uint32_t> &formats() const { return formats_; }
-	/** The renderer format a DRM format is uploaded as (itself when native), 0 if not served. */
-	uint32_t target_for(uint32_t drm_format) const;
 	pixelport_plugin *plugin() const { return plugin_; }
 	/** The display is being destroyed and takes the global with it. */
 	void forget_global() { global_ = nullptr; }
@@ -33,11 +31,6 @@ private:
 	pixelport_plugin *plugin_ = nullptr;
 	wl_global *global_ = nullptr;
 	std::vector<uint32_t> formats_;
-	std::vector<std::pair<uint32_t, uint32_t>> targets_; // (drm source, drm target)
 };
-
-/** wl_shm format code <-> DRM fourcc (they differ only for ARGB8888 and XRGB8888). */
-uint32_t shm_format_to_drm(uint32_t shm_format);
-uint32_t drm_format_to_shm(uint32_t drm_format);
 
 } // namespace pixelport

@@ -14,8 +14,8 @@
 
 #include "buffer.hpp"
 #include "pixelport-stream-v1-protocol.h"
+#include "format_policy.hpp"
 #include "pixelport/core/format.h"
-#include "shm.hpp"
 #include "timing.hpp"
 #include "unmap.hpp"
 
@@ -532,7 +532,7 @@ void stream_create_buffer(wl_client *client, wl_resource *resource, uint32_t id,
 		uint32_t format) {
 	Stream *s = stream_from_resource(resource);
 	pixelport_plugin *plugin = s->plugin;
-	uint32_t target = plugin->shm->target_for(format);
+	uint32_t target = plugin->formats->target_for(format);
 	const core::FormatInfo *wire = core::format_info(format);
 	if (target == 0 || wire == nullptr) {
 		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_INVALID_FORMAT, "format 0x%08x not accepted", format);
@@ -785,8 +785,8 @@ void StreamManager::bind(wl_client *client, void *data, uint32_t version, uint32
 	wl_resource_set_implementation(resource, &kManagerImpl, manager, nullptr);
 	const pixelport_options &o = manager->plugin_->options;
 	Limits limits = limits_of(manager->plugin_);
-	for (uint32_t format : manager->plugin_->shm->formats()) {
-		pp_stream_manager_v1_send_format(resource, shm_format_to_drm(format));
+	for (uint32_t format : manager->plugin_->formats->served()) {
+		pp_stream_manager_v1_send_format(resource, format);
 	}
 	pp_stream_manager_v1_send_size_hint(resource, o.stream_size_hint);
 	pp_stream_manager_v1_send_limits(resource, static_cast<uint32_t>(std::min<uint64_t>(limits.max_buffer_bytes, UINT32_MAX)),

@@ -151,5 +151,95 @@ TEST(FormatTable, EveryListedConversionRunsOnEveryInstructionSet)
 	}
 }
 
+TEST(FormatTable, FindsNamesInAnyLetterCase)
+{
+	ASSERT_NE(format_by_name("NV12"), nullptr);
+	EXPECT_EQ(format_by_name("NV12")->fourcc, f::NV12);
+	EXPECT_EQ(format_by_name("xbgr16161616f")->fourcc, f::XBGR16161616F);
+	EXPECT_EQ(format_by_name("Yuv420")->fourcc, f::YUV420);
+	EXPECT_EQ(format_by_name("NV1"), nullptr);
+	EXPECT_EQ(format_by_name("NV122"), nullptr);
+	EXPECT_EQ(format_by_name(""), nullptr);
+	for (const FormatInfo &fi : all_formats())
+		EXPECT_EQ(format_by_name(fi.name), &fi);
+}
+
+TEST(FormatTable, MapsWlShmCodesToFourccs)
+{
+	// wayland.xml: wl_shm.format argb8888 = 0, xrgb8888 = 1, every other value is the fourcc.
+	EXPECT_EQ(fourcc_from_shm_format(0), f::ARGB8888);
+	EXPECT_EQ(fourcc_from_shm_format(1), f::XRGB8888);
+	EXPECT_EQ(fourcc_from_shm_format(f::NV12), f::NV12);
+	EXPECT_EQ(shm_format_from_fourcc(f::ARGB8888), 0u);
+	EXPECT_EQ(shm_format_from_fourcc(f::XRGB8888), 1u);
+	EXPECT_EQ(shm_format_from_fourcc(f::ABGR8888), f::ABGR8888);
+	for (const FormatInfo &fi : all_formats())
+		EXPECT_EQ(fourcc_from_shm_format(shm_format_from_fourcc(fi.fourcc)), fi.fourcc) << fi.name;
+}
+
+TEST(ShmPlanes, LaysOutChromaAfterLumaAsWestonDoes)
+{
+	ShmPlanes p;
+	// NV12 61x37, stride 64: Y 64 x 37, then CbCr 64 x 19 with the same stride.
+	ASSERT_TRUE(shm_planes(*format_info(f::NV12), 61, 37, 64, &p));
+	EXPECT_EQ(p.offset[0], 0u);
+	EXPECT_EQ(p.offset[1], 64u * 37);
+	EXPECT_EQ(p.stride[1], 64u);
+	EXPECT_EQ(p.rows[1], 19u);
+	EXPECT_EQ(p.size, 64u * 37 + 64u * 19);
+	// YUV420 61x37, stride 64: Y, then Cb and Cr at stride 32, 19 rows each.
+	ASSERT_TRUE(shm_planes(*format_info(f::YUV420), 61, 37, 64, &p));
+	EXPECT_EQ(p.offset[1], 64u * 37);
+	EXPECT_EQ(p.offset[2], 64u * 37 + 32u * 19);
+	EXPECT_EQ(p.stride[2], 32u);
+	EXPECT_EQ(p.size, 64u * 37 + 2 * 32u * 19);
+	// NV16: full-height chroma.
+	ASSERT_TRUE(shm_planes(*format_info(f::NV16), 61, 37, 64, &p));
+	EXPECT_EQ(p.size, 64u * 37 * 2);
+	// RGB888 has one plane.
+	ASSERT_TRUE(shm_planes(*format_info(f::RGB888), 61, 37, 183, &p));
+	EXPECT_EQ(p.size, 183u * 37);
+}
+
+TEST(ShmPlanes, RefusesStridesBelowAnyPlanesMinimum)
+{
+	ShmPlanes p;
+	EXPECT_FALSE(shm_planes(*format_info(f::RGB888), 61, 37, 182, &p));
+	// YUV420 at 61 wide: chroma needs 31 bytes, so stride / 2 >= 31 and even.
+	EXPECT_FALSE(shm_planes(*format_info(f::YUV420), 61, 37, 61, &p));
+	EXPECT_FALSE(shm_planes(*format_info(f::YUV420), 61, 37, 63, &p));
+	EXPECT_TRUE(shm_planes(*format_info(f::YUV420), 61, 37, 62, &p));
+	// P010: the CbCr plane (31 units of 4 bytes) is wider than Y (61 x 2).
+	EXPECT_FALSE(shm_planes(*format_info(f::P010), 61, 2, 122, &p));
+	EXPECT_TRUE(shm_planes(*format_info(f::P010), 61, 2, 124, &p));
+	// int32 limits do not overflow: 2^31 - 1 rows of 2^31 - 4 bytes, three planes.
+	ASSERT_TRUE(shm_planes(*format_info(f::YUV420), 0x7ffffffc, 0x7fffffff, 0x7ffffffc, &p));
+	EXPECT_EQ(p.size, 0x7ffffffcull * 0x7fffffff + 2 * 0x3ffffffeull * 0x40000000);
+}
+
+TEST(ShmPlanes, MinimumStrideFitsEveryPlaneAtTheAlignment)
+{
+	EXPECT_EQ(shm_min_stride(*format_info(f::RGB888), 61, 4), 184u);
+	EXPECT_EQ(shm_min_stride(*format_info(f::YUYV), 61, 4), 124u);
+	EXPECT_EQ(shm_min_stride(*format_info(f::YUV420), 61, 4), 64u); // chroma 32, a multiple of 4
+	EXPECT_EQ(shm_min_stride(*format_info(f::P010), 61, 4), 124u);
+	EXPECT_EQ(shm_min_stride(*format_info(f::NV16), 61, 4), 64u);
+	EXPECT_EQ(shm_min_stride(*format_info(f::RGB888), 61, 1), 183u);
+	for (const FormatInfo &fi : all_formats()) {
+		for (uint32_t w : {1u, 2u, 3u, 61u, 1921u}) {
+			uint64_t s = shm_min_stride(fi, w, 4);
+			ShmPlanes p;
+			ASSERT_TRUE(shm_planes(fi, w, 3, s, &p)) << fi.name << " " << w;
+			for (int i = 0; i < fi.num_planes; ++i)
+				EXPECT_EQ(p.stride[i] % 4, 0u) << fi.name << " plane " << i;
+			// Smallest: one alignment step less no longer fits.
+			const uint64_t step = fi.num_planes == 3 ? 8 : 4;
+			if (s > step) {
+				EXPECT_FALSE(shm_planes(fi, w, 3, s - step, &p)) << fi.name << " " << w;
+			}
+		}
+	}
+}
+
 } // namespace
 } // namespace pixelport::core

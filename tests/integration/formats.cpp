@@ -16,17 +16,17 @@ extern "C" {
 
 namespace pixelport::test {
 
-namespace {
-
-// DRM fourcc to the four characters wayland-info prints.
 std::string fourcc_name(uint32_t f) {
 	std::string s(4, ' ');
 	for (int i = 0; i < 4; i++) s[i] = static_cast<char>((f >> (8 * i)) & 0xff);
 	return s;
 }
 
+namespace {
+
 struct Sets {
-	std::set<std::string> native, converted;
+	std::set<std::string> native, converted, served;
+	std::vector<std::string> served_names;
 };
 
 const Sets &sets() {
@@ -45,6 +45,10 @@ const Sets &sets() {
 			if (out.native.count(name) == 0 && core::pick_target(info.fourcc, native) != 0) {
 				out.converted.insert(name);
 			}
+			if (core::pick_target(info.fourcc, native) != 0) {
+				out.served.insert(name);
+				out.served_names.push_back(info.name);
+			}
 		}
 		return out;
 	}();
@@ -55,5 +59,8 @@ const Sets &sets() {
 
 const std::set<std::string> &native_shm_formats() { return sets().native; }
 const std::set<std::string> &converted_shm_formats() { return sets().converted; }
+const std::set<std::string> &served_shm_formats() { return sets().served; }
+const std::vector<std::string> &served_shm_format_names() { return sets().served_names; }
+bool is_native_shm_format(uint32_t fourcc) { return sets().native.count(fourcc_name(fourcc)) != 0; }
 
 } // namespace pixelport::test

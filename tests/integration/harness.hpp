@@ -288,4 +288,19 @@ const std::set<std::string> &native_shm_formats();
  */
 const std::set<std::string> &converted_shm_formats();
 
+/**
+ * What the plugin's wl_shm advertises: the native formats the core's table describes (a
+ * renderer format without a plane layout cannot be validated, so it is not served) and the
+ * converted ones. As wayland-info names them; served_shm_format_names() as the core names them
+ * ("NV12"), in the core table's order.
+ */
+const std::set<std::string> &served_shm_formats();
+const std::vector<std::string> &served_shm_format_names();
+
+/** The renderer samples `fourcc` (DRM) from CPU memory: the plugin uses it in place. */
+bool is_native_shm_format(uint32_t fourcc);
+
+/** A DRM fourcc as its four characters, as wayland-info prints it ("NV12", "AR24"). */
+std::string fourcc_name(uint32_t fourcc);
+
 } // namespace pixelport::test

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "harness.hpp"
+#include "pixelport/core/format.h"
 #include "pattern.hpp"
 #include "reference.hpp"
 
@@ -19,19 +20,10 @@ using namespace pixelport::test;
 
 namespace {
 
-const std::map<std::string, uint32_t> kFormats = {
-	{"ARGB8888", DRM_FORMAT_ARGB8888}, {"XRGB8888", DRM_FORMAT_XRGB8888}, {"ABGR8888", DRM_FORMAT_ABGR8888},
-	{"XBGR8888", DRM_FORMAT_XBGR8888}, {"RGBA8888", DRM_FORMAT_RGBA8888}, {"RGBX8888", DRM_FORMAT_RGBX8888},
-	{"BGRA8888", DRM_FORMAT_BGRA8888}, {"BGRX8888", DRM_FORMAT_BGRX8888}, {"RGB565", DRM_FORMAT_RGB565},
-	{"BGR565", DRM_FORMAT_BGR565}, {"XRGB2101010", DRM_FORMAT_XRGB2101010},
-	{"ARGB2101010", DRM_FORMAT_ARGB2101010}, {"XBGR2101010", DRM_FORMAT_XBGR2101010},
-	{"ABGR2101010", DRM_FORMAT_ABGR2101010}, {"RGB888", DRM_FORMAT_RGB888}, {"BGR888", DRM_FORMAT_BGR888},
-	{"XRGB1555", DRM_FORMAT_XRGB1555}, {"ARGB1555", DRM_FORMAT_ARGB1555}, {"XRGB4444", DRM_FORMAT_XRGB4444},
-	{"ARGB4444", DRM_FORMAT_ARGB4444}, {"XBGR16161616F", DRM_FORMAT_XBGR16161616F},
-	{"ABGR16161616F", DRM_FORMAT_ABGR16161616F}, {"YUYV", DRM_FORMAT_YUYV}, {"UYVY", DRM_FORMAT_UYVY},
-	{"NV12", DRM_FORMAT_NV12}, {"NV21", DRM_FORMAT_NV21}, {"NV16", DRM_FORMAT_NV16},
-	{"YUV420", DRM_FORMAT_YUV420}, {"YVU420", DRM_FORMAT_YVU420}, {"P010", DRM_FORMAT_P010},
-};
+uint32_t fourcc_of(const std::string &name) {
+	const core::FormatInfo *info = core::format_by_name(name);
+	return info != nullptr ? info->fourcc : 0;
+}
 
 // One frame of pixelport-paint, and the same frame simulated here to know what to expect.
 struct Frame {
@@ -56,7 +48,7 @@ struct Frame {
 class SurfaceModel {
 public:
 	void apply(const Frame &f, bool converted) {
-		uint32_t drm = kFormats.at(f.format);
+		uint32_t drm = fourcc_of(f.format);
 		Slot &slot = slots_[f.slot];
 		if (slot.format != drm || slot.width != f.width || slot.height != f.height) {
 			slot.stride = shm_min_stride(drm, f.width);
@@ -113,13 +105,8 @@ private:
 	bool last_converted_ = false;
 };
 
-// pixman takes these from CPU memory itself; all others are converted by the plugin.
-bool is_native(const std::string &f) {
-	static const std::set<std::string> native = {"ARGB8888", "XRGB8888", "ABGR8888", "XBGR8888", "RGBA8888",
-		"RGBX8888", "BGRA8888", "BGRX8888", "RGB565", "BGR565", "XRGB2101010", "ARGB2101010", "XBGR2101010",
-		"ABGR2101010"};
-	return native.count(f) != 0;
-}
+// The renderer takes these from CPU memory itself; all others are converted by the plugin.
+bool is_native(const std::string &f) { return is_native_shm_format(fourcc_of(f)); }
 
 struct Stats {
 	uint64_t native_uploads = 0, converted_uploads = 0, converted_pixels = 0, shm_buffers = 0;
@@ -177,10 +164,7 @@ TEST_P(EveryFormat, ShowsThePatternAtAnOddSize) {
 	}
 }
 
-INSTANTIATE_TEST_SUITE_P(Shm, EveryFormat, testing::Values("ARGB8888", "XRGB8888", "ABGR8888", "XBGR8888",
-	"RGBA8888", "RGBX8888", "BGRA8888", "BGRX8888", "RGB565", "BGR565", "XRGB2101010", "ARGB2101010",
-	"XBGR2101010", "ABGR2101010", "RGB888", "BGR888", "XRGB1555", "ARGB1555", "XRGB4444", "ARGB4444",
-	"XBGR16161616F", "ABGR16161616F", "YUYV", "UYVY", "NV12", "NV21", "NV16", "YUV420", "YVU420", "P010"));
+INSTANTIATE_TEST_SUITE_P(Shm, EveryFormat, testing::ValuesIn(served_shm_format_names()));
 
 TEST(ShmNative, IsUsedInPlaceWithoutAnyConversion) {
 	Stats stats;
@@ -242,7 +226,7 @@ class ShmStride : public testing::TestWithParam<std::pair<std::string, int>> {};
 // plugin converts it instead of failing the upload.
 TEST_P(ShmStride, OddStridesDisplayExactly) {
 	const auto &[format, pad] = GetParam();
-	uint32_t drm = kFormats.at(format);
+	uint32_t drm = fourcc_of(format);
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
 	Process c;

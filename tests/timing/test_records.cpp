@@ -20,11 +20,13 @@ TEST(FormatName, UsesDrmNamesWithoutPrefixForKnownFormats) {
 TEST(FormatName, DecodesUnknownFourccsToTheirCharactersOrHex) {
   EXPECT_EQ(format_name(fourcc('X', 'R', '4', '8')), "XR48");
   EXPECT_EQ(format_name(0x01020304), "0x01020304");
+  EXPECT_EQ(format_name(fourcc('n', 'v', '1', '2')), "nv12"); // not NV12
 }
 
 TEST(FormatName, ParsesBackEveryNameItWrites) {
   for (std::uint32_t code : {fourcc('X', 'R', '2', '4'), fourcc('P', '0', '1', '0'), fourcc('X', 'R', '4', '8'),
-                             std::uint32_t{0x01020304}, fourcc('R', '8', ' ', ' ')}) {
+                             std::uint32_t{0x01020304}, fourcc('R', '8', ' ', ' '), fourcc('n', 'v', '1', '2'),
+                             fourcc(' ', ' ', ' ', ' ')}) {
     std::uint32_t back = 0;
     ASSERT_TRUE(parse_format(format_name(code), back)) << format_name(code);
     EXPECT_EQ(back, code);

@@ -1,6 +1,7 @@
 #include "pixelport/core/format.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace pixelport::core {
 namespace {
@@ -82,6 +83,32 @@ const char *format_name(uint32_t code)
 	return fi ? fi->name : "unknown";
 }
 
+const FormatInfo *format_by_name(std::string_view name)
+{
+	for (const FormatInfo &fi : kFormats) {
+		std::string_view n = fi.name;
+		if (n.size() == name.size() &&
+				std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
+					return a == std::toupper(static_cast<unsigned char>(b));
+				}))
+			return &fi;
+	}
+	return nullptr;
+}
+
+// wayland.xml: WL_SHM_FORMAT_ARGB8888 = 0, WL_SHM_FORMAT_XRGB8888 = 1.
+constexpr uint32_t kShmArgb8888 = 0, kShmXrgb8888 = 1;
+
+uint32_t fourcc_from_shm_format(uint32_t shm)
+{
+	return shm == kShmArgb8888 ? f::ARGB8888 : shm == kShmXrgb8888 ? f::XRGB8888 : shm;
+}
+
+uint32_t shm_format_from_fourcc(uint32_t code)
+{
+	return code == f::ARGB8888 ? kShmArgb8888 : code == f::XRGB8888 ? kShmXrgb8888 : code;
+}
+
 bool can_convert(uint32_t src, uint32_t dst)
 {
 	const FormatInfo *fi = format_info(src);
@@ -128,6 +155,46 @@ uint64_t plane_rows(const FormatInfo &fi, int plane, uint32_t height)
 		return 0;
 	const PlaneInfo &p = fi.planes[plane];
 	return (uint64_t{height} + p.vsub - 1) / p.vsub;
+}
+
+namespace {
+
+// wl_shm's one stride divides for the chroma planes of 3-plane formats only.
+uint64_t stride_divisor(const FormatInfo &fi, int plane)
+{
+	return fi.num_planes == 3 && plane > 0 ? fi.planes[plane].hsub : 1;
+}
+
+} // namespace
+
+bool shm_planes(const FormatInfo &fi, uint32_t width, uint32_t height, uint64_t stride, ShmPlanes *out)
+{
+	*out = {};
+	uint64_t pos = 0;
+	for (int p = 0; p < fi.num_planes; ++p) {
+		const uint64_t div = stride_divisor(fi, p);
+		if (stride % div != 0 || stride / div < min_stride(fi, p, width))
+			return false;
+		out->offset[p] = pos;
+		out->stride[p] = stride / div;
+		out->rows[p] = plane_rows(fi, p, height);
+		pos += out->stride[p] * out->rows[p]; // < 3 * 2^62 for int32 stride and height
+	}
+	out->size = pos;
+	return true;
+}
+
+uint64_t shm_min_stride(const FormatInfo &fi, uint32_t width, uint32_t align)
+{
+	if (align == 0)
+		align = 1;
+	uint64_t need = 0, step = align;
+	for (int p = 0; p < fi.num_planes; ++p) {
+		const uint64_t div = stride_divisor(fi, p);
+		need = std::max(need, min_stride(fi, p, width) * div);
+		step = std::max(step, uint64_t{align} * div);
+	}
+	return (need + step - 1) / step * step;
 }
 
 } // namespace pixelport::core

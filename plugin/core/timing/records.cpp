@@ -4,31 +4,10 @@
 #include <ctime>
 #include <iterator>
 
+#include "pixelport/core/format.h"
+
 namespace pixelport::timing {
 namespace {
-
-struct FormatName {
-  std::uint32_t fourcc;
-  std::string_view name;
-};
-// The formats clients commonly send; others decode to their fourcc characters.
-constexpr FormatName kFormats[] = {
-    {fourcc('X', 'R', '2', '4'), "XRGB8888"},    {fourcc('A', 'R', '2', '4'), "ARGB8888"},
-    {fourcc('X', 'B', '2', '4'), "XBGR8888"},    {fourcc('A', 'B', '2', '4'), "ABGR8888"},
-    {fourcc('R', 'X', '2', '4'), "RGBX8888"},    {fourcc('R', 'A', '2', '4'), "RGBA8888"},
-    {fourcc('B', 'X', '2', '4'), "BGRX8888"},    {fourcc('B', 'A', '2', '4'), "BGRA8888"},
-    {fourcc('R', 'G', '1', '6'), "RGB565"},      {fourcc('B', 'G', '1', '6'), "BGR565"},
-    {fourcc('R', 'G', '2', '4'), "RGB888"},      {fourcc('B', 'G', '2', '4'), "BGR888"},
-    {fourcc('X', 'R', '3', '0'), "XRGB2101010"}, {fourcc('A', 'R', '3', '0'), "ARGB2101010"},
-    {fourcc('X', 'B', '3', '0'), "XBGR2101010"}, {fourcc('A', 'B', '3', '0'), "ABGR2101010"},
-    {fourcc('X', 'B', '4', 'H'), "XBGR16161616F"}, {fourcc('A', 'B', '4', 'H'), "ABGR16161616F"},
-    {fourcc('R', '8', ' ', ' '), "R8"},          {fourcc('G', 'R', '8', '8'), "GR88"},
-    {fourcc('N', 'V', '1', '2'), "NV12"},        {fourcc('N', 'V', '2', '1'), "NV21"},
-    {fourcc('N', 'V', '1', '6'), "NV16"},        {fourcc('P', '0', '1', '0'), "P010"},
-    {fourcc('P', '0', '1', '2'), "P012"},        {fourcc('P', '0', '1', '6'), "P016"},
-    {fourcc('Y', 'U', 'Y', 'V'), "YUYV"},        {fourcc('U', 'Y', 'V', 'Y'), "UYVY"},
-    {fourcc('Y', 'U', '1', '2'), "YUV420"},      {fourcc('Y', 'V', '1', '2'), "YVU420"},
-};
 
 constexpr std::string_view kTransportNames[] = {"unknown", "shm", "shm-new-pool", "stream"};
 
@@ -52,33 +31,35 @@ bool parse_transport(std::string_view name, Transport& out) {
 }
 
 std::string format_name(std::uint32_t code) {
-  for (const auto& f : kFormats) {
-    if (f.fourcc == code) return std::string(f.name);
-  }
+  if (const core::FormatInfo* info = core::format_info(code)) return info->name;
   char chars[4];
   bool ok = true;
   for (int i = 0; i < 4; ++i) {
     chars[i] = static_cast<char>((code >> (8 * i)) & 0xff);
     ok = ok && printable(chars[i]);
   }
-  if (ok) return std::string(chars, 4);
+  // drm_fourcc.h pads short codes with spaces ('R', '8', ' ', ' ' is R8).
+  std::size_t n = 4;
+  while (n > 1 && chars[n - 1] == ' ') --n;
+  if (ok) return std::string(chars, n);
   char hex[11];
   std::snprintf(hex, sizeof hex, "0x%08x", code);
   return hex;
 }
 
 bool parse_format(std::string_view name, std::uint32_t& out) {
-  for (const auto& f : kFormats) {
-    if (f.name == name) {
-      out = f.fourcc;
-      return true;
-    }
+  // Exact spelling only: an unknown code whose characters are "nv12" must not read back as NV12.
+  if (const core::FormatInfo* info = core::format_by_name(name); info != nullptr && info->name == name) {
+    out = info->fourcc;
+    return true;
   }
-  if (name.size() == 4) {
-    for (char c : name) {
-      if (!printable(c)) return false;
+  if (!name.empty() && name.size() <= 4) {
+    char c[4] = {' ', ' ', ' ', ' '};
+    for (std::size_t i = 0; i < name.size(); ++i) {
+      if (!printable(name[i])) return false;
+      c[i] = name[i];
     }
-    out = fourcc(name[0], name[1], name[2], name[3]);
+    out = fourcc(c[0], c[1], c[2], c[3]);
     return true;
   }
   if (name.size() == 10 && name.starts_with("0x")) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "pixelport/core/fourcc.h"
 
@@ -58,6 +59,15 @@ std::span<const FormatInfo> all_formats();
 // Name for messages ("NV12"); "unknown" for an unknown code.
 const char *format_name(uint32_t fourcc);
 
+// Table entry whose name is `name` (as format_name() spells it, any letter case), or nullptr.
+const FormatInfo *format_by_name(std::string_view name);
+
+// wl_shm format codes are DRM fourccs, except ARGB8888 and XRGB8888, which wl_shm numbers
+// 0 and 1 (wayland.xml, enum wl_shm.format). These two map between the code spaces; every
+// other value passes through unchanged.
+uint32_t fourcc_from_shm_format(uint32_t shm_format);
+uint32_t shm_format_from_fourcc(uint32_t fourcc);
+
 // True if a row kernel exists converting src to dst.
 bool can_convert(uint32_t src_fourcc, uint32_t dst_fourcc);
 
@@ -77,5 +87,26 @@ uint64_t min_stride(const FormatInfo &info, int plane, uint32_t width);
 
 // Rows of `plane` for an image `height` pixels high: ceil(height / vsub).
 uint64_t plane_rows(const FormatInfo &info, int plane, uint32_t height);
+
+// Where the planes of a wl_shm buffer lie, relative to the buffer's offset in its pool. wl_shm
+// gives one stride; as Weston lays such buffers out (libweston/pixel-formats.c, gl-renderer),
+// plane 0 comes first with that stride and each chroma plane follows the previous one directly,
+// with the same stride for 2-plane formats (NV12, NV16, P010) and stride / hsub for 3-plane
+// formats (YUV420, YVU420).
+struct ShmPlanes {
+	uint64_t offset[kMaxPlanes];
+	uint64_t stride[kMaxPlanes];
+	uint64_t rows[kMaxPlanes];
+	uint64_t size; // bytes from the first byte of plane 0 to one past the last plane
+};
+
+// Fills `out` for a `width` x `height` buffer with plane-0 `stride` (bytes). False if a plane's
+// stride is below min_stride() or a 3-plane stride does not divide by the chroma hsub. Sizes
+// cannot overflow while stride and height are below 2^31 (wl_shm's int32 arguments).
+bool shm_planes(const FormatInfo &info, uint32_t width, uint32_t height, uint64_t stride, ShmPlanes *out);
+
+// The smallest plane-0 stride for which shm_planes() succeeds at `width` and every plane's
+// stride is a multiple of `align` bytes (4 suits pixman and GL's default unpack alignment).
+uint64_t shm_min_stride(const FormatInfo &info, uint32_t width, uint32_t align);
 
 } // namespace pixelport::core

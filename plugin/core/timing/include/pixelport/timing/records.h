@@ -98,8 +98,9 @@ std::string_view transport_name(Transport t);
 // Inverse of transport_name(); false if the name is not one of them.
 bool parse_transport(std::string_view name, Transport& out);
 
-// DRM fourcc name without the DRM_FORMAT_ prefix ("XRGB8888", "NV12"). Formats outside the
-// local table decode to their four characters, or "0x%08x" when those are not printable.
+// DRM fourcc name without the DRM_FORMAT_ prefix ("XRGB8888", "NV12"), from the core's table
+// (pixelport/core/format.h). Other codes decode to their four characters, or "0x%08x" when
+// those are not printable.
 std::string format_name(std::uint32_t fourcc);
 // Inverse of format_name(); false for a name it cannot map back.
 bool parse_format(std::string_view name, std::uint32_t& out);
