@@ -14,6 +14,7 @@
 
 #include "pattern.hpp"
 #include "pixelport/core/format.h"
+#include "pixelport/core/stream_layout.h"
 
 namespace pixelport::client {
 
@@ -42,30 +43,32 @@ bool parse_transport(const std::string &name, Transport *out) {
 uint64_t stream_iovecs(const Pixels &px, const Rect &r, std::vector<iovec> *out) {
 	out->clear();
 	const core::FormatInfo *f = core::format_info(px.format);
-	ShmLayout layout;
-	if (f == nullptr || !shm_layout(px.format, px.width, px.height, px.stride, &layout)) return 0;
-	if (r.x % f->hsub || r.y % f->vsub || r.width <= 0 || r.height <= 0 || r.x + r.width > px.width ||
-			r.y + r.height > px.height) {
+	ShmLayout shm;
+	core::PackedLayout layout;
+	if (f == nullptr || !shm_layout(px.format, px.width, px.height, px.stride, &shm) || shm.size > px.size ||
+			core::check_stream_rect(*f, {r.x, r.y, r.width, r.height}, px.width, px.height) != core::Status::Ok ||
+			core::packed_layout(px.format, r.width, r.height, &layout) != core::Status::Ok) {
 		return 0;
 	}
+	core::PlaneRef planes[core::kMaxPlanes];
+	for (int p = 0; p < f->num_planes; p++) {
+		planes[p] = {const_cast<uint8_t *>(px.data) + shm.offset[p], shm.stride[p]};
+	}
+	// The core says where each wire byte lies; ranges that meet in memory merge into one.
 	uint64_t total = 0;
-	auto add = [&](int plane, int row) {
-		const core::PlaneInfo &p = f->planes[plane];
-		size_t x_bytes = static_cast<size_t>(r.x / p.hsub) * p.unit_bytes;
-		size_t len = (static_cast<size_t>(r.width) + p.hsub - 1) / p.hsub * p.unit_bytes;
-		auto *base = const_cast<uint8_t *>(px.data) + layout.offset[plane] + layout.stride[plane] * static_cast<size_t>(row) + x_bytes;
-		// Rows that are contiguous in memory merge into one range (full-width tight rows).
-		if (!out->empty() && static_cast<uint8_t *>(out->back().iov_base) + out->back().iov_len == base) {
-			out->back().iov_len += len;
-		} else {
-			out->push_back({base, len});
+	while (total < layout.total_bytes) {
+		iovec batch[64];
+		uint64_t covered = 0;
+		size_t n = core::packed_spans(layout, r.x, r.y, planes, total, layout.total_bytes - total, batch, 64, &covered);
+		for (size_t i = 0; i < n; i++) {
+			iovec &last = out->empty() ? batch[i] : out->back();
+			if (!out->empty() && static_cast<uint8_t *>(last.iov_base) + last.iov_len == batch[i].iov_base) {
+				last.iov_len += batch[i].iov_len;
+			} else {
+				out->push_back(batch[i]);
+			}
 		}
-		total += len;
-	};
-	for (int row = r.y; row < r.y + r.height; row += f->vsub) {
-		int luma_rows = std::min<int>(f->vsub, r.y + r.height - row);
-		for (int i = 0; i < luma_rows; i++) add(0, row + i);
-		for (int p = 1; p < f->num_planes; p++) add(p, row / f->planes[p].vsub);
+		total += covered;
 	}
 	return total;
 }

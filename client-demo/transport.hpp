@@ -118,9 +118,10 @@ private:
 };
 
 /**
- * The byte ranges of rectangle `r` of `px` in the stream's wire order (chroma groups: the
- * group's luma rows, then its row of each chroma plane), pointing into px.data.
- * Returns the total length, 0 if the format is unknown or r is off the chroma grid.
+ * The byte ranges of rectangle `r` of `px` in the stream's wire order (the core's
+ * packed_spans(): chroma groups, the group's luma rows, then its row of each chroma plane),
+ * pointing into px.data. Returns the total length, 0 if the format is unknown, px.size is
+ * short of the layout, or r is not a rectangle the stream accepts (check_stream_rect()).
  */
 uint64_t stream_iovecs(const Pixels &px, const Rect &r, std::vector<iovec> *out);
 

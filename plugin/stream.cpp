@@ -16,6 +16,7 @@
 #include "pixelport-stream-v1-protocol.h"
 #include "format_policy.hpp"
 #include "pixelport/core/format.h"
+#include "pixelport/core/stream_layout.h"
 #include "timing.hpp"
 #include "unmap.hpp"
 
@@ -82,6 +83,8 @@ struct StreamBuffer {
 	uint32_t wire_format = 0;
 	const core::FormatInfo *wire = nullptr;
 	std::unique_ptr<Storage> storage;
+	core::StreamAssembler assembler; // puts a write's bytes into the storage (converting if need be)
+	uint64_t full_bytes = 0;         // the whole buffer on the wire
 	std::shared_ptr<ClientUsage> charged; // storage_bytes are refunded to it when freed
 	uint64_t stream_id = 0;
 	std::shared_ptr<ClientUsage> usage; // null once the wl_buffer is gone
@@ -97,7 +100,7 @@ struct StreamWrite {
 	int32_t x, y, width, height;
 	uint64_t length;
 	uint64_t done = 0;     // bytes read
-	uint64_t converted_rows = 0; // rows (of plane 0) already converted (window path)
+	bool begun = false;    // the buffer's assembler has this write's rectangle
 };
 
 // How the data fd is read: each way returns at once whatever the file's O_NONBLOCK says (the
@@ -118,8 +121,7 @@ struct Stream {
 	std::shared_ptr<ClientUsage> usage; // its client's: the stream is in usage->streams
 	std::deque<StreamWrite> writes;
 	uint32_t consumed = 0;
-	std::unique_ptr<uint8_t[]> window;
-	size_t window_fill = 0;
+	std::unique_ptr<uint8_t[]> window; // for the converting assembler of the front write
 	bool failed = false;
 };
 
@@ -184,28 +186,6 @@ Limits limits_of(pixelport_plugin *plugin) {
 	return l;
 }
 
-// ---- the wire layout ------------------------------------------------------------------------
-
-// Bytes of one packed row of `plane` for a rectangle `width` pixels wide.
-uint64_t plane_row_bytes(const core::FormatInfo &f, int plane, int32_t width) {
-	const core::PlaneInfo &p = f.planes[plane];
-	return (static_cast<uint64_t>(width) + p.hsub - 1) / p.hsub * p.unit_bytes;
-}
-
-// Bytes of the chroma group starting at rectangle row `row` (rows of plane 0).
-uint64_t group_bytes(const core::FormatInfo &f, int32_t width, int32_t height, int32_t row) {
-	int32_t luma_rows = std::min<int32_t>(f.vsub, height - row);
-	uint64_t bytes = plane_row_bytes(f, 0, width) * static_cast<uint64_t>(luma_rows);
-	for (int p = 1; p < f.num_planes; p++) bytes += plane_row_bytes(f, p, width);
-	return bytes;
-}
-
-uint64_t packed_size(const core::FormatInfo &f, int32_t width, int32_t height) {
-	uint64_t total = 0;
-	for (int32_t row = 0; row < height; row += f.vsub) total += group_bytes(f, width, height, row);
-	return total;
-}
-
 // ---- StreamBuffer as a PixelBuffer ------------------------------------------------------------
 
 StreamBuffer *stream_buffer(PixelBuffer *b) { return reinterpret_cast<StreamBuffer *>(b); }
@@ -229,7 +209,7 @@ void stream_buffer_describe(PixelBuffer *b, timing::CommitRecord *record) {
 	StreamBuffer *sb = stream_buffer(b);
 	record->transport = timing::Transport::Stream;
 	record->format = sb->wire_format;
-	record->bytes = packed_size(*sb->wire, b->base.width, b->base.height);
+	record->bytes = sb->full_bytes;
 }
 
 void stream_buffer_applied(PixelBuffer *b, timing::CommitRecord *record) {
@@ -377,110 +357,45 @@ ssize_t read_nowait(Stream *s, iovec *iov, int n) {
 	return got;
 }
 
-// Native: the bytes go to their final place in the storage. Returns bytes read, 0 on EOF,
-// -1 with errno on error.
-ssize_t read_native(Stream *s, StreamWrite &w, size_t budget) {
-	Storage &st = *w.buffer->storage;
-	uint64_t row_bytes = plane_row_bytes(*w.buffer->wire, 0, w.width);
-	size_t bpp = w.buffer->wire->planes[0].unit_bytes;
-	uint64_t want = std::min<uint64_t>(w.length - w.done, budget);
+// Reads the next bytes of the front write into the buffer's assembler: renderer formats go
+// straight to their place in the storage, others into the window, and every complete row group
+// is converted as it lands. Returns bytes read, 0 on end of file, -1 with errno on a read
+// error, or -2 with *why set when the assembler refuses (nothing is read then).
+ssize_t read_write(Stream *s, StreamWrite &w, size_t budget, const char **why) {
+	core::StreamAssembler &a = w.buffer->assembler;
+	if (!w.begun) {
+		std::span<uint8_t> window;
+		if (a.converts()) {
+			if (!s->window) s->window.reset(new uint8_t[kWindowBytes]);
+			window = {s->window.get(), kWindowBytes};
+		}
+		core::AssemblyStatus st = a.begin({w.x, w.y, w.width, w.height}, window);
+		if (st != core::AssemblyStatus::NeedMore) {
+			*why = core::assembly_status_str(st);
+			return -2;
+		}
+		w.begun = true;
+	}
 	iovec iov[kMaxIov];
-	if (w.x == 0 && static_cast<size_t>(row_bytes) == st.stride) {
-		// Whole rows: one contiguous range.
-		iov[0].iov_base = st.data + static_cast<size_t>(w.y) * st.stride + w.done;
-		iov[0].iov_len = want;
-		return read_nowait(s, iov, 1);
+	int n = a.writable(iov, kMaxIov, budget);
+	if (n == 0) {
+		*why = "no room for the announced bytes";
+		return -2;
 	}
-	int n = 0;
-	uint64_t pos = w.done, left = want;
-	while (left > 0 && n < kMaxIov) {
-		uint64_t row = pos / row_bytes, in_row = pos % row_bytes;
-		uint64_t chunk = std::min(row_bytes - in_row, left);
-		iov[n].iov_base = st.data + (static_cast<size_t>(w.y) + row) * st.stride + static_cast<size_t>(w.x) * bpp + in_row;
-		iov[n].iov_len = chunk;
-		n++;
-		pos += chunk;
-		left -= chunk;
-	}
-	return read_nowait(s, iov, n);
-}
-
-// Converted: into the window, then every complete chroma group into the storage.
-ssize_t read_windowed(Stream *s, StreamWrite &w, size_t budget) {
-	if (!s->window) s->window.reset(new uint8_t[kWindowBytes]);
-	size_t space = kWindowBytes - s->window_fill;
-	uint64_t want = std::min<uint64_t>({w.length - w.done, budget, space});
-	iovec iov = {s->window.get() + s->window_fill, want};
-	ssize_t n = read_nowait(s, &iov, 1);
-	if (n <= 0) return n;
-	s->window_fill += static_cast<size_t>(n);
-
-	const core::FormatInfo &f = *w.buffer->wire;
-	Storage &st = *w.buffer->storage;
-	size_t off = 0;
+	ssize_t got = read_nowait(s, iov, n);
+	if (got <= 0) return got;
+	int32_t rows = a.rows_done();
 	uint64_t t0 = monotonic_ns();
-	core::DstImage dst;
-	dst.fourcc = st.fourcc;
-	dst.stride = st.stride;
-	// Packed formats: as many whole rows as the window holds, in one call.
-	if (f.num_planes == 1 && f.vsub == 1) {
-		uint64_t row_bytes = plane_row_bytes(f, 0, w.width);
-		int32_t rows = static_cast<int32_t>(s->window_fill / row_bytes);
-		if (rows > 0) {
-			core::SrcImage src;
-			src.fourcc = f.fourcc;
-			src.width = w.width;
-			src.height = rows;
-			src.planes[0] = {s->window.get(), row_bytes, row_bytes * static_cast<uint64_t>(rows)};
-			int32_t y = w.y + static_cast<int32_t>(w.converted_rows);
-			dst.width = w.width;
-			dst.height = rows;
-			dst.data = st.data + static_cast<size_t>(y) * st.stride + static_cast<size_t>(w.x) * 4;
-			dst.size = st.stride * static_cast<size_t>(rows - 1) + static_cast<size_t>(w.width) * 4;
-			core::convert_rows(src, dst, 0, rows, s->plugin->convert_options);
-			off = row_bytes * static_cast<uint64_t>(rows);
-			w.converted_rows += static_cast<uint64_t>(rows);
-		}
-	} else {
-		// Planar and subsampled: one chroma group per call (luma rows, then chroma rows).
-		for (;;) {
-			int32_t row = static_cast<int32_t>(w.converted_rows);
-			if (row >= w.height) break;
-			uint64_t gb = group_bytes(f, w.width, w.height, row);
-			if (s->window_fill - off < gb) break;
-			int32_t luma_rows = std::min<int32_t>(f.vsub, w.height - row);
-			core::SrcImage src;
-			src.fourcc = f.fourcc;
-			src.width = w.width;
-			src.height = luma_rows;
-			const uint8_t *p = s->window.get() + off;
-			uint64_t r0 = plane_row_bytes(f, 0, w.width);
-			src.planes[0] = {p, r0, r0 * static_cast<uint64_t>(luma_rows)};
-			p += r0 * static_cast<uint64_t>(luma_rows);
-			for (int pl = 1; pl < f.num_planes; pl++) {
-				uint64_t rb = plane_row_bytes(f, pl, w.width);
-				src.planes[pl] = {p, rb, rb};
-				p += rb;
-			}
-			dst.width = w.width;
-			dst.height = luma_rows;
-			dst.data = st.data + static_cast<size_t>(w.y + row) * st.stride + static_cast<size_t>(w.x) * 4;
-			dst.size = st.stride * static_cast<size_t>(luma_rows - 1) + static_cast<size_t>(w.width) * 4;
-			core::convert_rows(src, dst, 0, luma_rows, s->plugin->convert_options);
-			off += gb;
-			w.converted_rows += static_cast<uint64_t>(luma_rows);
-		}
+	core::AssemblyStatus st = a.arrived(static_cast<uint64_t>(got));
+	if (st != core::AssemblyStatus::NeedMore && st != core::AssemblyStatus::Complete) {
+		*why = core::assembly_status_str(st);
+		return -2;
 	}
-	if (off > 0) {
+	if (a.converts() && a.rows_done() > rows) {
 		if (w.buffer->t_convert_start == 0) w.buffer->t_convert_start = t0;
 		w.buffer->t_convert_end = monotonic_ns();
 	}
-	// Keep the partial row or group for the next read.
-	if (off > 0) {
-		memmove(s->window.get(), s->window.get() + off, s->window_fill - off);
-		s->window_fill -= off;
-	}
-	return n;
+	return got;
 }
 
 int handle_readable(int fd, uint32_t mask, void *data) {
@@ -488,9 +403,13 @@ int handle_readable(int fd, uint32_t mask, void *data) {
 	size_t budget = kBytesPerDispatch;
 	while (!s->writes.empty() && budget > 0 && !s->failed) {
 		StreamWrite &w = s->writes.front();
-		bool native = w.buffer->wire_format == w.buffer->pixel.fourcc;
-		ssize_t n = w.done == w.length ? 0 : native ? read_native(s, w, budget) : read_windowed(s, w, budget);
+		const char *why = nullptr;
+		ssize_t n = w.done == w.length ? 0 : read_write(s, w, budget, &why);
 		if (w.done < w.length) {
+			if (n == -2) {
+				stream_fail(s, why);
+				return 0;
+			}
 			if (n == 0) {
 				stream_fail(s, "end of file in the middle of a write");
 				return 0;
@@ -573,6 +492,19 @@ void stream_create_buffer(wl_client *client, wl_resource *resource, uint32_t id,
 		wl_client_post_no_memory(client);
 		return;
 	}
+	core::PackedLayout full;
+	core::Status status = core::packed_layout(format, width, height, &full);
+	if (status == core::Status::Ok) {
+		Storage &st = *sb->storage;
+		status = sb->assembler.init(format, {target, width, height, st.data, st.stride, st.size}, plugin->convert_options);
+	}
+	if (status != core::Status::Ok) {
+		delete sb;
+		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_INVALID_FORMAT, "format 0x%08x into 0x%08x: %s", format,
+			target, core::status_str(status));
+		return;
+	}
+	sb->full_bytes = full.total_bytes;
 	sb->wire_format = format;
 	sb->wire = wire;
 	sb->stream_id = s->id;
@@ -598,17 +530,15 @@ void stream_write(wl_client *client, wl_resource *resource, wl_resource *buffer_
 		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_FOREIGN_BUFFER, "buffer not created on this stream");
 		return;
 	}
-	const core::FormatInfo &f = *sb->wire;
 	int32_t bw = sb->pixel.base.width, bh = sb->pixel.base.height;
-	bool inside = x >= 0 && y >= 0 && width > 0 && height > 0 && width <= bw - x && height <= bh - y;
-	bool on_grid = inside && x % f.hsub == 0 && y % f.vsub == 0 && (width % f.hsub == 0 || x + width == bw) &&
-		(height % f.vsub == 0 || y + height == bh);
-	if (!on_grid) {
+	core::PackedLayout layout;
+	if (core::check_stream_rect(*sb->wire, {x, y, width, height}, bw, bh) != core::Status::Ok ||
+			core::packed_layout(sb->wire_format, width, height, &layout) != core::Status::Ok) {
 		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_INVALID_RECT,
 			"rectangle %d,%d %dx%d not inside the %dx%d buffer on the chroma grid", x, y, width, height, bw, bh);
 		return;
 	}
-	uint64_t expected = packed_size(f, width, height);
+	uint64_t expected = layout.total_bytes;
 	if (expected != length) {
 		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_BAD_LENGTH, "length %u, the rectangle packs to %llu",
 			length, static_cast<unsigned long long>(expected));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "kernels.h"
+#include "prepared.h"
 
 // x86 only: non-temporal stores (SSE2) and the CPU's ISA (meson builds the x86 kernel
 // tables only for x86 hosts and says which with PP_HAVE_KERNELS_<ISA>).
@@ -403,6 +404,39 @@ Status convert_image(const SrcImage &src, const DstImage &dst, const ConvertOpti
 {
 	const Rect all{0, 0, src.width, src.height};
 	return convert_rects(src, dst, {&all, 1}, opt);
+}
+
+Status detail::prepare_conversion(uint32_t src_fourcc, uint32_t dst_fourcc, const ConvertOptions &opt,
+				  PreparedConversion *out)
+{
+	const FormatInfo *fi = format_info(src_fourcc);
+	const FormatInfo *di = format_info(dst_fourcc);
+	if (!fi || !di)
+		return Status::UnknownFormat;
+	if (!can_convert(src_fourcc, dst_fourcc))
+		return Status::UnsupportedConversion;
+	if (opt.threads < 0 || opt.band_rows < 0)
+		return Status::InvalidOption;
+	const RowFn fn = find_kernel(src_fourcc, dst_fourcc, opt);
+	if (!fn)
+		return Status::UnsupportedConversion;
+	*out = {fi, di, fn, yuv_coeffs(opt.matrix, opt.range, fi->bits, di->bits), opt};
+	return Status::Ok;
+}
+
+void detail::convert_rows_prepared(const PreparedConversion &pc, const SrcImage &src, const DstImage &dst,
+				   int32_t y0, int32_t y1)
+{
+	Job job;
+	job.fi = pc.src;
+	job.src = &src;
+	job.dst = &dst;
+	job.fn = pc.fn;
+	job.yuv = pc.yuv;
+	job.streaming = false;
+	const Rect r{0, y0, src.width, y1 - y0};
+	job.rects = {&r, 1};
+	run(job, pc.opt);
 }
 
 } // namespace pixelport::core

@@ -1,0 +1,5 @@
+// Configure-time probe: does clang++ link a libFuzzer target here?
+#include <cstddef>
+#include <cstdint>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *, size_t) { return 0; }
