@@ -360,7 +360,8 @@ ssize_t read_nowait(Stream *s, iovec *iov, int n) {
 // Reads the next bytes of the front write into the buffer's assembler: renderer formats go
 // straight to their place in the storage, others into the window, and every complete row group
 // is converted as it lands. Returns bytes read, 0 on end of file, -1 with errno on a read
-// error, or -2 with *why set when the assembler refuses (nothing is read then).
+// error, or -2 with *why set when the assembler refuses (which the checks in stream_write and
+// the window's size rule out).
 ssize_t read_write(Stream *s, StreamWrite &w, size_t budget, const char **why) {
 	core::StreamAssembler &a = w.buffer->assembler;
 	if (!w.begun) {
