@@ -666,6 +666,27 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 	kick();
 }
 
+void Conversions::release_held(SurfaceState *s) {
+	std::vector<uint32_t> seqs;
+	std::erase_if(s->conversion.held, [&](ConvertedView *view) {
+		if (!view->held) return false; // already applied (no role when committed)
+		if (!view->converted && !view->superseded) {
+			// Unmapped right after it applies: nothing will show it.
+			view->superseded = true;
+			plugin_->stats.skipped_conversions++;
+			impl_->release_source(view);
+		}
+		seqs.push_back(view->lock_seq);
+		return true;
+	});
+	wlr_surface *surface = s->surface;
+	uint64_t id = s->id;
+	for (uint32_t seq : seqs) {
+		if (plugin_->surface_state(surface, id) == nullptr) break;
+		wlr_surface_unlock_cached(surface, seq);
+	}
+}
+
 void Conversions::surface_committed(SurfaceState *s) {
 	SurfaceConversion &c = s->conversion;
 	if ((s->surface->current.committed & WLR_SURFACE_STATE_BUFFER) && !c.view_applied) {

@@ -120,6 +120,11 @@ public:
 	 * the pending state's lock on the buffer); any buffer supersedes the surface's held commits.
 	 */
 	void surface_client_commit(SurfaceState *surface, PixelBuffer *buffer);
+	/**
+	 * Unlocks the surface's held commits now, unconverted where not yet converted: the client
+	 * unmaps behind them (see pixelport.cpp).
+	 */
+	void release_held(SurfaceState *surface);
 	/** From the surface's commit (state applied): a non-view buffer or null attach drops the image. */
 	void surface_committed(SurfaceState *surface);
 	/** The surface is going: its due conversion is dropped, its buffer released. */

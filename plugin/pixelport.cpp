@@ -2,6 +2,7 @@
 // timing globals (shm.cpp, stream.cpp, timing.cpp), and each surface's state and commit hooks.
 #include "pixelport/pixelport.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -34,6 +35,13 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 		if (!(s->surface->pending.committed & WLR_SURFACE_STATE_BUFFER)) {
 			return;
 		}
+		if (s->surface->pending.buffer == nullptr && !wl_list_empty(&s->surface->cached)) {
+			// A null attach unmaps, and a role checks the commits after it against that (an
+			// xdg_surface must be configured again): held behind our commits, the role would
+			// see the next ones as before the unmap and abort at the next unmap
+			// (xdg_surface_role_commit: !initial_commit). Ours apply now, then this one.
+			s->plugin->release_holds(s);
+		}
 		PixelBuffer *converted = nullptr;
 		if (PixelBuffer *buffer = pixel_buffer_from_wlr(s->surface->pending.buffer)) {
 			pixel_buffer_committed(buffer, s->surface);
@@ -41,6 +49,9 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 			if (!buffer->native()) converted = buffer;
 		}
 		s->plugin->conversions->surface_client_commit(s, converted);
+		if (s->surface->pending.cached_state_locks > 0) {
+			s->plugin->note_holding(s);
+		}
 	});
 	// After the state is applied.
 	s->commit.connect(&surface->events.commit, [s](void *) {
@@ -56,6 +67,50 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 	});
 	surfaces[surface] = std::move(state);
 }
+
+void pixelport_plugin::note_holding(SurfaceState *s) {
+	// Once per surface; those gone or with nothing cached any more leave.
+	std::erase_if(holding, [this](const auto &h) {
+		return surface_state(h.first, h.second) == nullptr || wl_list_empty(&h.first->cached);
+	});
+	if (std::find(holding.begin(), holding.end(), std::pair{s->surface, s->id}) == holding.end()) {
+		holding.push_back({s->surface, s->id});
+	}
+}
+
+void pixelport_plugin::release_holds(SurfaceState *s) {
+	std::pair<wlr_surface *, uint64_t> key{s->surface, s->id};
+	streams->release_held(s);
+	conversions->release_held(s);
+	std::erase(holding, key);
+}
+
+namespace {
+
+// Before each request is dispatched: a request destroying the role object of a surface with
+// held commits (xdg_toplevel, xdg_popup, xdg_surface, wl_subsurface, ... all "destroy") first
+// applies them, as stock wlroots did long before. Applied after it, they would count as the
+// first commit of a role object made meanwhile (mapping it unconfigured, or aborting wlroots
+// at the next unmap), and a new xdg_surface would not see that the surface has a buffer.
+void role_destroy_logger(void *data, wl_protocol_logger_type type, const wl_protocol_logger_message *message) {
+	auto *pp = static_cast<pixelport_plugin *>(data);
+	if (type != WL_PROTOCOL_LOGGER_REQUEST || pp->holding.empty() || strcmp(message->message->name, "destroy") != 0) {
+		return;
+	}
+	for (const auto &[surface, id] : std::vector(pp->holding)) {
+		SurfaceState *s = pp->surface_state(surface, id);
+		if (s == nullptr || wl_list_empty(&surface->cached)) {
+			std::erase(pp->holding, std::pair{surface, id});
+			continue;
+		}
+		wlr_xdg_surface *xdg = wlr_xdg_surface_try_from_wlr_surface(surface);
+		if (message->resource == surface->role_resource || (xdg != nullptr && message->resource == xdg->role_resource)) {
+			pp->release_holds(s);
+		}
+	}
+}
+
+} // namespace
 
 extern "C" {
 
@@ -112,11 +167,14 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *displ
 		delete pp;
 		return nullptr;
 	}
+	pp->role_logger = wl_display_add_protocol_logger(display, role_destroy_logger, pp);
 	// libwayland destroys globals with the display; ours must not destroy theirs twice.
 	pp->display_destroy.connect_display_destroy(display, [pp](void *) {
 		if (pp->shm) pp->shm->forget_global();
 		if (pp->streams) pp->streams->forget_global();
 		if (pp->timing) pp->timing->forget_global();
+		if (pp->role_logger) wl_protocol_logger_destroy(pp->role_logger); // the display does not
+		pp->role_logger = nullptr;
 	});
 	wlr_log(WLR_INFO, "pixelport: serving wl_shm v%u with %zu formats (%zu native) (ABI %u)", version,
 		pp->shm->formats().size(), pp->formats->native_count(), PIXELPORT_ABI_VERSION);
@@ -171,6 +229,7 @@ PIXELPORT_API void pixelport_destroy(struct pixelport_plugin *pp) {
 		pp->conversions->surface_destroyed(state.get());
 	}
 	pp->surfaces.clear();
+	if (pp->role_logger != nullptr) wl_protocol_logger_destroy(pp->role_logger);
 	// Listeners disconnect in their destructors.
 	delete pp;
 }

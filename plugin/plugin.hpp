@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "conversion.hpp"
@@ -101,4 +102,13 @@ struct pixelport_plugin {
 		return state != nullptr && state->id == id ? state : nullptr;
 	}
 	void track_surface(wlr_surface *surface);
+
+	/** Surfaces that had a commit held (stream bytes, banded conversion): may still have. */
+	std::vector<std::pair<wlr_surface *, uint64_t>> holding;
+	/** Applies role object destroy requests to `holding` (pixelport.cpp). */
+	wl_protocol_logger *role_logger = nullptr;
+	/** From client_commit, when the commit was held. */
+	void note_holding(pixelport::SurfaceState *surface);
+	/** Unlocks the surface's held commits now, in order (they apply, with what has arrived). */
+	void release_holds(pixelport::SurfaceState *surface);
 };

@@ -739,4 +739,24 @@ void StreamManager::handle_client_commit(SurfaceState *surface, wlr_buffer *buff
 	plugin_->stats.held_commits++;
 }
 
+void StreamManager::release_held(SurfaceState *surface) {
+	// A waiting buffer has a write pending on a live stream (drop_stream clears the waiters).
+	std::vector<uint32_t> seqs;
+	for (Stream *s : live_streams) {
+		for (StreamWrite &w : s->writes) {
+			std::erase_if(w.buffer->waiters, [&](const Waiter &waiter) {
+				if (waiter.surface != surface->surface || waiter.surface_id != surface->id) return false;
+				seqs.push_back(waiter.lock_seq);
+				return true;
+			});
+		}
+	}
+	wlr_surface *wlr = surface->surface;
+	uint64_t id = surface->id;
+	for (uint32_t seq : seqs) {
+		if (plugin_->surface_state(wlr, id) == nullptr) break;
+		wlr_surface_unlock_cached(wlr, seq);
+	}
+}
+
 } // namespace pixelport

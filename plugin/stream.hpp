@@ -21,6 +21,12 @@ public:
 	/** From the surface's client_commit: holds the commit if `buffer`'s bytes are in flight. */
 	void handle_client_commit(SurfaceState *surface, wlr_buffer *buffer);
 
+	/**
+	 * Unlocks now the surface's commits held for stream bytes; they apply with the bytes in so
+	 * far (the client unmaps behind them, see pixelport.cpp).
+	 */
+	void release_held(SurfaceState *surface);
+
 	pixelport_plugin *plugin() const { return plugin_; }
 	void forget_global() { global_ = nullptr; }
 

@@ -24,6 +24,16 @@
 //     wl_shm buffer, for comparison) on a surface with no role yet, then makes it an
 //     xdg_toplevel (initial commit), sends the bytes, and shows a 32x32 frame (seed 7) on it:
 //     the fuzzer's sequence that made wlroots abort.
+//   unmap-behind-held-commit [shm|large]: on a configured toplevel, commits a stream buffer
+//     whose bytes are not sent (a small wl_shm buffer for comparison, or a 1280x1024 NV12 one
+//     the plugin converts in bands), then at once a null attach, a wl_shm buffer (stock wlroots:
+//     xdg_surface error 3, unconfigured after the unmap) and a null attach; then sends the
+//     bytes: the fuzzer's sequence (seed 1796096318) that made wlroots abort.
+//   role-destroyed-behind-held-commit [shm|large] toplevel|xdg-surface: the same held commit,
+//     then the toplevel is destroyed and a new one made of the same xdg_surface, committed with
+//     a null attach ("configured" once its first configure comes), or the xdg_surface is
+//     destroyed too and a new one made (stock wlroots: xdg_wm_base error 3, the surface has a
+//     buffer); then the bytes are sent.
 #include <drm_fourcc.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -171,7 +181,9 @@ int main(int argc, char *argv[]) {
 		return 2;
 	}
 	std::string error;
-	if (!conn.connect(&error) || conn.stream_manager == nullptr) {
+	// "shm" comparison runs need no stream global: they also run against stock wlroots.
+	bool shm_only = argc > 2 && strcmp(argv[2], "shm") == 0 && strstr(argv[1], "-behind-held-commit") != nullptr;
+	if (!conn.connect(&error) || (conn.stream_manager == nullptr && !shm_only)) {
 		fprintf(stderr, "%s\n", error.empty() ? "no pixelport stream global" : error.c_str());
 		return 1;
 	}
@@ -364,6 +376,98 @@ int main(int argc, char *argv[]) {
 			report();
 			hold();
 			return 0;
+		}},
+		{"unmap-behind-held-commit", [] {
+			// A configured toplevel; a commit the plugin holds (stream bytes not sent, or a
+			// converted NV12 buffer over the hold threshold), then without waiting: a null
+			// attach (unmaps, so the next buffer needs a new configure), a buffer, a null attach.
+			bool shm = strcmp(arg2, "shm") == 0, large = strcmp(arg2, "large") == 0;
+			Window w;
+			std::string e;
+			if (!w.create(&conn, "unmap-behind-held-commit", &e)) return 3;
+			const int32_t lw = 1280, lh = 1024; // NV12: 1.25 Mi pixels to convert
+			ShmPool pool;
+			if (!pool.create(&conn, 1024 + static_cast<size_t>(lw) * lh * 3 / 2, &e)) return 3;
+			wl_buffer *small = wl_shm_pool_create_buffer(pool.pool, 0, 16, 16, 64, WL_SHM_FORMAT_XRGB8888);
+			wl_buffer *held;
+			int p[2] = {-1, -1};
+			if (shm) {
+				held = wl_shm_pool_create_buffer(pool.pool, 0, 16, 16, 64, WL_SHM_FORMAT_XRGB8888);
+			} else if (large) {
+				held = wl_shm_pool_create_buffer(pool.pool, 1024, lw, lh, lw, WL_SHM_FORMAT_NV12);
+			} else {
+				if (pipe(p) < 0) return 3;
+				pp_stream_v1 *s = pp_stream_manager_v1_create_stream(conn.stream_manager, p[0]);
+				close(p[0]);
+				held = pp_stream_v1_create_buffer(s, 16, 16, DRM_FORMAT_XRGB8888);
+				pp_stream_v1_write(s, held, 0, 0, 16, 16, 1024); // no byte sent yet
+			}
+			wl_surface_attach(w.surface, held, 0, 0);
+			wl_surface_damage_buffer(w.surface, 0, 0, INT32_MAX, INT32_MAX);
+			wl_surface_commit(w.surface);
+			wl_surface_attach(w.surface, nullptr, 0, 0);
+			wl_surface_commit(w.surface);
+			wl_surface_attach(w.surface, small, 0, 0);
+			wl_surface_commit(w.surface); // stock wlroots: xdg_surface error 3, not configured
+			wl_surface_attach(w.surface, nullptr, 0, 0);
+			wl_surface_commit(w.surface);
+			if (!conn.roundtrip()) return report();
+			if (p[1] >= 0) {
+				std::vector<uint8_t> zeros(1024);
+				send_bytes(p[1], zeros.data(), zeros.size());
+			}
+			return report();
+		}},
+		{"role-destroyed-behind-held-commit", [] {
+			// A configured toplevel; a commit the plugin holds, as in unmap-behind-held-commit;
+			// then the role object goes and a new one comes: "toplevel" makes a new toplevel
+			// of the same xdg_surface and commits it (a null attach), "xdg-surface" destroys
+			// the xdg_surface too and makes a new one (the surface had a buffer: stock wlroots
+			// answers xdg_wm_base error 3).
+			bool shm = strcmp(arg2, "shm") == 0, large = strcmp(arg2, "large") == 0;
+			bool whole = arg3 != nullptr && strcmp(arg3, "xdg-surface") == 0;
+			Window w;
+			std::string e;
+			if (!w.create(&conn, "role-destroyed-behind-held-commit", &e)) return 3;
+			const int32_t lw = 1280, lh = 1024;
+			ShmPool pool;
+			if (!pool.create(&conn, 1024 + static_cast<size_t>(lw) * lh * 3 / 2, &e)) return 3;
+			wl_buffer *held;
+			int p[2] = {-1, -1};
+			if (shm) {
+				held = wl_shm_pool_create_buffer(pool.pool, 0, 16, 16, 64, WL_SHM_FORMAT_XRGB8888);
+			} else if (large) {
+				held = wl_shm_pool_create_buffer(pool.pool, 1024, lw, lh, lw, WL_SHM_FORMAT_NV12);
+			} else {
+				if (pipe(p) < 0) return 3;
+				pp_stream_v1 *s = pp_stream_manager_v1_create_stream(conn.stream_manager, p[0]);
+				close(p[0]);
+				held = pp_stream_v1_create_buffer(s, 16, 16, DRM_FORMAT_XRGB8888);
+				pp_stream_v1_write(s, held, 0, 0, 16, 16, 1024); // no byte sent yet
+			}
+			wl_surface_attach(w.surface, held, 0, 0);
+			wl_surface_damage_buffer(w.surface, 0, 0, INT32_MAX, INT32_MAX);
+			wl_surface_commit(w.surface);
+			xdg_toplevel_destroy(w.toplevel);
+			w.toplevel = nullptr;
+			if (whole) {
+				xdg_surface_destroy(w.xsurface);
+				w.xsurface = xdg_wm_base_get_xdg_surface(conn.wm_base, w.surface);
+			}
+			w.toplevel = xdg_surface_get_toplevel(w.xsurface);
+			w.configured = false;
+			wl_surface_attach(w.surface, nullptr, 0, 0);
+			wl_surface_commit(w.surface); // a new role's initial commit
+			if (!conn.roundtrip()) return report();
+			if (p[1] >= 0) {
+				std::vector<uint8_t> zeros(1024);
+				send_bytes(p[1], zeros.data(), zeros.size());
+			}
+			// The new toplevel's initial commit asks for its first configure.
+			while (!whole && !w.configured && conn.dispatch_timeout(2000)) {
+			}
+			if (w.configured) printf("configured\n");
+			return report();
 		}},
 		{"buffer-over-limit", [] {
 			return simple_error([](pp_stream_v1 *s, int) {

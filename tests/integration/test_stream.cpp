@@ -231,6 +231,53 @@ TEST(StreamHeld, ACommitBeforeTheSurfaceHasARoleIsNotHeld) {
 	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
 }
 
+// Fuzz seed 1796096318: a null attach (an unmap) cached behind a held commit let the next
+// buffer commit pass xdg_surface's "configured" check made before the unmap applied; when the
+// held commits applied, that buffer mapped the surface as its role's initial commit and the next
+// unmap aborted wlroots (xdg_surface_role_commit: !initial_commit). Likewise a held commit that
+// applied after its toplevel was destroyed, as the first commit of the next one. The plugin
+// answers what stock wlroots answers, whether the held commit waits for stream bytes or for a
+// banded conversion.
+TEST(StreamHeld, AnUnmapOrARoleChangeBehindAHeldCommitAppliesItFirst) {
+	const std::vector<std::vector<std::string>> sequences = {
+		{"unmap-behind-held-commit"},
+		{"role-destroyed-behind-held-commit", "toplevel"},
+		{"role-destroyed-behind-held-commit", "xdg-surface"},
+	};
+	auto argv = [](const std::vector<std::string> &seq, const char *kind) {
+		std::vector<std::string> a = {build_path("PIXELPORT_STREAM_CLIENT"), seq[0], kind};
+		a.insert(a.end(), seq.begin() + 1, seq.end());
+		return a;
+	};
+	std::vector<std::string> stock_out(sequences.size());
+	std::string err;
+	{
+		CompositorFixture stock;
+		ASSERT_TRUE(stock.start({"--no-plugin"}));
+		for (size_t i = 0; i < sequences.size(); i++) {
+			ASSERT_EQ(stock.run_client(argv(sequences[i], "shm"), 10000, &stock_out[i], &err), 0) << err;
+		}
+		EXPECT_EQ(stock.stop(), 0) << stock.compositor().err();
+	}
+	EXPECT_EQ(stock_out[0], "error 3 xdg_surface\n"); // xdg_surface.unconfigured_buffer after the unmap
+	EXPECT_EQ(stock_out[1], "configured\nok\n");      // the new toplevel's initial commit
+	EXPECT_EQ(stock_out[2], "error 3 xdg_wm_base\n");  // a new xdg_surface, but the surface has a buffer
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--print-stats"}));
+	for (size_t i = 0; i < sequences.size(); i++) {
+		for (const char *kind : {"shm", "stream", "large"}) {
+			std::string out;
+			ASSERT_EQ(fx.run_client(argv(sequences[i], kind), 10000, &out, &err), 0) << sequences[i][0] << " " << kind
+				<< ": " << err;
+			EXPECT_EQ(out, stock_out[i]) << sequences[i][0] << " " << kind;
+		}
+	}
+	expect_compositor_serves_others(fx);
+	ASSERT_EQ(fx.stop(), 0) << fx.compositor().err();
+	// Each stream commit and large NV12 one was held: the sequences tested what they say.
+	EXPECT_NE(fx.compositor().out().find("\"held_commits\":6,"), std::string::npos) << fx.compositor().out();
+}
+
 TEST(StreamMany, BuffersAndSurfacesInterleaveOnOneStream) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
