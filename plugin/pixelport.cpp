@@ -55,9 +55,7 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 	});
 	// After the state is applied.
 	s->commit.connect(&surface->events.commit, [s](void *) {
-		if (!s->timing_unapplied.empty()) {
-			s->plugin->timing->applied(s);
-		}
+		s->plugin->timing->applied(s);
 		s->plugin->conversions->surface_committed(s);
 	});
 	s->destroy.connect(&surface->events.destroy, [this, s, surface](void *) {

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <unordered_map>
 #include <utility>
@@ -20,6 +19,7 @@
 namespace pixelport {
 
 class FormatPolicy;
+struct SurfaceTiming;
 class Shm;
 class StreamManager;
 class Timing;
@@ -56,17 +56,11 @@ struct SurfaceState {
 	Listener commit;
 	Listener destroy;
 
-	// Timing (timing.cpp): subscribers' pp_surface_timing_v1 resources, records between
-	// client_commit and apply (in commit order, as wlroots applies cached states), and
-	// applied records waiting for an output to present them.
-	std::vector<wl_resource *> timing_subscribers;
-	std::deque<timing::CommitRecord> timing_unapplied;
-	struct Shown {
-		timing::CommitRecord record;
-		wlr_output *output = nullptr; // set when an output commit showed it
-		uint32_t output_commit_seq = 0;
-	};
-	std::vector<Shown> timing_shown;
+	/** Timing's own state of this surface (timing.hpp), made when first needed. */
+	std::unique_ptr<SurfaceTiming> timing;
+
+	SurfaceState();
+	~SurfaceState();
 };
 
 } // namespace pixelport

@@ -9,6 +9,9 @@
 
 namespace pixelport {
 
+SurfaceState::SurfaceState() = default;
+SurfaceState::~SurfaceState() = default;
+
 struct Timing::OutputState {
 	Timing *timing = nullptr;
 	wlr_output *output = nullptr;
@@ -70,13 +73,18 @@ uint64_t ns_of(const timespec *ts) {
 	return static_cast<uint64_t>(ts->tv_sec) * 1000000000u + static_cast<uint64_t>(ts->tv_nsec);
 }
 
+SurfaceTiming &timing_of(SurfaceState *s) {
+	if (s->timing == nullptr) s->timing = std::make_unique<SurfaceTiming>();
+	return *s->timing;
+}
+
 // A pp_surface_timing_v1's user data is its SurfaceState, null once the surface is gone.
 void subscription_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
 const struct pp_surface_timing_v1_interface kSubscriptionImpl = {.destroy = subscription_destroy};
 
 void subscription_resource_destroy(wl_resource *resource) {
 	auto *surface = static_cast<SurfaceState *>(wl_resource_get_user_data(resource));
-	if (surface != nullptr) std::erase(surface->timing_subscribers, resource);
+	if (surface != nullptr) std::erase(timing_of(surface).subscribers, resource);
 }
 
 void manager_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
@@ -95,7 +103,7 @@ void manager_subscribe(wl_client *client, wl_resource *resource, uint32_t id, wl
 	}
 	SurfaceState *state = timing->plugin()->surface_state(wlr_surface_from_resource(surface_resource));
 	wl_resource_set_implementation(sub, &kSubscriptionImpl, state, subscription_resource_destroy);
-	if (state != nullptr) state->timing_subscribers.push_back(sub);
+	if (state != nullptr) timing_of(state).subscribers.push_back(sub);
 }
 
 const struct pp_timing_manager_v1_interface kManagerImpl = {
@@ -156,7 +164,7 @@ void Timing::client_commit(SurfaceState *s) {
 	wlr_surface *surface = s->surface;
 	if (!(surface->pending.committed & WLR_SURFACE_STATE_BUFFER) || surface->pending.buffer == nullptr) return;
 	// Filled in place: the record is copied only when it moves on (applied, finished).
-	timing::CommitRecord &r = s->timing_unapplied.emplace_back();
+	timing::CommitRecord &r = timing_of(s).unapplied.emplace_back();
 	r.t_commit = monotonic_ns();
 	r.surface_id = s->id;
 	r.seq = s->commits;
@@ -186,46 +194,50 @@ void Timing::client_commit(SurfaceState *s) {
 }
 
 timing::CommitRecord *Timing::applying(SurfaceState *s) {
-	return s->timing_unapplied.empty() ? nullptr : &s->timing_unapplied.front();
+	if (s->timing == nullptr || s->timing->unapplied.empty()) return nullptr;
+	return &s->timing->unapplied.front();
 }
 
 timing::CommitRecord *Timing::converting(SurfaceState *s) {
-	if (s->timing_shown.empty()) return nullptr;
-	timing::CommitRecord &r = s->timing_shown.back().record;
+	if (s->timing == nullptr || s->timing->shown.empty()) return nullptr;
+	timing::CommitRecord &r = s->timing->shown.back().record;
 	return r.t_convert_start == 0 ? &r : nullptr;
 }
 
 void Timing::applied(SurfaceState *s) {
-	if (s->timing_unapplied.empty()) return;
-	timing::CommitRecord &r = s->timing_unapplied.front();
+	if (s->timing == nullptr || s->timing->unapplied.empty()) return;
+	SurfaceTiming &st = *s->timing;
+	timing::CommitRecord &r = st.unapplied.front();
 	if (PixelBuffer *pb = pixel_buffer_from_wlr(s->surface->current.buffer)) {
 		if (pb->impl->applied != nullptr) pb->impl->applied(pb, &r);
 	}
 	// A record no output has shown yet is replaced by this one: discarded.
-	std::erase_if(s->timing_shown, [&](SurfaceState::Shown &shown) {
+	std::erase_if(st.shown, [&](SurfaceTiming::Shown &shown) {
 		if (shown.output != nullptr) return false;
 		shown.record.discarded = true;
 		finish(s, shown.record);
 		return true;
 	});
-	s->timing_shown.push_back({r});
-	s->timing_unapplied.pop_front(); // r is gone from here on
+	st.shown.push_back({r});
+	st.unapplied.pop_front(); // r is gone from here on
 	if (std::find(waiting_.begin(), waiting_.end(), s) == waiting_.end()) waiting_.push_back(s);
 }
 
 void Timing::surface_destroyed(SurfaceState *s) {
-	for (auto &shown : s->timing_shown) {
+	std::erase(waiting_, s);
+	if (s->timing == nullptr) return;
+	SurfaceTiming &st = *s->timing;
+	for (auto &shown : st.shown) {
 		shown.record.discarded = true;
 		finish(s, shown.record);
 	}
-	s->timing_shown.clear();
-	for (wl_resource *sub : s->timing_subscribers) wl_resource_set_user_data(sub, nullptr);
-	s->timing_subscribers.clear();
-	std::erase(waiting_, s);
+	st.shown.clear();
+	for (wl_resource *sub : st.subscribers) wl_resource_set_user_data(sub, nullptr);
+	st.subscribers.clear();
 }
 
 void Timing::finish(SurfaceState *s, timing::CommitRecord &r) {
-	for (wl_resource *sub : s->timing_subscribers) {
+	for (wl_resource *sub : s->timing->subscribers) {
 		if (wl_resource_get_version(sub) >= PP_SURFACE_TIMING_V1_REPORT_SINCE_VERSION) {
 			send_report(sub, r);
 		} else {
@@ -256,7 +268,7 @@ void Timing::attach_output(wlr_output *output) {
 	o->destroy.connect(&output->events.destroy, [o](void *) {
 		Timing *t = o->timing;
 		for (SurfaceState *s : t->waiting_) {
-			for (auto &shown : s->timing_shown) {
+			for (auto &shown : s->timing->shown) {
 				if (shown.output == o->output) shown.output = nullptr; // will end as discarded
 			}
 		}
@@ -277,7 +289,7 @@ uint64_t Timing::largest_output_pixels() const {
 void Timing::output_committed(OutputState *o) {
 	for (SurfaceState *s : waiting_) {
 		if (!on_output(s->surface, o->output)) continue;
-		for (auto &shown : s->timing_shown) {
+		for (auto &shown : s->timing->shown) {
 			if (shown.output == nullptr) {
 				shown.output = o->output;
 				shown.output_commit_seq = o->output->commit_seq;
@@ -290,7 +302,7 @@ void Timing::output_presented(OutputState *o, const wlr_output_event_present *ev
 	const timespec *shown_at = wlr_compat::present_when(event);
 	uint64_t when = event->presented && shown_at != nullptr ? ns_of(shown_at) : 0;
 	for (SurfaceState *s : waiting_) {
-		std::erase_if(s->timing_shown, [&](SurfaceState::Shown &shown) {
+		std::erase_if(s->timing->shown, [&](SurfaceTiming::Shown &shown) {
 			if (shown.output != o->output || shown.output_commit_seq > event->commit_seq) return false;
 			if (event->presented) {
 				shown.record.t_present = when;
@@ -302,7 +314,7 @@ void Timing::output_presented(OutputState *o, const wlr_output_event_present *ev
 			return true;
 		});
 	}
-	std::erase_if(waiting_, [](SurfaceState *s) { return s->timing_shown.empty(); });
+	std::erase_if(waiting_, [](SurfaceState *s) { return s->timing->shown.empty(); });
 	if (log_ != nullptr) {
 		timing::FrameRecord &f = o->frame;
 		f.output = o->output->name;

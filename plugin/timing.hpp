@@ -5,6 +5,7 @@
 // nobody listens to: no subscriber and no log means no clock read and no allocation.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,21 @@
 
 namespace pixelport {
 
+/** Timing's state of one surface (SurfaceState::timing). */
+struct SurfaceTiming {
+	/** Subscribers' pp_surface_timing_v1 resources. */
+	std::vector<wl_resource *> subscribers;
+	/** Records between client_commit and apply, in commit order (as wlroots applies cached states). */
+	std::deque<timing::CommitRecord> unapplied;
+	/** Applied records waiting for an output to present them. */
+	struct Shown {
+		timing::CommitRecord record;
+		wlr_output *output = nullptr; // set when an output commit showed it
+		uint32_t output_commit_seq = 0;
+	};
+	std::vector<Shown> shown;
+};
+
 class Timing {
 public:
 	/** Creates the pp_timing_manager_v1 global and, if paths are given, the log writer. */
@@ -20,7 +36,9 @@ public:
 	~Timing();
 
 	/** Whether this surface's commits are recorded at all. */
-	bool active(const SurfaceState *surface) const { return log_ != nullptr || !surface->timing_subscribers.empty(); }
+	bool active(const SurfaceState *surface) const {
+		return log_ != nullptr || (surface->timing != nullptr && !surface->timing->subscribers.empty());
+	}
 	bool logging() const { return log_ != nullptr; }
 
 	/** client_commit: starts the record of the pending state (if it attaches a buffer). */
