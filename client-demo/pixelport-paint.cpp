@@ -138,7 +138,7 @@ int main(int argc, char *argv[]) {
 		"a frame: format=F,size=WxH,seed=N,damage=x:y:w:h,fill=all|damage,buffer=0|1 (repeatable; "
 		"unset keys take the options above)");
 	app.add_option("--transport", transport_arg,
-		"shm (two buffers, painted in place), shm-new, socket, pipe or auto (client-demo/transport.hpp)");
+		"shm (two buffers, painted in place), shm-new, socket, pipe or auto (client/transport.hpp)");
 	app.add_option("--chunk", chunk_arg, "stream sends in pieces: N bytes, or random:N (tests); N 1..2^30");
 	app.set_version_flag("--version", std::string("pixelport-paint ") + PIXELPORT_VERSION);
 	if (int rc = cli::parse(app, argc, argv, kName); rc >= 0) return rc;

@@ -1,5 +1,5 @@
 // libpixelport-preload.so: brings pixelport into an unmodified wlroots compositor of the
-// release it was built against (0.18 or 0.19; plugin/wlr_compat.hpp).
+// release it was built against (0.18 or 0.19; wlr-glue/wlr_compat.hpp).
 //
 //     LD_PRELOAD=/path/to/libpixelport-preload.so tinywl -s foot
 //

@@ -11,7 +11,7 @@ namespace pixelport::test {
 
 /**
  * Decodes every pixel of a `drm_format` buffer (pixelport's wl_shm plane layout, see
- * client-demo/pattern.hpp) into 0xRRGGBB, premultiplied colour as it appears over black.
+ * client/pattern.hpp) into 0xRRGGBB, premultiplied colour as it appears over black.
  * YUV is BT.601 limited range with chroma replicated over its block. False if unknown.
  */
 bool reference_rgb(uint32_t drm_format, int width, int height, size_t stride, const uint8_t *base,

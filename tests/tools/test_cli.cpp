@@ -1,4 +1,4 @@
-// The shared command-line checks (client-demo/cli): number parsing, the CLI11 validators, the
+// The shared command-line checks (cli/): number parsing, the CLI11 validators, the
 // one-line usage errors and the checked file read.
 #include <gtest/gtest.h>
 #include <fcntl.h>
