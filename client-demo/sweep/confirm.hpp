@@ -6,7 +6,7 @@
 
 #include "options.hpp"
 #include "source.hpp"
-#include "timing.hpp"
+#include "timing_client.hpp"
 #include "verdict.hpp"
 #include "wayland_client.hpp"
 
@@ -16,7 +16,7 @@ namespace pixelport::sweep {
  * Runs the confirming rounds for *comparisons (from plan_comparisons()) and concludes each;
  * adds the rounds run to *confirm_runs; clears *alive if the connection was lost.
  */
-void confirm_crossovers(client::Connection &conn, TimingClient &timing, const Options &o, const Source &src,
+void confirm_crossovers(client::Connection &conn, client::TimingClient &timing, const Options &o, const Source &src,
 	std::vector<Comparison> *comparisons_io, int *confirm_runs_io, bool *alive_io);
 
 } // namespace pixelport::sweep

@@ -25,7 +25,7 @@
 #include "procfs.hpp"
 #include "results.hpp"
 #include "source.hpp"
-#include "timing.hpp"
+#include "timing_client.hpp"
 #include "waypipe.hpp"
 
 using namespace pixelport::client;

@@ -6,11 +6,13 @@
 #include "verify.hpp"
 
 using namespace pixelport::client;
+using TPhase = pixelport::timing::Phase;
 
 namespace pixelport::sweep {
 
 namespace {
 
+// Client-side spans in ns; -1 = no value (a time absent, or the end before the start).
 int64_t diff(uint64_t end, uint64_t start) { return end != 0 && start != 0 && end >= start ? static_cast<int64_t>(end - start) : -1; }
 
 // Checks what the output shows against what was sent (verify.hpp) into p->pixels.
@@ -97,23 +99,21 @@ bool run_point(Connection &conn, TimingClient &timing, const Options &o, const C
 			s[kSubmit] = diff(pt.sent, pt.start);
 			s[kLatency] = waiter.present_ns ? diff(waiter.present_ns, pt.start) : -1;
 			if (have) {
-				const uint64_t tc = ct.t[PP_SURFACE_TIMING_V1_PHASE_COMMIT], dc = ct.t[PP_SURFACE_TIMING_V1_PHASE_DATA_COMPLETE];
-				s[kTransfer] = diff(dc, tc);
-				s[kConvert] = diff(ct.t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_END], ct.t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_START]);
-				s[kUpload] = diff(ct.t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END], ct.t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START]);
-				// wl_shm converts inside its upload: keep the phases disjoint (docs/timing.md).
-				if (s[kUpload] >= 0 && s[kConvert] >= 0 &&
-						ct.t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_START] >= ct.t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START] &&
-						ct.t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_END] <= ct.t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END]) {
-					s[kUpload] -= std::min(s[kUpload], s[kConvert]);
-				}
-				s[kPresent] = diff(ct.t[PP_SURFACE_TIMING_V1_PHASE_PRESENT], tc);
+				// The phases as the timing core defines them (disjoint: docs/timing.md, "Nesting").
+				const timing::PhaseDurations d = ct.phases();
+				auto ns = [&](TPhase ph) {
+					const auto &v = d[static_cast<size_t>(ph)];
+					return v ? static_cast<int64_t>(*v) : int64_t{-1};
+				};
+				s[kTransfer] = ns(TPhase::Transfer);
+				s[kConvert] = ns(TPhase::Convert);
+				s[kUpload] = ns(TPhase::Upload);
+				s[kPresent] = ns(TPhase::Present);
 				// Until the last of: the client's send, the compositor's last stream byte, its
 				// conversion and its upload. Ends, not sums: the phases overlap (the stream's
 				// reads run during the writes and convert as rows arrive; an shm upload may
 				// contain the conversion).
-				uint64_t end = std::max({pt.sent, dc, ct.t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_END],
-					ct.t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END]});
+				uint64_t end = std::max({pt.sent, ct.phase(PP_SURFACE_TIMING_V1_PHASE_DATA_COMPLETE), ct.ready()});
 				s[kCost] = static_cast<int64_t>(end - pt.start);
 				p->compositor_timing = true;
 			} else {
