@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "pixelport/core/format.h"
+#include "pixelport/timing/records.h"
 
 namespace pixelport::client {
 
@@ -233,11 +234,8 @@ void ShmPool::destroy() {
 	fd = -1;
 }
 
-uint64_t now_ns() {
-	timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
+// The timing core's clock: the compositor's reports and ours must be comparable.
+uint64_t now_ns() { return timing::monotonic_ns(); }
 
 void CommitWaiter::arm(Connection *conn, wl_surface *surface) {
 	reset();

@@ -90,7 +90,7 @@ struct CommitWaiter {
 	~CommitWaiter() { reset(); }
 };
 
-/** CLOCK_MONOTONIC in ns. */
+/** CLOCK_MONOTONIC in ns: timing::monotonic_ns(), the clock of pixelport-timing-v1 reports. */
 uint64_t now_ns();
 
 /** wl_shm format code <-> DRM fourcc (they differ only for ARGB8888 and XRGB8888). */

@@ -230,98 +230,13 @@ uint64_t sync_done(client::Connection *conn, int timeout_ms) {
 	return done;
 }
 
-static const pp_surface_timing_v1_listener kTimingListener = {
-	.info = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t transport, uint32_t format, int32_t width,
-			int32_t height, uint32_t bytes_hi, uint32_t bytes_lo, uint32_t, uint32_t) {
-		auto *s = static_cast<TimingSubscription *>(data);
-		s->pending = {};
-		s->pending.seq = seq;
-		s->pending.transport = transport;
-		s->pending.format = format;
-		s->pending.width = width;
-		s->pending.height = height;
-		s->pending.bytes = static_cast<uint64_t>(bytes_hi) << 32 | bytes_lo;
-	},
-	.timestamp = [](void *data, pp_surface_timing_v1 *, uint32_t, uint32_t phase, uint32_t hi, uint32_t lo,
-			uint32_t nsec) {
-		auto *s = static_cast<TimingSubscription *>(data);
-		if (phase < 7) s->pending.t[phase] = (static_cast<uint64_t>(hi) << 32 | lo) * 1000000000u + nsec;
-	},
-	.done = [](void *data, pp_surface_timing_v1 *, uint32_t, uint32_t flags, const char *) {
-		auto *s = static_cast<TimingSubscription *>(data);
-		s->pending.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
-		s->records.push_back(s->pending);
-	},
-	// Version 2: the whole commit in one event.
-	.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *values, const char *) {
-		auto *s = static_cast<TimingSubscription *>(data);
-		uint64_t v[PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7] = {}; // later values ignored
-		memcpy(v, values->data, std::min(sizeof(v), values->size));
-		TimingRecord &r = s->records.emplace_back();
-		r.seq = seq;
-		r.transport = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT]);
-		r.format = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_FORMAT]);
-		r.width = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_WIDTH]);
-		r.height = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT]);
-		r.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
-		memcpy(r.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(r.t));
-		r.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
-	},
-};
-
-bool TimingSubscription::subscribe(client::Connection *conn, wl_surface *surface) {
-	conn_ = conn;
-	registry_ = wl_display_get_registry(conn->display);
-	static const wl_registry_listener listener = {
-		.global = [](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
-			if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0) {
-				// Version 2: one report event per commit; a version 1 compositor sends info/timestamp/done.
-				*static_cast<pp_timing_manager_v1 **>(data) = static_cast<pp_timing_manager_v1 *>(
-					wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, std::min(version, 2u)));
-			}
-		},
-		.global_remove = [](void *, wl_registry *, uint32_t) {},
-	};
-	wl_registry_add_listener(registry_, &listener, &manager_);
-	if (sync_done(conn) == 0 || manager_ == nullptr) return false;
-	sub_ = pp_timing_manager_v1_subscribe(manager_, surface);
-	pp_surface_timing_v1_add_listener(sub_, &kTimingListener, this);
-	return true;
-}
-
-TimingSubscription::~TimingSubscription() {
-	if (sub_) pp_surface_timing_v1_destroy(sub_);
-	if (manager_) pp_timing_manager_v1_destroy(manager_);
-	if (registry_) wl_registry_destroy(registry_);
-}
-
-bool TimingSubscription::wait_for(size_t count, int timeout_ms) {
-	uint64_t deadline = now_ns() + static_cast<uint64_t>(timeout_ms) * 1000000u;
-	while (records.size() < count) {
-		uint64_t now = now_ns();
-		if (now >= deadline) return false;
-		conn_->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1);
-		if (wl_display_get_error(conn_->display) != 0) return false;
-	}
-	return true;
-}
-
-std::vector<const TimingRecord *> match_records(const std::vector<TimingRecord> &records,
-		const std::vector<uint64_t> &starts) {
-	std::vector<const TimingRecord *> out(starts.size(), nullptr);
-	size_t r = 0;
-	for (size_t i = 0; i < starts.size(); i++) {
-		uint64_t end = i + 1 < starts.size() ? starts[i + 1] : UINT64_MAX;
-		while (r < records.size() && records[r].t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] < starts[i]) r++;
-		if (r < records.size() && records[r].t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] < end) out[i] = &records[r];
-	}
-	return out;
-}
-
 bool BenchSurface::open(client::Connection *c, client::Transport transport, std::string *error, bool subscribe) {
 	conn = c;
 	if (!window.create(c, "bench", error)) return false;
-	timed = subscribe && timing.subscribe(c, window.surface);
+	if (subscribe) {
+		timing = std::make_unique<client::TimingClient>(c, SIZE_MAX);
+		timed = timing->subscribe(window.surface);
+	}
 	writer = std::make_unique<client::SurfaceWriter>(c, window.surface, transport);
 	return true;
 }
@@ -344,12 +259,11 @@ uint64_t BenchSurface::put_and_sync(const client::Pixels &px, uint64_t start, st
 	return done;
 }
 
-std::vector<double> BenchSurface::phase(uint32_t from, uint32_t to) {
-	std::vector<double> out;
-	if (!timed || starts.empty()) return out;
+std::vector<const client::CommitTiming *> BenchSurface::matched() {
+	if (!timed || starts.empty()) return {};
 	// The last frame's record comes once it is presented or replaced by a newer commit; a
 	// covered surface is never presented, so commit once more (not measured).
-	auto matched = match_records(timing.records, starts);
+	auto matched = client::match_commits(timing->commits, starts);
 	if (matched.back() == nullptr) {
 		std::string error;
 		std::vector<uint64_t> measured = starts;
@@ -359,15 +273,29 @@ std::vector<double> BenchSurface::phase(uint32_t from, uint32_t to) {
 	uint64_t deadline = now_ns() + 2000000000u;
 	while (matched.back() == nullptr && now_ns() < deadline) {
 		conn->dispatch_timeout(20);
-		matched = match_records(timing.records, starts);
+		matched = client::match_commits(timing->commits, starts);
 	}
-	for (size_t i = 0; i < matched.size(); i++) {
-		const TimingRecord *r = matched[i];
+	return matched;
+}
+
+std::vector<double> BenchSurface::phase(uint32_t from, uint32_t to) {
+	std::vector<double> out;
+	auto commits = matched();
+	for (size_t i = 0; i < commits.size(); i++) {
+		const client::CommitTiming *r = commits[i];
 		if (r == nullptr) continue;
-		uint64_t a = from == kPutStart ? starts[i] : r->t[from];
-		uint64_t b = to == kReady ? std::max(r->t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END], r->t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_END])
-			: r->t[to];
+		uint64_t a = from == kPutStart ? starts[i] : r->phase(from);
+		uint64_t b = to == kReady ? r->ready() : r->phase(to);
 		if (a != 0 && b >= a) out.push_back(static_cast<double>(b - a));
+	}
+	return out;
+}
+
+std::vector<double> BenchSurface::phase(timing::Phase p) {
+	std::vector<double> out;
+	for (const client::CommitTiming *r : matched()) {
+		if (r == nullptr) continue;
+		if (auto d = r->phases()[static_cast<size_t>(p)]) out.push_back(static_cast<double>(*d));
 	}
 	return out;
 }

@@ -1,6 +1,7 @@
 // Plumbing shared by the transport benchmarks (pixelport-bench-shm, -stream, -timing): a
 // private runtime dir, child processes (compositor, waypipe) that cannot outlive a timeout,
-// in-process clients on a named socket, the timing protocol, statistics and tables.
+// in-process clients on a named socket, statistics and tables. The timing protocol is the
+// client library's (timing_client.hpp).
 #pragma once
 
 #include <sched.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "pixelport-timing-v1-client-protocol.h"
+#include "timing_client.hpp"
 #include "transport.hpp"
 #include "wayland_client.hpp"
 
@@ -109,41 +111,6 @@ bool connect_to(client::Connection *conn, const std::string &path, std::string *
 /** wl_display_sync and wait for done; CLOCK_MONOTONIC ns of done, 0 on timeout or error. */
 uint64_t sync_done(client::Connection *conn, int timeout_ms = 10000);
 
-/** One commit as pp_surface_timing_v1 reported it. */
-struct TimingRecord {
-	uint32_t seq = 0, transport = 0, format = 0;
-	int width = 0, height = 0;
-	uint64_t bytes = 0;
-	uint64_t t[7] = {}; // by pp_surface_timing_v1 phase; 0 = absent
-	bool presented = false;
-	uint64_t phase(uint32_t p) const { return t[p]; }
-};
-
-/** Every commit of one surface, through pixelport-timing-v1 (plugin only). */
-class TimingSubscription {
-public:
-	/** False if the compositor has no timing global (no plugin). */
-	bool subscribe(client::Connection *conn, wl_surface *surface);
-	~TimingSubscription();
-	/** Dispatches until `count` records arrived or timeout_ms passed; false on timeout. */
-	bool wait_for(size_t count, int timeout_ms);
-	std::vector<TimingRecord> records;
-	TimingRecord pending;
-
-private:
-	client::Connection *conn_ = nullptr;
-	wl_registry *registry_ = nullptr;
-	pp_timing_manager_v1 *manager_ = nullptr;
-	pp_surface_timing_v1 *sub_ = nullptr;
-};
-
-/**
- * Pairs frames with records: frame i (put() started at starts[i]) gets the first record
- * whose commit is at or after starts[i] and before starts[i + 1]; nullptr where none.
- */
-std::vector<const TimingRecord *> match_records(const std::vector<TimingRecord> &records,
-	const std::vector<uint64_t> &starts);
-
 /**
  * A toplevel that frames are put on with a SurfaceWriter, subscribed to its timing when the
  * compositor has the plugin. Remembers when each frame's put() started.
@@ -152,7 +119,7 @@ struct BenchSurface {
 	client::Connection *conn = nullptr;
 	client::Window window;
 	std::unique_ptr<client::SurfaceWriter> writer;
-	TimingSubscription timing;
+	std::unique_ptr<client::TimingClient> timing; // every commit kept; null when not subscribed
 	bool timed = false;
 	std::vector<uint64_t> starts;
 
@@ -175,10 +142,14 @@ struct BenchSurface {
 	 * with the plugin). Waits up to 2 s for late records.
 	 */
 	std::vector<double> phase(uint32_t from, uint32_t to);
+	/** A phase as the timing core defines it (client::CommitTiming::phases()) of every such frame, ns. */
+	std::vector<double> phase(timing::Phase p);
 	/** Forget frames so far (after warm-up). */
 	void clear() { starts.clear(); }
 
 private:
+	/** The commit of each frame since clear() (nullptr where none), waiting for the last one. */
+	std::vector<const client::CommitTiming *> matched();
 	client::Pixels last_; // put again to finish the last frame's record
 };
 

@@ -212,7 +212,7 @@ int main(int argc, char *argv[]) {
 		}
 		if (!run_lanes({&lp, &ls, &lt}, common.frames(uhd.frames, uhd.quick_frames), f0, f1, &error)) return fail(error);
 		Stats pe = stats_of(lp.end_to_end), se = stats_of(ls.end_to_end);
-		Stats conv = stats_of(lt.surface.phase(PP_SURFACE_TIMING_V1_PHASE_CONVERT_START, PP_SURFACE_TIMING_V1_PHASE_CONVERT_END));
+		Stats conv = stats_of(lt.surface.phase(timing::Phase::Convert));
 		Stats inside = stats_of(lt.surface.phase(PP_SURFACE_TIMING_V1_PHASE_COMMIT, BenchSurface::kReady));
 		std::string name = client::format_name(client::drm_to_shm(format));
 		auto median = [](const std::vector<double> &v) { return fmt_ns(stats_of(v).median); };

@@ -38,7 +38,6 @@ namespace {
 
 constexpr uint64_t kMiB = 1u << 20;
 constexpr uint32_t kCommit = PP_SURFACE_TIMING_V1_PHASE_COMMIT;
-constexpr uint32_t kDataComplete = PP_SURFACE_TIMING_V1_PHASE_DATA_COMPLETE;
 constexpr uint32_t kUploadEnd = PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END;
 
 // A socketpair or pipe set up as SurfaceWriter sets up its stream (4 MiB SO_SNDBUF, 1 MiB
@@ -330,7 +329,7 @@ int main(int argc, char *argv[]) {
 				if (!variants[(static_cast<size_t>(i + 2) + k) % variants.size()](i + 2)) return fail(error);
 			}
 		}
-		Series ss_comp{stream_socket.phase(kCommit, kDataComplete)}, sp_comp{stream_pipe.phase(kCommit, kDataComplete)};
+		Series ss_comp{stream_socket.phase(timing::Phase::Transfer)}, sp_comp{stream_pipe.phase(timing::Phase::Transfer)};
 		std::string size = fmt_size(big.bytes);
 		auto row = [&](const char *path, const Series &s, const Series *base, const char *base_name, const char *target) {
 			Stats st = s.stats(), b = base ? base->stats() : Stats{};
@@ -386,7 +385,7 @@ int main(int argc, char *argv[]) {
 		}
 		double xrgb = 0;
 		for (size_t k = 0; k < formats.size(); k++) {
-			Stats d = stats_of(surfaces[k]->phase(kCommit, kDataComplete));
+			Stats d = stats_of(surfaces[k]->phase(timing::Phase::Transfer));
 			Stats tex = stats_of(surfaces[k]->phase(kCommit, kUploadEnd));
 			if (k == 0) xrgb = d.median;
 			t2.row({client::format_name(client::drm_to_shm(formats[k])), pipe ? "vmsplice pipe" : "socketpair",

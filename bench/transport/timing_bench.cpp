@@ -58,8 +58,10 @@ bool run(Variant &v, const Frame &a, const Frame &b, double seconds, std::string
 	v.cpu_others += after.others - before.others;
 	v.cpu_client += client_after.main + client_after.others - client_before.main - client_before.others;
 	v.commits += commits;
-	v.records += v.surface.timing.records.size();
-	v.surface.timing.records.clear();
+	if (v.surface.timing) {
+		v.records += v.surface.timing->commits.size();
+		v.surface.timing->commits.clear();
+	}
 	v.surface.clear();
 	return true;
 }

@@ -38,16 +38,9 @@ RunGroups collect(const timing::Log& log) {
     const std::string format = timing::format_name(c.format);
     const CommitKey key{format, std::int64_t{c.width} * c.height, c.width, c.height,
                         std::string(timing::transport_name(c.transport)), std::string(c.app_id.view())};
-    timing::PhaseDurations d = timing::derive_phases(c);
-    // wl_shm converts inside the upload; the stream converts during the transfer. Make the
-    // phases disjoint so that they add up.
-    auto& up = d[static_cast<std::size_t>(Phase::Upload)];
-    const auto& conv = d[static_cast<std::size_t>(Phase::Convert)];
-    if (up && conv && c.t_convert_start >= c.t_upload_start && c.t_convert_end <= c.t_upload_end) {
-      *up -= std::min(*up, *conv);
-      g.nested = true;
-    }
-    add(g.commits[key], d);
+    // wl_shm converts inside the upload; the stream converts during the transfer. Disjoint
+    // phases add up.
+    add(g.commits[key], timing::disjoint_phases(c, &g.nested));
     g.counts[key]++;
     g.apps.insert(std::string(c.app_id.view()));
   }

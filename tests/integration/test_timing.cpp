@@ -78,8 +78,8 @@ TEST(TimingLog, RecordsEveryCommitWithOrderedTimestamps) {
 		}
 	}
 	// The first frame of each reused-pool client maps a new pool; later ones reuse it.
-	EXPECT_EQ(by_key["shm-new-pool/XRGB8888"] + by_key["shm/XRGB8888"], 3);
-	EXPECT_EQ(by_key["shm-new-pool/RGB888"] + by_key["shm/RGB888"], 3);
+	EXPECT_EQ(by_key["shm-new/XRGB8888"] + by_key["shm/XRGB8888"], 3);
+	EXPECT_EQ(by_key["shm-new/RGB888"] + by_key["shm/RGB888"], 3);
 	EXPECT_EQ(by_key["stream/NV12"], 3);
 	EXPECT_GT(frames, 0);
 

@@ -335,10 +335,10 @@ TEST(CompareReport, PairsEachRunsMainTransportAtASize) {
   opts.cand_name = "shm-new";
   const compare::Report r = compare::compare(base, cand, opts);
   ASSERT_FALSE(r.rows.empty());
-  EXPECT_EQ(r.rows[0].group, "XRGB8888 800x600: shm (shm) vs shm-new (shm-new-pool)");
+  EXPECT_EQ(r.rows[0].group, "XRGB8888 800x600: shm (shm) vs shm-new (shm-new)");
   EXPECT_EQ(r.rows[0].base.count, 6u);
   EXPECT_EQ(r.rows[0].cand.count, 8u);
-  EXPECT_EQ(r.only_base, (std::vector<std::string>{"XRGB8888 800x600 shm-new-pool (2 commits)"}));
+  EXPECT_EQ(r.only_base, (std::vector<std::string>{"XRGB8888 800x600 shm-new (2 commits)"}));
   EXPECT_TRUE(r.only_cand.empty());
 }
 

@@ -41,7 +41,12 @@ TEST(TransportName, RoundTripsEveryTransport) {
     ASSERT_TRUE(parse_transport(transport_name(t), back));
     EXPECT_EQ(back, t);
   }
-  EXPECT_EQ(transport_name(Transport::ShmNewPool), "shm-new-pool");
+  EXPECT_EQ(transport_name(Transport::ShmNewPool), "shm-new");
+  // Logs written before the names were unified spell it "shm-new-pool": still read.
+  Transport old{};
+  ASSERT_TRUE(parse_transport("shm-new-pool", old));
+  EXPECT_EQ(old, Transport::ShmNewPool);
+  EXPECT_FALSE(parse_transport("shm-new-", old));
 }
 
 TEST(FixedString, TruncatesLongStringsWithoutSplittingAUtf8Character) {
@@ -73,6 +78,25 @@ TEST(DerivePhases, GivesNoValueRatherThanZeroWhenATimestampIsAbsentOrReversed) {
   EXPECT_FALSE(d[static_cast<std::size_t>(Phase::Transfer)].has_value());
   EXPECT_FALSE(d[static_cast<std::size_t>(Phase::Present)].has_value());
   EXPECT_FALSE(d[static_cast<std::size_t>(Phase::Upload)].has_value());
+}
+
+TEST(DisjointPhases, SubtractsAConversionNestedInTheUploadAndNothingElse) {
+  // wl_shm: the conversion (2500..3700) inside the upload (2000..52000).
+  CommitRecord r = test::sample_commit(1, 1'000'000, 1200);
+  r.t_convert_start = r.t_commit + 2500;
+  r.t_convert_end = r.t_commit + 3700;
+  bool nested = false;
+  PhaseDurations d = disjoint_phases(r, &nested);
+  EXPECT_TRUE(nested);
+  EXPECT_EQ(d[static_cast<std::size_t>(Phase::Convert)], 1200u);
+  EXPECT_EQ(d[static_cast<std::size_t>(Phase::Upload)], 50'000u - 1200u);
+  EXPECT_EQ(d[static_cast<std::size_t>(Phase::Present)], 8'000'000u);
+  // The sample's conversion (100..1300) ends before the upload starts: kept as measured.
+  nested = false;
+  d = disjoint_phases(test::sample_commit(1, 1'000'000, 1200), &nested);
+  EXPECT_FALSE(nested);
+  EXPECT_EQ(d[static_cast<std::size_t>(Phase::Upload)], 50'000u);
+  EXPECT_EQ(d, derive_phases(test::sample_commit(1, 1'000'000, 1200)));
 }
 
 class JsonlRoundTrip : public test::TempDirTest {};

@@ -1,5 +1,7 @@
 #include "pixelport/timing/phases.h"
 
+#include <algorithm>
+
 namespace pixelport::timing {
 namespace {
 
@@ -30,6 +32,17 @@ PhaseDurations derive_phases(const CommitRecord& r) {
   d[idx(Phase::Convert)] = span(r.t_convert_start, r.t_convert_end);
   d[idx(Phase::Upload)] = span(r.t_upload_start, r.t_upload_end);
   d[idx(Phase::Present)] = span(r.t_commit, r.t_present);
+  return d;
+}
+
+PhaseDurations disjoint_phases(const CommitRecord& r, bool* nested) {
+  PhaseDurations d = derive_phases(r);
+  auto& up = d[idx(Phase::Upload)];
+  const auto& conv = d[idx(Phase::Convert)];
+  if (up && conv && r.t_convert_start >= r.t_upload_start && r.t_convert_end <= r.t_upload_end) {
+    *up -= std::min(*up, *conv);
+    if (nested != nullptr) *nested = true;
+  }
   return d;
 }
 

@@ -9,7 +9,10 @@
 namespace pixelport::timing {
 namespace {
 
-constexpr std::string_view kTransportNames[] = {"unknown", "shm", "shm-new-pool", "stream"};
+// The names pixelport-sweep and the clients use (client/transport.cpp's transport_name()).
+constexpr std::string_view kTransportNames[] = {"unknown", "shm", "shm-new", "stream"};
+// Logs written before the names were unified call ShmNewPool this; still read.
+constexpr std::string_view kOldShmNewPoolName = "shm-new-pool";
 
 bool printable(char c) { return c >= 0x20 && c <= 0x7e; }
 
@@ -21,6 +24,10 @@ std::string_view transport_name(Transport t) {
 }
 
 bool parse_transport(std::string_view name, Transport& out) {
+  if (name == kOldShmNewPoolName) {
+    out = Transport::ShmNewPool;
+    return true;
+  }
   for (std::size_t i = 0; i < std::size(kTransportNames); ++i) {
     if (kTransportNames[i] == name) {
       out = static_cast<Transport>(i);

@@ -93,9 +93,9 @@ struct FrameRecord {
 static_assert(std::is_trivially_copyable_v<CommitRecord>);
 static_assert(std::is_trivially_copyable_v<FrameRecord>);
 
-// "shm", "shm-new-pool", "stream", "unknown" (the JSONL spelling).
+// "shm", "shm-new", "stream", "unknown" (the JSONL spelling, the same as the clients' options).
 std::string_view transport_name(Transport t);
-// Inverse of transport_name(); false if the name is not one of them.
+// Inverse of transport_name(), also taking "shm-new-pool" (older logs); false for other names.
 bool parse_transport(std::string_view name, Transport& out);
 
 // DRM fourcc name without the DRM_FORMAT_ prefix ("XRGB8888", "NV12"), from the core's table

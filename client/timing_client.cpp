@@ -1,9 +1,9 @@
-#include "timing.hpp"
+#include "timing_client.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-namespace pixelport::sweep {
+namespace pixelport::client {
 
 namespace {
 
@@ -37,8 +37,7 @@ const pp_surface_timing_v1_listener kSurfaceListener = {
 		c.seq = seq;
 		c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
 		c.output = output ? output : "";
-		tc->done_.push_back(c);
-		if (tc->done_.size() > 256) tc->done_.pop_front();
+		tc->finish(std::move(c));
 	},
 	// Version 2: the whole commit in one event.
 	.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *values,
@@ -57,8 +56,7 @@ const pp_surface_timing_v1_listener kSurfaceListener = {
 		memcpy(c.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(c.t));
 		c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
 		c.output = output ? output : "";
-		tc->done_.push_back(c);
-		if (tc->done_.size() > 256) tc->done_.pop_front();
+		tc->finish(std::move(c));
 	},
 };
 
@@ -73,9 +71,45 @@ void registry_global(void *data, wl_registry *registry, uint32_t name, const cha
 
 const wl_registry_listener kRegistryListener = {registry_global, [](void *, wl_registry *, uint32_t) {}};
 
+timing::Transport core_transport(uint32_t t) {
+	switch (t) {
+	case PP_SURFACE_TIMING_V1_TRANSPORT_SHM: return timing::Transport::ShmReused;
+	case PP_SURFACE_TIMING_V1_TRANSPORT_SHM_NEW_POOL: return timing::Transport::ShmNewPool;
+	case PP_SURFACE_TIMING_V1_TRANSPORT_STREAM: return timing::Transport::Stream;
+	default: return timing::Transport::Unknown;
+	}
+}
+
 } // namespace
 
-TimingClient::TimingClient(client::Connection *conn) : conn_(conn) {
+uint64_t CommitTiming::ready() const {
+	return std::max(t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END], t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_END]);
+}
+
+timing::CommitRecord CommitTiming::record() const {
+	timing::CommitRecord r;
+	r.seq = seq;
+	r.transport = core_transport(transport);
+	r.format = format;
+	r.width = width;
+	r.height = height;
+	r.bytes = bytes;
+	r.damage_bytes = damage_bytes;
+	r.t_commit = t[PP_SURFACE_TIMING_V1_PHASE_COMMIT];
+	r.t_data_complete = t[PP_SURFACE_TIMING_V1_PHASE_DATA_COMPLETE];
+	r.t_convert_start = t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_START];
+	r.t_convert_end = t[PP_SURFACE_TIMING_V1_PHASE_CONVERT_END];
+	r.t_upload_start = t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START];
+	r.t_upload_end = t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END];
+	r.t_present = t[PP_SURFACE_TIMING_V1_PHASE_PRESENT];
+	r.output = output;
+	r.discarded = !presented;
+	return r;
+}
+
+timing::PhaseDurations CommitTiming::phases() const { return timing::disjoint_phases(record()); }
+
+TimingClient::TimingClient(Connection *conn, size_t keep) : conn_(conn), keep_(std::max<size_t>(keep, 1)) {
 	registry_ = wl_display_get_registry(conn->display);
 	wl_registry_add_listener(registry_, &kRegistryListener, this);
 	conn->roundtrip();
@@ -87,33 +121,40 @@ TimingClient::~TimingClient() {
 	if (registry_) wl_registry_destroy(registry_);
 }
 
-void TimingClient::subscribe(wl_surface *surface) {
+bool TimingClient::subscribe(wl_surface *surface) {
 	unsubscribe();
-	if (manager_ == nullptr) return;
+	if (manager_ == nullptr) return false;
 	sub_ = pp_timing_manager_v1_subscribe(manager_, surface);
 	pp_surface_timing_v1_add_listener(sub_, &kSurfaceListener, this);
+	return true;
 }
 
 void TimingClient::unsubscribe() {
 	if (sub_) pp_surface_timing_v1_destroy(sub_);
 	sub_ = nullptr;
 	pending_.clear();
-	done_.clear();
+	commits.clear();
+}
+
+void TimingClient::finish(CommitTiming c) {
+	commits.push_back(std::move(c));
+	if (commits.size() > keep_) commits.erase(commits.begin());
 }
 
 bool TimingClient::wait_commit(uint64_t since_ns, int timeout_ms, CommitTiming *out) {
 	if (sub_ == nullptr) return false;
-	uint64_t deadline = client::now_ns() + static_cast<uint64_t>(timeout_ms) * 1000000u;
+	uint64_t deadline = now_ns() + static_cast<uint64_t>(timeout_ms) * 1000000u;
 	for (;;) {
-		while (!done_.empty()) {
-			CommitTiming c = done_.front();
-			done_.pop_front();
-			if (c.transport != PP_SURFACE_TIMING_V1_TRANSPORT_NONE && c.t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] >= since_ns) {
-				*out = c;
-				return true;
-			}
+		auto hit = std::find_if(commits.begin(), commits.end(), [&](const CommitTiming &c) {
+			return c.transport != PP_SURFACE_TIMING_V1_TRANSPORT_NONE && c.t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] >= since_ns;
+		});
+		if (hit != commits.end()) {
+			*out = std::move(*hit);
+			commits.erase(commits.begin(), hit + 1);
+			return true;
 		}
-		uint64_t now = client::now_ns();
+		commits.clear();
+		uint64_t now = now_ns();
 		if (now >= deadline) return false;
 		if (!conn_->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1) &&
 				wl_display_get_error(conn_->display) != 0) {
@@ -122,4 +163,27 @@ bool TimingClient::wait_commit(uint64_t since_ns, int timeout_ms, CommitTiming *
 	}
 }
 
-} // namespace pixelport::sweep
+bool TimingClient::wait_for(size_t count, int timeout_ms) {
+	uint64_t deadline = now_ns() + static_cast<uint64_t>(timeout_ms) * 1000000u;
+	while (commits.size() < count) {
+		uint64_t now = now_ns();
+		if (now >= deadline) return false;
+		conn_->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1);
+		if (wl_display_get_error(conn_->display) != 0) return false;
+	}
+	return true;
+}
+
+std::vector<const CommitTiming *> match_commits(const std::vector<CommitTiming> &commits,
+		const std::vector<uint64_t> &starts) {
+	std::vector<const CommitTiming *> out(starts.size(), nullptr);
+	size_t r = 0;
+	for (size_t i = 0; i < starts.size(); i++) {
+		uint64_t end = i + 1 < starts.size() ? starts[i + 1] : UINT64_MAX;
+		while (r < commits.size() && commits[r].t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] < starts[i]) r++;
+		if (r < commits.size() && commits[r].t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] < end) out[i] = &commits[r];
+	}
+	return out;
+}
+
+} // namespace pixelport::client
