@@ -71,6 +71,7 @@ Connection conn;
 pp_stream_v1 *stream_on_last = nullptr; // the stream blocking_attack() works on
 
 int report() { return test::report(conn); }
+
 void hold() { test::hold(conn); }
 
 // A stream on a fresh socketpair; *data gets our (blocking) end.
@@ -98,6 +99,43 @@ void send_bytes(int fd, const uint8_t *p, size_t n) {
 		n -= static_cast<size_t>(k);
 	}
 }
+
+// A commit the plugin holds, for the modes that act behind it: `kind` "shm" (a small wl_shm
+// buffer), "large" (NV12 over the conversion hold threshold, 1.25 Mi pixels) or else a stream
+// buffer whose 1024 bytes are announced but not sent until send_announced().
+struct HeldCommit {
+	ShmPool pool;
+	int pipe_write = -1;
+
+	bool commit(wl_surface *surface, const char *kind, std::string *error) {
+		const int32_t lw = 1280, lh = 1024;
+		if (!pool.create(&conn, 1024 + static_cast<size_t>(lw) * lh * 3 / 2, error)) return false;
+		wl_buffer *held;
+		if (strcmp(kind, "shm") == 0) {
+			held = wl_shm_pool_create_buffer(pool.pool, 0, 16, 16, 64, WL_SHM_FORMAT_XRGB8888);
+		} else if (strcmp(kind, "large") == 0) {
+			held = wl_shm_pool_create_buffer(pool.pool, 1024, lw, lh, lw, WL_SHM_FORMAT_NV12);
+		} else {
+			int p[2];
+			if (pipe(p) < 0) return false;
+			pp_stream_v1 *s = pp_stream_manager_v1_create_stream(conn.stream_manager, p[0]);
+			close(p[0]);
+			pipe_write = p[1];
+			held = pp_stream_v1_create_buffer(s, 16, 16, DRM_FORMAT_XRGB8888);
+			pp_stream_v1_write(s, held, 0, 0, 16, 16, 1024); // no byte sent yet
+		}
+		wl_surface_attach(surface, held, 0, 0);
+		wl_surface_damage_buffer(surface, 0, 0, INT32_MAX, INT32_MAX);
+		wl_surface_commit(surface);
+		return true;
+	}
+	// The stream's announced bytes (nothing for wl_shm).
+	void send_announced() {
+		if (pipe_write < 0) return;
+		std::vector<uint8_t> zeros(1024);
+		send_bytes(pipe_write, zeros.data(), zeros.size());
+	}
+};
 
 bool show(Window &w, wl_buffer *buffer, int width, int height) {
 	CommitWaiter waiter;
@@ -381,30 +419,12 @@ int main(int argc, char *argv[]) {
 			// A configured toplevel; a commit the plugin holds (stream bytes not sent, or a
 			// converted NV12 buffer over the hold threshold), then without waiting: a null
 			// attach (unmaps, so the next buffer needs a new configure), a buffer, a null attach.
-			bool shm = strcmp(arg2, "shm") == 0, large = strcmp(arg2, "large") == 0;
 			Window w;
 			std::string e;
 			if (!w.create(&conn, "unmap-behind-held-commit", &e)) return 3;
-			const int32_t lw = 1280, lh = 1024; // NV12: 1.25 Mi pixels to convert
-			ShmPool pool;
-			if (!pool.create(&conn, 1024 + static_cast<size_t>(lw) * lh * 3 / 2, &e)) return 3;
-			wl_buffer *small = wl_shm_pool_create_buffer(pool.pool, 0, 16, 16, 64, WL_SHM_FORMAT_XRGB8888);
-			wl_buffer *held;
-			int p[2] = {-1, -1};
-			if (shm) {
-				held = wl_shm_pool_create_buffer(pool.pool, 0, 16, 16, 64, WL_SHM_FORMAT_XRGB8888);
-			} else if (large) {
-				held = wl_shm_pool_create_buffer(pool.pool, 1024, lw, lh, lw, WL_SHM_FORMAT_NV12);
-			} else {
-				if (pipe(p) < 0) return 3;
-				pp_stream_v1 *s = pp_stream_manager_v1_create_stream(conn.stream_manager, p[0]);
-				close(p[0]);
-				held = pp_stream_v1_create_buffer(s, 16, 16, DRM_FORMAT_XRGB8888);
-				pp_stream_v1_write(s, held, 0, 0, 16, 16, 1024); // no byte sent yet
-			}
-			wl_surface_attach(w.surface, held, 0, 0);
-			wl_surface_damage_buffer(w.surface, 0, 0, INT32_MAX, INT32_MAX);
-			wl_surface_commit(w.surface);
+			HeldCommit held;
+			if (!held.commit(w.surface, arg2, &e)) return 3;
+			wl_buffer *small = wl_shm_pool_create_buffer(held.pool.pool, 0, 16, 16, 64, WL_SHM_FORMAT_XRGB8888);
 			wl_surface_attach(w.surface, nullptr, 0, 0);
 			wl_surface_commit(w.surface);
 			wl_surface_attach(w.surface, small, 0, 0);
@@ -412,10 +432,7 @@ int main(int argc, char *argv[]) {
 			wl_surface_attach(w.surface, nullptr, 0, 0);
 			wl_surface_commit(w.surface);
 			if (!conn.roundtrip()) return report();
-			if (p[1] >= 0) {
-				std::vector<uint8_t> zeros(1024);
-				send_bytes(p[1], zeros.data(), zeros.size());
-			}
+			held.send_announced();
 			return report();
 		}},
 		{"role-destroyed-behind-held-commit", [] {
@@ -424,30 +441,12 @@ int main(int argc, char *argv[]) {
 			// of the same xdg_surface and commits it (a null attach), "xdg-surface" destroys
 			// the xdg_surface too and makes a new one (the surface had a buffer: stock wlroots
 			// answers xdg_wm_base error 3).
-			bool shm = strcmp(arg2, "shm") == 0, large = strcmp(arg2, "large") == 0;
 			bool whole = arg3 != nullptr && strcmp(arg3, "xdg-surface") == 0;
 			Window w;
 			std::string e;
 			if (!w.create(&conn, "role-destroyed-behind-held-commit", &e)) return 3;
-			const int32_t lw = 1280, lh = 1024;
-			ShmPool pool;
-			if (!pool.create(&conn, 1024 + static_cast<size_t>(lw) * lh * 3 / 2, &e)) return 3;
-			wl_buffer *held;
-			int p[2] = {-1, -1};
-			if (shm) {
-				held = wl_shm_pool_create_buffer(pool.pool, 0, 16, 16, 64, WL_SHM_FORMAT_XRGB8888);
-			} else if (large) {
-				held = wl_shm_pool_create_buffer(pool.pool, 1024, lw, lh, lw, WL_SHM_FORMAT_NV12);
-			} else {
-				if (pipe(p) < 0) return 3;
-				pp_stream_v1 *s = pp_stream_manager_v1_create_stream(conn.stream_manager, p[0]);
-				close(p[0]);
-				held = pp_stream_v1_create_buffer(s, 16, 16, DRM_FORMAT_XRGB8888);
-				pp_stream_v1_write(s, held, 0, 0, 16, 16, 1024); // no byte sent yet
-			}
-			wl_surface_attach(w.surface, held, 0, 0);
-			wl_surface_damage_buffer(w.surface, 0, 0, INT32_MAX, INT32_MAX);
-			wl_surface_commit(w.surface);
+			HeldCommit held;
+			if (!held.commit(w.surface, arg2, &e)) return 3;
 			xdg_toplevel_destroy(w.toplevel);
 			w.toplevel = nullptr;
 			if (whole) {
@@ -459,10 +458,7 @@ int main(int argc, char *argv[]) {
 			wl_surface_attach(w.surface, nullptr, 0, 0);
 			wl_surface_commit(w.surface); // a new role's initial commit
 			if (!conn.roundtrip()) return report();
-			if (p[1] >= 0) {
-				std::vector<uint8_t> zeros(1024);
-				send_bytes(p[1], zeros.data(), zeros.size());
-			}
+			held.send_announced();
 			// The new toplevel's initial commit asks for its first configure.
 			while (!whole && !w.configured && conn.dispatch_timeout(2000)) {
 			}
