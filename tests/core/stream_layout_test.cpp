@@ -13,6 +13,20 @@
 namespace pixelport::core::test {
 namespace {
 
+// A random rectangle of a w x h image that the stream accepts: on the chroma grid, and a
+// multiple of it in size unless it reaches the image's right or bottom edge.
+Rect random_stream_rect(const FormatInfo &fi, Rng &rng, int32_t w, int32_t h)
+{
+	Rect r{int32_t(rng.below(w)) / fi.hsub * fi.hsub, int32_t(rng.below(h)) / fi.vsub * fi.vsub, 0, 0};
+	r.width = 1 + int32_t(rng.below(w - r.x));
+	r.height = 1 + int32_t(rng.below(h - r.y));
+	if (r.x + r.width < w)
+		r.width = std::max<int32_t>(fi.hsub, r.width / fi.hsub * fi.hsub);
+	if (r.y + r.height < h)
+		r.height = std::max<int32_t>(fi.vsub, r.height / fi.vsub * fi.vsub);
+	return r;
+}
+
 namespace f = fourcc;
 
 struct SizeCase {
@@ -120,13 +134,7 @@ TEST(StreamLayout, SpansGiveTheWireBytes)
 			const int32_t w = 1 + int32_t(rng.below(40)), h = 1 + int32_t(rng.below(12));
 			const size_t pad = iter % 2 ? 0 : rng.below(9);
 			TestSrc src = make_src(fi.fourcc, w, h, pad, uint32_t(iter));
-			Rect r{int32_t(rng.below(w)) / fi.hsub * fi.hsub, int32_t(rng.below(h)) / fi.vsub * fi.vsub, 0, 0};
-			r.width = 1 + int32_t(rng.below(w - r.x));
-			r.height = 1 + int32_t(rng.below(h - r.y));
-			if (r.x + r.width < w)
-				r.width = std::max<int32_t>(fi.hsub, r.width / fi.hsub * fi.hsub);
-			if (r.y + r.height < h)
-				r.height = std::max<int32_t>(fi.vsub, r.height / fi.vsub * fi.vsub);
+			Rect r = random_stream_rect(fi, rng, w, h);
 			ASSERT_TRUE(rect_accepted(fi, r, w, h));
 			const std::vector<uint8_t> want = pack_rect(src.img, r);
 			PackedLayout l;
@@ -196,13 +204,7 @@ TEST_P(Assembler, AnySplitGivesOneConvert)
 	for (int iter = 0; iter < 12; ++iter) {
 		const int32_t w = 1 + int32_t(rng.below(70)), h = 1 + int32_t(rng.below(9));
 		TestSrc src = make_src(pair.src, w, h, rng.below(5), uint32_t(iter + 7));
-		Rect r{int32_t(rng.below(w)) / fi.hsub * fi.hsub, int32_t(rng.below(h)) / fi.vsub * fi.vsub, 0, 0};
-		r.width = 1 + int32_t(rng.below(w - r.x));
-		r.height = 1 + int32_t(rng.below(h - r.y));
-		if (r.x + r.width < w)
-			r.width = std::max<int32_t>(fi.hsub, r.width / fi.hsub * fi.hsub);
-		if (r.y + r.height < h)
-			r.height = std::max<int32_t>(fi.vsub, r.height / fi.vsub * fi.vsub);
+		Rect r = random_stream_rect(fi, rng, w, h);
 		if (iter == 0)
 			r = {0, 0, w, h};
 		const std::vector<uint8_t> wire = pack_rect(src.img, r);
