@@ -6,7 +6,7 @@
 
 #include <drm_fourcc.h>
 
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 
 namespace pixelport {
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "pixelport-timing-v1-client-protocol.h"
-#include "pixelport/timing/phases.h"
-#include "pixelport/timing/records.h"
+#include "pixelport/timing/phases.hpp"
+#include "pixelport/timing/records.hpp"
 #include "wayland_client.hpp"
 
 namespace pixelport::client {
@@ -20,7 +20,7 @@ namespace pixelport::client {
 /**
  * One finished commit as the compositor reported it. Times are CLOCK_MONOTONIC ns
  * (timing::monotonic_ns()), 0 = not reported; the phase durations come from
- * pixelport/timing/phases.h (phases()), never from the raw times by hand.
+ * pixelport/timing/phases.hpp (phases()), never from the raw times by hand.
  */
 struct CommitTiming {
 	uint32_t seq = 0;

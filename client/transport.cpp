@@ -13,8 +13,8 @@
 #include <cstring>
 
 #include "pattern.hpp"
-#include "pixelport/core/format.h"
-#include "pixelport/core/stream_layout.h"
+#include "pixelport/core/format.hpp"
+#include "pixelport/core/stream_layout.hpp"
 
 namespace pixelport::client {
 

@@ -11,8 +11,8 @@
 #include <cstring>
 #include <utility>
 
-#include "pixelport/core/format.h"
-#include "pixelport/timing/records.h"
+#include "pixelport/core/format.hpp"
+#include "pixelport/timing/records.hpp"
 
 namespace pixelport::client {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 #include "timing.hpp"
 
 namespace pixelport {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "buffer.hpp"
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 #include "timing.hpp"
 #include "unmap.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 
 namespace pixelport {
 

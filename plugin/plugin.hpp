@@ -9,11 +9,11 @@
 
 #include "conversion.hpp"
 #include "listener.hpp"
-#include "pixelport/core/convert.h"
+#include "pixelport/core/convert.hpp"
 #include "pixelport/pixelport.h"
-#include "pixelport/timing/log_writer.h"
-#include "pixelport/timing/records.h"
-#include "pixelport/timing/summary.h"
+#include "pixelport/timing/log_writer.hpp"
+#include "pixelport/timing/records.hpp"
+#include "pixelport/timing/summary.hpp"
 #include "wlr.hpp"
 
 namespace pixelport {

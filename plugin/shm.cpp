@@ -10,7 +10,7 @@
 
 #include "buffer.hpp"
 #include "format_policy.hpp"
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 #include "sigbus.hpp"
 #include "unmap.hpp"
 

@@ -15,8 +15,8 @@
 #include "buffer.hpp"
 #include "pixelport-stream-v1-protocol.h"
 #include "format_policy.hpp"
-#include "pixelport/core/format.h"
-#include "pixelport/core/stream_layout.h"
+#include "pixelport/core/format.hpp"
+#include "pixelport/core/stream_layout.hpp"
 #include "timing.hpp"
 #include "unmap.hpp"
 

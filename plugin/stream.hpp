@@ -4,7 +4,7 @@
 // bounded receive window and are converted band by band as they arrive. A commit of a buffer
 // whose bytes are still in flight is held with wlr_surface_lock_pending() until they are in.
 // The wire layout and the placing and converting of the bytes are the core's
-// (pixelport/core/stream_layout.h); this file keeps the fds, budgets and protocol.
+// (pixelport/core/stream_layout.hpp); this file keeps the fds, budgets and protocol.
 #pragma once
 
 #include <memory>

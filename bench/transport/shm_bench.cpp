@@ -21,7 +21,7 @@
 
 #include "bench_util.hpp"
 #include "cli.hpp"
-#include "pixelport/core/convert.h"
+#include "pixelport/core/convert.hpp"
 #ifdef PP_HAVE_LIBYUV
 #include <libyuv/convert_argb.h>
 #endif

@@ -1,4 +1,4 @@
-#include "compare.h"
+#include "compare.hpp"
 
 #include <algorithm>
 #include <array>

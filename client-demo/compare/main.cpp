@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "cli.hpp"
-#include "compare.h"
-#include "plot.h"
+#include "compare.hpp"
+#include "plot.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "plot.h"
+#include "plot.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pixelport/timing/stats.h"
+#include "pixelport/timing/stats.hpp"
 
 namespace pixelport::sweep {
 

@@ -5,7 +5,7 @@
 
 #include "model.hpp"
 #include "pattern.hpp"
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 #include "procfs.hpp"
 #include "wayland_client.hpp"
 

@@ -20,7 +20,7 @@
 #include "image.hpp"
 #include "measure.hpp"
 #include "model.hpp"
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 #include "plan.hpp"
 #include "procfs.hpp"
 #include "transport.hpp"

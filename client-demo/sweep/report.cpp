@@ -7,9 +7,9 @@
 #include <set>
 #include <sstream>
 
-#include "compare.h"
+#include "compare.hpp"
 #include "model.hpp"
-#include "plot.h"
+#include "plot.hpp"
 
 namespace pixelport::sweep {
 

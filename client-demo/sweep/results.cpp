@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plot.h"
+#include "plot.hpp"
 #include "procfs.hpp"
 
 namespace fs = std::filesystem;

@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
-#include "pixelport/core/convert.h"
-#include "test_support.h"
+#include "pixelport/core/convert.hpp"
+#include "test_support.hpp"
 
 namespace pixelport::core {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "pixelport/core/convert.h"
-#include "test_support.h"
+#include "pixelport/core/convert.hpp"
+#include "test_support.hpp"
 
 namespace pixelport::core {
 namespace {
@@ -46,7 +46,7 @@ struct RgbCase {
 };
 
 // Expected values worked out by hand from the layouts in drm_fourcc.h and the
-// expansion rules in convert.h.
+// expansion rules in convert.hpp.
 const std::vector<RgbCase> &rgb_cases()
 {
 	static const std::vector<RgbCase> cases = {
@@ -136,7 +136,7 @@ struct YuvCase {
 	int r10 = 0, g10 = 0, b10 = 0;
 };
 
-// Hand-computed (double precision) from the BT.601 / BT.709 equations in convert.h:
+// Hand-computed (double precision) from the BT.601 / BT.709 equations in convert.hpp:
 // encode the colour, round to integer Y'CbCr, decode, round. The kernels work in
 // fixed point, so they may differ by 1 (documented tolerance).
 // clang-format off

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <vector>
 
-#include "pixelport/core/convert.h"
-#include "pixelport/core/format.h"
-#include "test_support.h"
+#include "pixelport/core/convert.hpp"
+#include "pixelport/core/format.hpp"
+#include "test_support.hpp"
 
 namespace pixelport::core {
 namespace {

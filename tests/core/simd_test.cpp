@@ -1,8 +1,8 @@
 // SIMD rows equal the scalar reference byte for byte, for every (source, target) pair.
 #include <gtest/gtest.h>
 
-#include "pixelport/core/convert.h"
-#include "test_support.h"
+#include "pixelport/core/convert.hpp"
+#include "test_support.hpp"
 
 namespace pixelport::core {
 namespace {

@@ -1,14 +1,14 @@
-// The stream's packed layout and assembler (pixelport/core/stream_layout.h) against the
-// protocol's text (stream_support.h) and the core's convert_rects().
+// The stream's packed layout and assembler (pixelport/core/stream_layout.hpp) against the
+// protocol's text (stream_support.hpp) and the core's convert_rects().
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
-#include "pixelport/core/fourcc.h"
-#include "pixelport/core/stream_layout.h"
-#include "stream_support.h"
-#include "test_support.h"
+#include "pixelport/core/fourcc.hpp"
+#include "pixelport/core/stream_layout.hpp"
+#include "stream_support.hpp"
+#include "test_support.hpp"
 
 namespace pixelport::core::test {
 namespace {

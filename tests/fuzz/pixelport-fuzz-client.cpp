@@ -45,7 +45,7 @@
 #include <CLI/CLI.hpp>
 
 #include "pixelport-timing-v1-client-protocol.h"
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 #include "wayland_client.hpp"
 
 using namespace pixelport;

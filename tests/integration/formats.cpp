@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 
 #define WLR_USE_UNSTABLE
 extern "C" {

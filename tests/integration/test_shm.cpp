@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "harness.hpp"
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 #include "pattern.hpp"
 #include "reference.hpp"
 

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "harness.hpp"
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 #include "pattern.hpp"
 #include "reference.hpp"
 

@@ -11,9 +11,9 @@
 #include <random>
 #include <set>
 
-#include "compare.h"
-#include "helpers.h"
-#include "pixelport/timing/jsonl.h"
+#include "compare.hpp"
+#include "helpers.hpp"
+#include "pixelport/timing/jsonl.hpp"
 
 extern char** environ;
 

@@ -11,10 +11,10 @@
 #include <set>
 #include <system_error>
 
-#include "helpers.h"
-#include "pixelport/timing/jsonl.h"
-#include "pixelport/timing/log_writer.h"
-#include "pixelport/timing/summary.h"
+#include "helpers.hpp"
+#include "pixelport/timing/jsonl.hpp"
+#include "pixelport/timing/log_writer.hpp"
+#include "pixelport/timing/summary.hpp"
 
 namespace pixelport::timing {
 namespace {

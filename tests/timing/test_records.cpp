@@ -3,10 +3,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "helpers.h"
-#include "pixelport/timing/jsonl.h"
-#include "pixelport/timing/phases.h"
-#include "pixelport/timing/records.h"
+#include "helpers.hpp"
+#include "pixelport/timing/jsonl.hpp"
+#include "pixelport/timing/phases.hpp"
+#include "pixelport/timing/records.hpp"
 
 namespace pixelport::timing {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <numeric>
 
-#include "helpers.h"
-#include "pixelport/timing/stats.h"
-#include "pixelport/timing/summary.h"
+#include "helpers.hpp"
+#include "pixelport/timing/stats.hpp"
+#include "pixelport/timing/summary.hpp"
 
 namespace pixelport::timing {
 namespace {

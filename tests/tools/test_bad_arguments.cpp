@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "../timing/helpers.h"
-#include "pixelport/timing/jsonl.h"
+#include "../timing/helpers.hpp"
+#include "pixelport/timing/jsonl.hpp"
 
 extern char **environ;
 

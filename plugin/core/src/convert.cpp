@@ -1,5 +1,5 @@
 // Validation, kernel choice and the band driver.
-#include "pixelport/core/convert.h"
+#include "pixelport/core/convert.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,8 +10,8 @@
 #include <thread>
 #include <unistd.h>
 
-#include "kernels.h"
-#include "prepared.h"
+#include "kernels.hpp"
+#include "prepared.hpp"
 
 // x86 only: non-temporal stores (SSE2) and the CPU's ISA (meson builds the x86 kernel
 // tables only for x86 hosts and says which with PP_HAVE_KERNELS_<ISA>).

@@ -1,4 +1,4 @@
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 
 #include <algorithm>
 #include <cctype>

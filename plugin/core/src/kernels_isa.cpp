@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <span>
 
-#include "kernels.h"
-#include "pixelport/core/fourcc.h"
+#include "kernels.hpp"
+#include "pixelport/core/fourcc.hpp"
 
 #if PP_ISA_LEVEL >= 1
 #include <immintrin.h>
@@ -13,11 +13,11 @@
 
 namespace pixelport::core::detail {
 namespace {
-#include "rows_impl.h"
+#include "rows_impl.hpp"
 #if PP_ISA_LEVEL >= 1
-#include "rows_simd.h"
+#include "rows_simd.hpp"
 #endif
-#include "rows_table.h"
+#include "rows_table.hpp"
 } // namespace
 
 std::span<const KernelEntry> PP_KERNEL_TABLE() { return kTable; }

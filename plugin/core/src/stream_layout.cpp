@@ -1,10 +1,10 @@
 // The stream's packed wire layout and the assembler that puts received bytes in place.
-#include "pixelport/core/stream_layout.h"
+#include "pixelport/core/stream_layout.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-#include "prepared.h"
+#include "prepared.hpp"
 
 namespace pixelport::core {
 

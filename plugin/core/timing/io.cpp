@@ -1,4 +1,4 @@
-#include "io.h"
+#include "io.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

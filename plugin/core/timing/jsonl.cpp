@@ -1,4 +1,4 @@
-#include "pixelport/timing/jsonl.h"
+#include "pixelport/timing/jsonl.hpp"
 
 #include <charconv>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "pixelport/timing/log_writer.h"
+#include "pixelport/timing/log_writer.hpp"
 
 #include <pthread.h>
 
@@ -9,10 +9,10 @@
 #include <bit>
 #include <stdexcept>
 
-#include "io.h"
-#include "pixelport/timing/jsonl.h"
-#include "pixelport/timing/summary.h"
-#include "pixelport/timing/trace.h"
+#include "io.hpp"
+#include "pixelport/timing/jsonl.hpp"
+#include "pixelport/timing/summary.hpp"
+#include "pixelport/timing/trace.hpp"
 
 namespace pixelport::timing {
 

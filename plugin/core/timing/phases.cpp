@@ -1,4 +1,4 @@
-#include "pixelport/timing/phases.h"
+#include "pixelport/timing/phases.hpp"
 
 #include <algorithm>
 

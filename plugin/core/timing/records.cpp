@@ -1,10 +1,10 @@
-#include "pixelport/timing/records.h"
+#include "pixelport/timing/records.hpp"
 
 #include <cstdio>
 #include <ctime>
 #include <iterator>
 
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 
 namespace pixelport::timing {
 namespace {

@@ -1,4 +1,4 @@
-#include "pixelport/timing/stats.h"
+#include "pixelport/timing/stats.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "pixelport/timing/summary.h"
+#include "pixelport/timing/summary.hpp"
 
 #include <algorithm>
 

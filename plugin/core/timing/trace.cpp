@@ -1,4 +1,4 @@
-#include "pixelport/timing/trace.h"
+#include "pixelport/timing/trace.hpp"
 
 #include <unistd.h>
 
@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
-#include "io.h"
-#include "pixelport/timing/phases.h"
+#include "io.hpp"
+#include "pixelport/timing/phases.hpp"
 
 namespace pixelport::timing {
 namespace {

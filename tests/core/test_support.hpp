@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "pixelport/core/convert.h"
-#include "pixelport/core/format.h"
+#include "pixelport/core/convert.hpp"
+#include "pixelport/core/format.hpp"
 
 namespace pixelport::core::test {
 

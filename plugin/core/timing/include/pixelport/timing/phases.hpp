@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "pixelport/timing/records.h"
+#include "pixelport/timing/records.hpp"
 
 namespace pixelport::timing {
 

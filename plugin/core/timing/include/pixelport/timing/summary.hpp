@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "pixelport/timing/phases.h"
-#include "pixelport/timing/records.h"
-#include "pixelport/timing/stats.h"
+#include "pixelport/timing/phases.hpp"
+#include "pixelport/timing/records.hpp"
+#include "pixelport/timing/stats.hpp"
 
 namespace pixelport::timing {
 

@@ -9,10 +9,10 @@
 #include <span>
 #include <vector>
 
-#include "pixelport/core/convert.h"
-#include "pixelport/core/format.h"
-#include "pixelport/core/stream_layout.h"
-#include "test_support.h"
+#include "pixelport/core/convert.hpp"
+#include "pixelport/core/format.hpp"
+#include "pixelport/core/stream_layout.hpp"
+#include "test_support.hpp"
 
 namespace pixelport::core::test {
 

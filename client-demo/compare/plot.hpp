@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "compare.h"
+#include "compare.hpp"
 
 namespace pixelport::compare {
 

@@ -1,5 +1,5 @@
 // Pixel conversion: whole rows, rectangles and damage lists, from any source format in
-// format.h to one of its targets (ARGB8888/XRGB8888, or XBGR2101010/ABGR2101010 for
+// format.hpp to one of its targets (ARGB8888/XRGB8888, or XBGR2101010/ABGR2101010 for
 // 10-bit sources).
 //
 // Ownership: the core never allocates image memory and never keeps a pointer after a
@@ -28,7 +28,7 @@
 #include <cstdint>
 #include <span>
 
-#include "pixelport/core/format.h"
+#include "pixelport/core/format.hpp"
 
 namespace pixelport::core {
 

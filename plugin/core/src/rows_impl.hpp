@@ -312,7 +312,7 @@ void yuv_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
 	yuv_span<S, D>(s, d, 0, w, c);
 }
 
-// Hand-written rows (rows_simd.h) specialise Fast with a member `fn` for the pairs
+// Hand-written rows (rows_simd.hpp) specialise Fast with a member `fn` for the pairs
 // they cover.
 template <class S, class D>
 struct Fast {};

@@ -3,8 +3,8 @@
 // row group).
 #pragma once
 
-#include "kernels.h"
-#include "pixelport/core/convert.h"
+#include "kernels.hpp"
+#include "pixelport/core/convert.hpp"
 
 namespace pixelport::core::detail {
 

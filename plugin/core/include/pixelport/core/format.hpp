@@ -8,7 +8,7 @@
 #include <span>
 #include <string_view>
 
-#include "pixelport/core/fourcc.h"
+#include "pixelport/core/fourcc.hpp"
 
 namespace pixelport::core {
 

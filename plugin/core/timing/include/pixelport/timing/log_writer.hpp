@@ -20,7 +20,7 @@
 #include <variant>
 #include <vector>
 
-#include "pixelport/timing/records.h"
+#include "pixelport/timing/records.hpp"
 
 namespace pixelport::timing {
 

@@ -1,5 +1,5 @@
 // Internal: hand-written SIMD rows for the pairs the compiler does not vectorise well
-// (YUV, 24/32-bit byte RGB, 16-bit RGB words, 2101010 to 8 bits, half float). Each specialises Fast<S, D> from rows_impl.h, does
+// (YUV, 24/32-bit byte RGB, 16-bit RGB words, 2101010 to 8 bits, half float). Each specialises Fast<S, D> from rows_impl.hpp, does
 // the same integer / exactly representable float arithmetic as the template, and
 // finishes the row with the template (the tail: widths that are not a multiple of
 // the vector, and the last pixels where a full vector load would read past the row).
@@ -87,7 +87,7 @@ inline __m128i pair16x4(int32_t first, int32_t second)
 }
 
 // ---- 8-bit YUV -> RGB in 16-bit lanes (SSE2/SSSE3: 16 pixels per step, AVX2: 32) ---------
-// The arithmetic of yuv16_chroma / yuv16_luma / yuv16_out in rows_impl.h, lane for lane.
+// The arithmetic of yuv16_chroma / yuv16_luma / yuv16_out in rows_impl.hpp, lane for lane.
 // Loaders give luma as two vectors of 16-bit values and Cb, Cr as 16-bit values of
 // consecutive pixel pairs, arranged so that punpck{l,h}wd(t, t) of a chroma term lines
 // up with luma vector 0 and 1. V wraps the few instructions whose names differ by width.

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pixelport/timing/records.h"
+#include "pixelport/timing/records.hpp"
 
 namespace pixelport::timing {
 

@@ -1,4 +1,4 @@
-// Internal: the kernel table of one instruction set. Included after rows_impl.h and
+// Internal: the kernel table of one instruction set. Included after rows_impl.hpp and
 // after any hand-written specialisations of rgb_row / yuv_row in that file.
 // The pairs must match the targets in format.cpp (a test checks both ways).
 

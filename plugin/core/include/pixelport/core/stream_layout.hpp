@@ -21,8 +21,8 @@
 #include <memory>
 #include <span>
 
-#include "pixelport/core/convert.h"
-#include "pixelport/core/format.h"
+#include "pixelport/core/convert.hpp"
+#include "pixelport/core/format.hpp"
 
 namespace pixelport::core {
 

@@ -99,7 +99,7 @@ std::string_view transport_name(Transport t);
 bool parse_transport(std::string_view name, Transport& out);
 
 // DRM fourcc name without the DRM_FORMAT_ prefix ("XRGB8888", "NV12"), from the core's table
-// (pixelport/core/format.h). Other codes decode to their four characters, or "0x%08x" when
+// (pixelport/core/format.hpp). Other codes decode to their four characters, or "0x%08x" when
 // those are not printable.
 std::string format_name(std::uint32_t fourcc);
 // Inverse of format_name(); false for a name it cannot map back.

@@ -10,7 +10,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "pixelport/timing/records.h"
+#include "pixelport/timing/records.hpp"
 
 namespace pixelport::timing {
 
