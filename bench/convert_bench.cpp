@@ -30,25 +30,22 @@ struct Size {
 	int32_t w, h;
 	const char *name;
 };
-constexpr Size kSizes[] = {{256, 256, "256x256"}, {1920, 1080, "1920x1080"}, {3840, 2160, "3840x2160"}, {8192, 8192, "8192x8192"}};
+constexpr Size kSizes[] = {
+	{256, 256, "256x256"}, {1920, 1080, "1920x1080"}, {3840, 2160, "3840x2160"}, {8192, 8192, "8192x8192"}};
 
 // Page-aligned, pre-faulted memory with a fixed pseudo-random pattern (content does
 // not change the speed of these branch-free kernels, but zero pages could).
 struct Mem {
 	uint8_t *p = nullptr;
 	size_t n = 0;
-	explicit Mem(size_t size) : n(size)
-	{
+	explicit Mem(size_t size) : n(size) {
 		void *m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m == MAP_FAILED)
-			throw std::bad_alloc();
+		if (m == MAP_FAILED) throw std::bad_alloc();
 		p = static_cast<uint8_t *>(m);
 		uint32_t x = 12345;
 		const size_t block = n < 4096 ? n : 4096;
-		for (size_t i = 0; i < block; ++i)
-			p[i] = static_cast<uint8_t>((x = x * 1664525u + 1013904223u) >> 24);
-		for (size_t i = block; i < n; i += block)
-			std::memcpy(p + i, p, std::min(block, n - i));
+		for (size_t i = 0; i < block; ++i) p[i] = static_cast<uint8_t>((x = x * 1664525u + 1013904223u) >> 24);
+		for (size_t i = block; i < n; i += block) std::memcpy(p + i, p, std::min(block, n - i));
 	}
 	~Mem() { munmap(p, n); }
 	Mem(const Mem &) = delete;
@@ -58,12 +55,10 @@ struct Mem {
 // Buffers are kept for the whole run, one per (image width, role): allocating and
 // faulting in up to 1.3 GiB for every 8192x8192 benchmark took longer than the
 // measurements. Roles: 0-2 source planes, 3 destination, 4-5 memcpy pair.
-uint8_t *pooled(const Size &s, int role, size_t bytes)
-{
+uint8_t *pooled(const Size &s, int role, size_t bytes) {
 	static std::map<std::pair<int32_t, int>, std::unique_ptr<Mem>> pool;
 	std::unique_ptr<Mem> &m = pool[{s.w, role}];
-	if (!m || m->n < bytes)
-		m = std::make_unique<Mem>(bytes);
+	if (!m || m->n < bytes) m = std::make_unique<Mem>(bytes);
 	return m->p;
 }
 
@@ -72,8 +67,7 @@ struct Images {
 	DstImage dst;
 };
 
-Images make_images(uint32_t src_code, uint32_t dst_code, const Size &s)
-{
+Images make_images(uint32_t src_code, uint32_t dst_code, const Size &s) {
 	Images im;
 	const FormatInfo *fi = format_info(src_code);
 	im.src.fourcc = src_code;
@@ -89,15 +83,12 @@ Images make_images(uint32_t src_code, uint32_t dst_code, const Size &s)
 	return im;
 }
 
-void iterate(benchmark::State &st, const Size &s, auto &&fn)
-{
-	for (auto _ : st)
-		fn();
+void iterate(benchmark::State &st, const Size &s, auto &&fn) {
+	for (auto _ : st) fn();
 	st.SetBytesProcessed(int64_t(st.iterations()) * 4 * s.w * s.h);
 }
 
-void bm_memcpy(benchmark::State &st, Size s)
-{
+void bm_memcpy(benchmark::State &st, Size s) {
 	const size_t n = 4 * size_t(s.w) * size_t(s.h);
 	uint8_t *a = pooled(s, 4, n), *b = pooled(s, 5, n);
 	iterate(st, s, [&] {
@@ -111,8 +102,7 @@ void bm_memcpy(benchmark::State &st, Size s)
 // run). The benchmark's time is the conversion's. Counters min_conv / min_copy are
 // the fastest single iteration of each (interference only adds time), in seconds;
 // the tables divide them.
-void iterate_paired(benchmark::State &st, const Size &s, auto &&fn)
-{
+void iterate_paired(benchmark::State &st, const Size &s, auto &&fn) {
 	const size_t n = 4 * size_t(s.w) * size_t(s.h);
 	uint8_t *a = pooled(s, 4, n), *b = pooled(s, 5, n);
 	double min_conv = 1e30, min_copy = 1e30;
@@ -134,20 +124,17 @@ void iterate_paired(benchmark::State &st, const Size &s, auto &&fn)
 	st.counters["min_copy"] = min_copy;
 }
 
-void bm_convert(benchmark::State &st, uint32_t src, uint32_t dst, Size s, ConvertOptions o)
-{
+void bm_convert(benchmark::State &st, uint32_t src, uint32_t dst, Size s, ConvertOptions o) {
 	Images im = make_images(src, dst, s);
 	iterate_paired(st, s, [&] {
-		if (convert_image(im.src, im.dst, o) != Status::Ok)
-			st.SkipWithError("convert failed");
+		if (convert_image(im.src, im.dst, o) != Status::Ok) st.SkipWithError("convert failed");
 	});
 }
 
 #ifdef PP_HAVE_LIBYUV
 // libyuv's own entry points for the conversions it has, for "use libyuv where it is
 // as fast" decisions.
-void bm_libyuv(benchmark::State &st, uint32_t src, Size s)
-{
+void bm_libyuv(benchmark::State &st, uint32_t src, Size s) {
 	Images im = make_images(src, f::ARGB8888, s);
 	const SrcPlane *p = im.src.planes;
 	uint8_t *d = im.dst.data;
@@ -173,55 +160,50 @@ void bm_libyuv(benchmark::State &st, uint32_t src, Size s)
 	});
 }
 constexpr uint32_t kLibyuvSources[] = {f::RGB888, f::BGR888, f::RGB565, f::ARGB1555, f::ARGB4444, f::ARGB2101010,
-				       f::YUYV, f::UYVY, f::NV12, f::NV21, f::YUV420};
+	f::YUYV, f::UYVY, f::NV12, f::NV21, f::YUV420};
 #endif
 
 // Result keys: "<variant>|<conversion>|<size>". Best of all iterations of all
 // repetitions.
-std::map<std::string, double> g_rate;       // destination bytes/s (memcpy rows only)
-std::map<std::string, double> g_min_conv;   // fastest conversion iteration, s
-std::map<std::string, double> g_min_copy;   // fastest paired memcpy iteration, s
+std::map<std::string, double> g_rate; // destination bytes/s (memcpy rows only)
+std::map<std::string, double> g_min_conv; // fastest conversion iteration, s
+std::map<std::string, double> g_min_copy; // fastest paired memcpy iteration, s
 
 class Collector : public benchmark::ConsoleReporter {
 public:
-	void ReportRuns(const std::vector<Run> &runs) override
-	{
+	void ReportRuns(const std::vector<Run> &runs) override {
 		for (const Run &r : runs) {
-			if (r.error_occurred || r.run_type != Run::RT_Iteration)
-				continue;
+			if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
 			const std::string name = r.run_name.function_name;
 			if (auto it = r.counters.find("bytes_per_second"); it != r.counters.end()) {
 				double &rate = g_rate[name];
 				rate = std::max(rate, it->second.value);
 			}
-			for (auto [counter, map] : {std::pair{"min_conv", &g_min_conv}, std::pair{"min_copy", &g_min_copy}})
+			for (auto [counter, map] :
+				{std::pair{"min_conv", &g_min_conv}, std::pair{"min_copy", &g_min_copy}})
 				if (auto it = r.counters.find(counter); it != r.counters.end()) {
 					auto [slot, fresh] = map->try_emplace(name, it->second.value);
-					if (!fresh)
-						slot->second = std::min(slot->second, it->second.value);
+					if (!fresh) slot->second = std::min(slot->second, it->second.value);
 				}
 		}
 		ConsoleReporter::ReportRuns(runs);
 	}
 };
 
-std::string key(const std::string &variant, const std::string &conv, const Size &s)
-{
+std::string key(const std::string &variant, const std::string &conv, const Size &s) {
 	return variant + "|" + conv + "|" + s.name;
 }
 
 // Each benchmark runs 3 times and the tables use the best run: the machine is shared
 // (builds and tests of other work run next to this), and interference only ever
 // makes a run slower. 8192x8192 gets 2 iterations per run to keep the total short.
-benchmark::internal::Benchmark *tune(benchmark::internal::Benchmark *b, const Size &s, bool paired = true)
-{
+benchmark::internal::Benchmark *tune(benchmark::internal::Benchmark *b, const Size &s, bool paired = true) {
 	b->Unit(benchmark::kMillisecond)->Repetitions(3);
 	if (paired)
-		b->UseManualTime();   // wall time of the conversion alone (threads included)
+		b->UseManualTime(); // wall time of the conversion alone (threads included)
 	else
 		b->UseRealTime();
-	if (s.w >= 8192)
-		return b->Iterations(2);
+	if (s.w >= 8192) return b->Iterations(2);
 	return b->MinTime(s.w >= 3840 ? 0.08 : 0.04);
 }
 
@@ -230,12 +212,10 @@ struct Conv {
 	std::string name() const { return std::string(format_name(src)) + "->" + format_name(dst); }
 };
 
-std::vector<Conv> conversions()
-{
+std::vector<Conv> conversions() {
 	std::vector<Conv> out;
 	for (const FormatInfo &fi : all_formats())
-		for (int i = 0; i < fi.num_targets; ++i)
-			out.push_back({fi.fourcc, fi.targets[i]});
+		for (int i = 0; i < fi.num_targets; ++i) out.push_back({fi.fourcc, fi.targets[i]});
 	return out;
 }
 
@@ -243,28 +223,22 @@ std::vector<Conv> conversions()
 bool primary(const Conv &c) { return c.dst == (format_info(c.src)->has_alpha ? f::ARGB8888 : f::XRGB8888); }
 
 // Brings the CPU out of its idle clock before the first measurement.
-void bm_warmup(benchmark::State &st)
-{
-	bm_memcpy(st, kSizes[1]);
-}
+void bm_warmup(benchmark::State &st) { bm_memcpy(st, kSizes[1]); }
 
-void register_memcpy()
-{
+void register_memcpy() {
 	for (const Size &s : kSizes)
 		tune(benchmark::RegisterBenchmark(key("memcpy", "memcpy", s).c_str(), bm_memcpy, s), s, false);
 }
 
 // Sources for the cached-vs-streaming comparison at 8192x8192 (one per kernel family).
-bool streaming_sample(uint32_t src)
-{
-	for (uint32_t s : {f::RGB888, f::RGB565, f::XRGB2101010, f::ABGR16161616F, f::YUYV, f::NV12, f::YUV420, f::P010})
-		if (s == src)
-			return true;
+bool streaming_sample(uint32_t src) {
+	for (uint32_t s :
+		{f::RGB888, f::RGB565, f::XRGB2101010, f::ABGR16161616F, f::YUYV, f::NV12, f::YUV420, f::P010})
+		if (s == src) return true;
 	return false;
 }
 
-void register_all()
-{
+void register_all() {
 	benchmark::RegisterBenchmark("warmup", bm_warmup)->MinTime(1.0)->UseRealTime();
 	register_memcpy();
 	for (const Conv &c : conversions()) {
@@ -274,25 +248,35 @@ void register_all()
 			continue;
 		for (const Size &s : kSizes) {
 			if (!is_primary && s.w != 1920 && s.w != 3840)
-				continue;   // 10-bit targets: two sizes keep the run short
+				continue; // 10-bit targets: two sizes keep the run short
 			ConvertOptions o;
-			tune(benchmark::RegisterBenchmark(key("simd-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o), s);
+			tune(benchmark::RegisterBenchmark(
+				     key("simd-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o),
+				s);
 			if (is_primary && s.w >= 1920) {
 				o.threads = 2;
-				tune(benchmark::RegisterBenchmark(key("simd-2t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o), s);
+				tune(benchmark::RegisterBenchmark(
+					     key("simd-2t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o),
+					s);
 			}
 			if (is_primary && s.w >= 8192 && streaming_sample(c.src)) {
 				o = {};
-				o.stores = ConvertOptions::Stores::Cached;   // Auto streams at this size
-				tune(benchmark::RegisterBenchmark(key("cached-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o), s);
+				o.stores = ConvertOptions::Stores::Cached; // Auto streams at this size
+				tune(benchmark::RegisterBenchmark(
+					     key("cached-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o),
+					s);
 			}
 			if (is_primary && s.w == 1920) {
 				o = {};
 				o.force_scalar = true;
-				tune(benchmark::RegisterBenchmark(key("scalar-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o), s);
+				tune(benchmark::RegisterBenchmark(
+					     key("scalar-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o),
+					s);
 				o = {};
 				o.max_isa = Isa::SSE2;
-				tune(benchmark::RegisterBenchmark(key("sse2-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o), s);
+				tune(benchmark::RegisterBenchmark(
+					     key("sse2-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o),
+					s);
 			}
 		}
 	}
@@ -308,12 +292,10 @@ void register_all()
 	register_memcpy();
 }
 
-void print_table(const char *title, const std::vector<std::string> &variants, const std::vector<const Size *> &sizes)
-{
+void print_table(const char *title, const std::vector<std::string> &variants, const std::vector<const Size *> &sizes) {
 	std::printf("\n%s\n%-32s", title, "conversion");
 	for (const std::string &v : variants)
-		for (const Size *s : sizes)
-			std::printf(" %18s", (v + " " + s->name).c_str());
+		for (const Size *s : sizes) std::printf(" %18s", (v + " " + s->name).c_str());
 	std::printf("\n");
 	for (const Conv &c : conversions()) {
 		std::string line;
@@ -326,24 +308,21 @@ void print_table(const char *title, const std::vector<std::string> &variants, co
 				auto copy = g_min_copy.find(k);
 				if (conv != g_min_conv.end() && copy != g_min_copy.end() && conv->second > 0) {
 					const double bytes = 4.0 * s->w * s->h;
-					std::snprintf(cell, sizeof cell, "%7.2f GB/s %5.2fx", bytes / conv->second / 1e9,
-						      copy->second / conv->second);
+					std::snprintf(cell, sizeof cell, "%7.2f GB/s %5.2fx",
+						bytes / conv->second / 1e9, copy->second / conv->second);
 					any = true;
 				}
 				line += " " + std::string(cell);
 			}
-		if (any)
-			std::printf("%-32s%s\n", c.name().c_str(), line.c_str());
+		if (any) std::printf("%-32s%s\n", c.name().c_str(), line.c_str());
 	}
 }
 
 } // namespace
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
 	benchmark::Initialize(&argc, argv);
-	if (benchmark::ReportUnrecognizedArguments(argc, argv))
-		return 1;
+	if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 	register_all();
 	Collector reporter;
 	benchmark::RunSpecifiedBenchmarks(&reporter);
@@ -352,18 +331,19 @@ int main(int argc, char **argv)
 	std::printf("\nRatio = memcpy time / conversion time (= conversion bytes/s / memcpy bytes/s) for the\n"
 		    "destination size, the two timed alternately in the same loop; each is the fastest\n"
 		    "iteration of 3 runs. GB/s = destination bytes per second of that conversion.\n"
-		    "CPU: best ISA %s.\nStandalone memcpy (for reference):", isa_name(best_isa()));
+		    "CPU: best ISA %s.\nStandalone memcpy (for reference):",
+		isa_name(best_isa()));
 	for (const Size &s : kSizes) {
 		auto it = g_rate.find(key("memcpy", "memcpy", s));
-		if (it != g_rate.end())
-			std::printf("  %s %.2f GB/s", s.name, it->second / 1e9);
+		if (it != g_rate.end()) std::printf("  %s %.2f GB/s", s.name, it->second / 1e9);
 	}
 	std::printf("\n");
 	const std::vector<const Size *> all = {&kSizes[0], &kSizes[1], &kSizes[2], &kSizes[3]};
 	print_table("SIMD, 1 thread", {"simd-1t"}, all);
-	print_table("SIMD, 2 threads (against single-threaded memcpy)", {"simd-2t"}, {&kSizes[1], &kSizes[2], &kSizes[3]});
-	print_table("Destination stores at 8192x8192, 1 thread (simd-1t streams: Stores::Auto)", {"cached-1t", "simd-1t"},
-		    {&kSizes[3]});
+	print_table(
+		"SIMD, 2 threads (against single-threaded memcpy)", {"simd-2t"}, {&kSizes[1], &kSizes[2], &kSizes[3]});
+	print_table("Destination stores at 8192x8192, 1 thread (simd-1t streams: Stores::Auto)",
+		{"cached-1t", "simd-1t"}, {&kSizes[3]});
 	print_table("Scalar vs SSE2 vs best ISA, 1 thread", {"scalar-1t", "sse2-1t", "simd-1t"}, {&kSizes[1]});
 	print_table("libyuv vs pixelport, 1 thread", {"libyuv-1t", "simd-1t"}, {&kSizes[1], &kSizes[2]});
 	return 0;

@@ -24,9 +24,7 @@ bool whole(std::string_view s, T *out) {
 	return ec == std::errc() && ptr == end;
 }
 
-std::string in_quotes(std::string_view s) {
-	return "'" + std::string(s) + "'";
-}
+std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 } // namespace
 
@@ -82,7 +80,7 @@ bool parse_wxh(std::string_view s, int lo, int hi, int *w, int *h) {
 	size_t x = s.find_first_of("xX");
 	int64_t pw = 0, ph = 0;
 	if (x == std::string_view::npos || !parse_int(s.substr(0, x), lo, hi, &pw) ||
-			!parse_int(s.substr(x + 1), lo, hi, &ph)) {
+		!parse_int(s.substr(x + 1), lo, hi, &ph)) {
 		return false;
 	}
 	*w = static_cast<int>(pw);
@@ -90,13 +88,9 @@ bool parse_wxh(std::string_view s, int lo, int hi, int *w, int *h) {
 	return true;
 }
 
-std::string range_text(int64_t lo, int64_t hi) {
-	return std::to_string(lo) + ".." + std::to_string(hi);
-}
+std::string range_text(int64_t lo, int64_t hi) { return std::to_string(lo) + ".." + std::to_string(hi); }
 
-std::string range_text(uint64_t lo, uint64_t hi) {
-	return std::to_string(lo) + ".." + std::to_string(hi);
-}
+std::string range_text(uint64_t lo, uint64_t hi) { return std::to_string(lo) + ".." + std::to_string(hi); }
 
 std::string range_text(double lo, double hi) {
 	char buf[64];
@@ -156,7 +150,8 @@ int parse(CLI::App &app, int argc, char **argv, const char *name) {
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError &e) {
-		if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e); // --help, --version
+		if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+			return app.exit(e); // --help, --version
 		return usage_error(name, e.what());
 	}
 	return -1;
@@ -177,11 +172,11 @@ bool read_file(const std::string &path, uint64_t max_bytes, std::string *out, st
 	}
 	if (!S_ISREG(st.st_mode)) {
 		const char *what = S_ISDIR(st.st_mode) ? "a folder"
-			: S_ISFIFO(st.st_mode)             ? "a FIFO"
-			: S_ISCHR(st.st_mode)              ? "a character device"
-			: S_ISBLK(st.st_mode)              ? "a block device"
-			: S_ISSOCK(st.st_mode)             ? "a socket"
-			                                   : "not a file";
+			: S_ISFIFO(st.st_mode)         ? "a FIFO"
+			: S_ISCHR(st.st_mode)          ? "a character device"
+			: S_ISBLK(st.st_mode)          ? "a block device"
+			: S_ISSOCK(st.st_mode)         ? "a socket"
+						       : "not a file";
 		*error = std::string("not a regular file (") + what + ")";
 		close(fd);
 		return false;

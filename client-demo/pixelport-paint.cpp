@@ -31,7 +31,7 @@ struct FrameSpec {
 	int width = 128, height = 96;
 	uint32_t seed = 0;
 	int damage[4] = {0, 0, -1, -1}; // x, y, w, h; w < 0: whole buffer
-	bool fill_all = true;           // false: write only the damaged pixels
+	bool fill_all = true; // false: write only the damaged pixels
 	int slot = 0;
 };
 
@@ -49,9 +49,7 @@ struct Slot {
 
 constexpr const char *kName = "pixelport-paint";
 
-bool parse_size(const std::string &s, int *w, int *h) {
-	return cli::parse_wxh(s, 1, 65535, w, h);
-}
+bool parse_size(const std::string &s, int *w, int *h) { return cli::parse_wxh(s, 1, 65535, w, h); }
 
 // "x:y:w:h", each -65535..65535 (w < 0: the whole buffer).
 bool parse_damage(const std::string &s, int damage[4]) {
@@ -127,7 +125,8 @@ int main(int argc, char *argv[]) {
 	std::vector<std::string> frame_args;
 	std::string transport_arg = "shm";
 	std::string chunk_arg;
-	CLI::App app{"pixelport-paint: show known test patterns through wl_shm or the pixelport stream (socket or pipe)"};
+	CLI::App app{
+		"pixelport-paint: show known test patterns through wl_shm or the pixelport stream (socket or pipe)"};
 	app.add_option("--format", format_arg, "pixel format (DRM name, e.g. XRGB8888, NV12, RGB565)");
 	app.add_option("--size", size_arg, "buffer size WIDTHxHEIGHT in pixels");
 	app.add_option("--seed", seed, "pattern seed")->transform(cli::Range(0u, UINT32_MAX));
@@ -145,7 +144,8 @@ int main(int argc, char *argv[]) {
 
 	Transport transport = Transport::ShmReused;
 	if (!parse_transport(transport_arg, &transport)) {
-		return cli::usage_error(kName, "--transport '" + transport_arg + "': want shm, shm-new, socket, pipe or auto");
+		return cli::usage_error(
+			kName, "--transport '" + transport_arg + "': want shm, shm-new, socket, pipe or auto");
 	}
 	// "shm" keeps this program's own two-buffer painting (exact damage semantics tests);
 	// every other transport goes through the transport library.
@@ -155,7 +155,8 @@ int main(int argc, char *argv[]) {
 	if (!chunk_arg.empty()) {
 		uint64_t n = 0;
 		if (!cli::parse_uint(chunk_random ? chunk_arg.substr(7) : chunk_arg, 1, uint64_t{1} << 30, &n)) {
-			return cli::usage_error(kName, "--chunk '" + chunk_arg + "': want N or random:N, N 1..1073741824");
+			return cli::usage_error(
+				kName, "--chunk '" + chunk_arg + "': want N or random:N, N 1..1073741824");
 		}
 		chunk = static_cast<size_t>(n);
 	}
@@ -202,7 +203,8 @@ int main(int argc, char *argv[]) {
 	for (const FrameSpec &f : frames) {
 		uint32_t drm = shm_to_drm(f.format);
 		if (!conn.has_shm_format(f.format)) {
-			fprintf(stderr, "pixelport-paint: compositor does not advertise %s\n", format_name(f.format).c_str());
+			fprintf(stderr, "pixelport-paint: compositor does not advertise %s\n",
+				format_name(f.format).c_str());
 			return 1;
 		}
 		if (use_writer) {
@@ -226,9 +228,11 @@ int main(int argc, char *argv[]) {
 			Rect d = {f.damage[0], f.damage[1], f.damage[2], f.damage[3]};
 			if (d.width < 0) d = {0, 0, f.width, f.height};
 			if (f.fill_all) {
-				encode_pattern(drm, f.width, f.height, stride, image.data(), f.seed, 0, 0, f.width, f.height);
+				encode_pattern(
+					drm, f.width, f.height, stride, image.data(), f.seed, 0, 0, f.width, f.height);
 			} else {
-				encode_pattern(drm, f.width, f.height, stride, image.data(), f.seed, d.x, d.y, d.width, d.height);
+				encode_pattern(drm, f.width, f.height, stride, image.data(), f.seed, d.x, d.y, d.width,
+					d.height);
 			}
 			Pixels px = {drm, f.width, f.height, stride, image.data(), image.size()};
 			CommitWaiter waiter;
@@ -238,7 +242,8 @@ int main(int argc, char *argv[]) {
 				return 1;
 			}
 			if (!waiter.wait(&conn, 10000) || !waiter.presented) {
-				fprintf(stderr, "pixelport-paint: frame not presented: %s\n", conn.error_text().c_str());
+				fprintf(stderr, "pixelport-paint: frame not presented: %s\n",
+					conn.error_text().c_str());
 				return 1;
 			}
 			printf("presented %s %dx%d via %s\n", format_name(f.format).c_str(), f.width, f.height,
@@ -256,21 +261,22 @@ int main(int argc, char *argv[]) {
 			fprintf(stderr, "pixelport-paint: buffer %d was never released\n", f.slot);
 			return 1;
 		}
-		if (slot.buffer == nullptr || slot.format != f.format || slot.width != f.width || slot.height != f.height) {
+		if (slot.buffer == nullptr || slot.format != f.format || slot.width != f.width ||
+			slot.height != f.height) {
 			if (slot.buffer) wl_buffer_destroy(slot.buffer);
 			slot.buffer = nullptr;
 			slot.pool.destroy();
 			slot.stride = shm_min_stride(drm, f.width) + static_cast<size_t>(stride_pad);
 			ShmLayout layout;
 			if (!shm_layout(drm, f.width, f.height, slot.stride, &layout) ||
-					!slot.pool.create(&conn, layout.size, &error)) {
-				fprintf(stderr, "pixelport-paint: cannot make a %s buffer: %s\n", format_name(f.format).c_str(),
-					error.c_str());
+				!slot.pool.create(&conn, layout.size, &error)) {
+				fprintf(stderr, "pixelport-paint: cannot make a %s buffer: %s\n",
+					format_name(f.format).c_str(), error.c_str());
 				return 1;
 			}
 			memset(slot.pool.data, 0xa5, slot.pool.size); // padding bytes must never be shown
-			slot.buffer = wl_shm_pool_create_buffer(slot.pool.pool, 0, f.width, f.height,
-				static_cast<int32_t>(slot.stride), f.format);
+			slot.buffer = wl_shm_pool_create_buffer(
+				slot.pool.pool, 0, f.width, f.height, static_cast<int32_t>(slot.stride), f.format);
 			wl_buffer_add_listener(slot.buffer, &buffer_listener, &slot);
 			slot.format = f.format;
 			slot.width = f.width;

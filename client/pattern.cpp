@@ -86,7 +86,7 @@ bool shm_layout(uint32_t fmt, int width, int height, size_t stride, ShmLayout *o
 	const core::FormatInfo *info = core::format_info(fmt);
 	core::ShmPlanes planes;
 	if (info == nullptr || width <= 0 || height <= 0 ||
-			!core::shm_planes(*info, static_cast<uint32_t>(width), static_cast<uint32_t>(height), stride, &planes))
+		!core::shm_planes(*info, static_cast<uint32_t>(width), static_cast<uint32_t>(height), stride, &planes))
 		return false;
 	out->planes = info->num_planes;
 	for (int p = 0; p < info->num_planes; p++) {
@@ -103,8 +103,8 @@ size_t shm_min_stride(uint32_t fmt, int width) {
 	return core::shm_min_stride(*info, static_cast<uint32_t>(width), 4);
 }
 
-bool encode_pattern(uint32_t fmt, int width, int height, size_t stride, uint8_t *base, uint32_t seed, int rx,
-		int ry, int rw, int rh) {
+bool encode_pattern(uint32_t fmt, int width, int height, size_t stride, uint8_t *base, uint32_t seed, int rx, int ry,
+	int rw, int rh) {
 	ShmLayout l;
 	if (!shm_layout(fmt, width, height, stride, &l)) return false;
 	int x0 = std::max(rx, 0), y0 = std::max(ry, 0);
@@ -116,21 +116,31 @@ bool encode_pattern(uint32_t fmt, int width, int height, size_t stride, uint8_t 
 			uint32_t junk = (static_cast<uint32_t>(x) * 37u + static_cast<uint32_t>(y) * 11u) & 0xff;
 			Quant v;
 			switch (fmt) {
-			case DRM_FORMAT_ARGB8888: case DRM_FORMAT_XRGB8888: case DRM_FORMAT_ABGR8888:
-			case DRM_FORMAT_XBGR8888: case DRM_FORMAT_RGBA8888: case DRM_FORMAT_RGBX8888:
-			case DRM_FORMAT_BGRA8888: case DRM_FORMAT_BGRX8888: {
+			case DRM_FORMAT_ARGB8888:
+			case DRM_FORMAT_XRGB8888:
+			case DRM_FORMAT_ABGR8888:
+			case DRM_FORMAT_XBGR8888:
+			case DRM_FORMAT_RGBA8888:
+			case DRM_FORMAT_RGBX8888:
+			case DRM_FORMAT_BGRA8888:
+			case DRM_FORMAT_BGRX8888: {
 				bool alpha = fmt == DRM_FORMAT_ARGB8888 || fmt == DRM_FORMAT_ABGR8888 ||
 					fmt == DRM_FORMAT_RGBA8888 || fmt == DRM_FORMAT_BGRA8888;
 				v = quant_premul(c, 8, 8, alpha);
 				uint32_t a = alpha ? v.a : junk, word = 0;
-				if (fmt == DRM_FORMAT_ARGB8888 || fmt == DRM_FORMAT_XRGB8888) word = a << 24 | v.r << 16 | v.g << 8 | v.b;
-				if (fmt == DRM_FORMAT_ABGR8888 || fmt == DRM_FORMAT_XBGR8888) word = a << 24 | v.b << 16 | v.g << 8 | v.r;
-				if (fmt == DRM_FORMAT_RGBA8888 || fmt == DRM_FORMAT_RGBX8888) word = v.r << 24 | v.g << 16 | v.b << 8 | a;
-				if (fmt == DRM_FORMAT_BGRA8888 || fmt == DRM_FORMAT_BGRX8888) word = v.b << 24 | v.g << 16 | v.r << 8 | a;
+				if (fmt == DRM_FORMAT_ARGB8888 || fmt == DRM_FORMAT_XRGB8888)
+					word = a << 24 | v.r << 16 | v.g << 8 | v.b;
+				if (fmt == DRM_FORMAT_ABGR8888 || fmt == DRM_FORMAT_XBGR8888)
+					word = a << 24 | v.b << 16 | v.g << 8 | v.r;
+				if (fmt == DRM_FORMAT_RGBA8888 || fmt == DRM_FORMAT_RGBX8888)
+					word = v.r << 24 | v.g << 16 | v.b << 8 | a;
+				if (fmt == DRM_FORMAT_BGRA8888 || fmt == DRM_FORMAT_BGRX8888)
+					word = v.b << 24 | v.g << 16 | v.r << 8 | a;
 				put32(row + 4 * x, word);
 				break;
 			}
-			case DRM_FORMAT_RGB888: case DRM_FORMAT_BGR888: {
+			case DRM_FORMAT_RGB888:
+			case DRM_FORMAT_BGR888: {
 				v = quant_premul(c, 8, 8, false);
 				uint8_t *p = row + 3 * x;
 				// RGB888 is [23:0] R:G:B little endian: bytes B, G, R.
@@ -139,26 +149,32 @@ bool encode_pattern(uint32_t fmt, int width, int height, size_t stride, uint8_t 
 				p[2] = static_cast<uint8_t>(fmt == DRM_FORMAT_RGB888 ? v.r : v.b);
 				break;
 			}
-			case DRM_FORMAT_RGB565: case DRM_FORMAT_BGR565: {
+			case DRM_FORMAT_RGB565:
+			case DRM_FORMAT_BGR565: {
 				uint32_t r = q(c.r, 5), g = q(c.g, 6), b = q(c.b, 5);
-				put16(row + 2 * x, fmt == DRM_FORMAT_RGB565 ? (r << 11 | g << 5 | b) : (b << 11 | g << 5 | r));
+				put16(row + 2 * x,
+					fmt == DRM_FORMAT_RGB565 ? (r << 11 | g << 5 | b) : (b << 11 | g << 5 | r));
 				break;
 			}
-			case DRM_FORMAT_XRGB1555: case DRM_FORMAT_ARGB1555: {
+			case DRM_FORMAT_XRGB1555:
+			case DRM_FORMAT_ARGB1555: {
 				bool alpha = fmt == DRM_FORMAT_ARGB1555;
 				v = quant_premul(c, 5, 1, alpha);
 				uint32_t a = alpha ? v.a : (junk & 1);
 				put16(row + 2 * x, a << 15 | v.r << 10 | v.g << 5 | v.b);
 				break;
 			}
-			case DRM_FORMAT_XRGB4444: case DRM_FORMAT_ARGB4444: {
+			case DRM_FORMAT_XRGB4444:
+			case DRM_FORMAT_ARGB4444: {
 				bool alpha = fmt == DRM_FORMAT_ARGB4444;
 				v = quant_premul(c, 4, 4, alpha);
 				uint32_t a = alpha ? v.a : (junk & 0xf);
 				put16(row + 2 * x, a << 12 | v.r << 8 | v.g << 4 | v.b);
 				break;
 			}
-			case DRM_FORMAT_XRGB2101010: case DRM_FORMAT_ARGB2101010: case DRM_FORMAT_XBGR2101010:
+			case DRM_FORMAT_XRGB2101010:
+			case DRM_FORMAT_ARGB2101010:
+			case DRM_FORMAT_XBGR2101010:
 			case DRM_FORMAT_ABGR2101010: {
 				bool alpha = fmt == DRM_FORMAT_ARGB2101010 || fmt == DRM_FORMAT_ABGR2101010;
 				bool rgb = fmt == DRM_FORMAT_XRGB2101010 || fmt == DRM_FORMAT_ARGB2101010;
@@ -167,7 +183,8 @@ bool encode_pattern(uint32_t fmt, int width, int height, size_t stride, uint8_t 
 				put32(row + 4 * x, a << 30 | (rgb ? v.r : v.b) << 20 | v.g << 10 | (rgb ? v.b : v.r));
 				break;
 			}
-			case DRM_FORMAT_XBGR16161616F: case DRM_FORMAT_ABGR16161616F: {
+			case DRM_FORMAT_XBGR16161616F:
+			case DRM_FORMAT_ABGR16161616F: {
 				bool alpha = fmt == DRM_FORMAT_ABGR16161616F;
 				uint8_t *p = row + 8 * x;
 				put16(p + 0, to_half(c.r));
@@ -176,7 +193,8 @@ bool encode_pattern(uint32_t fmt, int width, int height, size_t stride, uint8_t 
 				put16(p + 6, alpha ? to_half(c.a) : junk);
 				break;
 			}
-			case DRM_FORMAT_YUYV: case DRM_FORMAT_UYVY: {
+			case DRM_FORMAT_YUYV:
+			case DRM_FORMAT_UYVY: {
 				Yuv yuv = to_yuv(c);
 				uint8_t *p = row + (x / 2) * 4;
 				bool yuyv = fmt == DRM_FORMAT_YUYV;
@@ -187,8 +205,12 @@ bool encode_pattern(uint32_t fmt, int width, int height, size_t stride, uint8_t 
 				}
 				break;
 			}
-			case DRM_FORMAT_NV12: case DRM_FORMAT_NV21: case DRM_FORMAT_NV16: case DRM_FORMAT_YUV420:
-			case DRM_FORMAT_YVU420: case DRM_FORMAT_P010: {
+			case DRM_FORMAT_NV12:
+			case DRM_FORMAT_NV21:
+			case DRM_FORMAT_NV16:
+			case DRM_FORMAT_YUV420:
+			case DRM_FORMAT_YVU420:
+			case DRM_FORMAT_P010: {
 				Yuv yuv = to_yuv(c);
 				bool p010 = fmt == DRM_FORMAT_P010;
 				int bits = p010 ? 10 : 8;
@@ -217,8 +239,7 @@ bool encode_pattern(uint32_t fmt, int width, int height, size_t stride, uint8_t 
 				}
 				break;
 			}
-			default:
-				return false;
+			default: return false;
 			}
 		}
 	}

@@ -51,7 +51,7 @@ size_t shm_min_stride(uint32_t drm_format, int width);
  * subsampled block comes from its top-left pixel, so rectangles should sit on the chroma
  * grid. X bits are filled with junk. YUV is BT.601 limited range. Returns false if unknown.
  */
-bool encode_pattern(uint32_t drm_format, int width, int height, size_t stride, uint8_t *base, uint32_t seed,
-	int rx, int ry, int rw, int rh);
+bool encode_pattern(uint32_t drm_format, int width, int height, size_t stride, uint8_t *base, uint32_t seed, int rx,
+	int ry, int rw, int rh);
 
 } // namespace pixelport

@@ -12,53 +12,57 @@ uint64_t split_ns(uint32_t hi, uint32_t lo, uint32_t nsec) {
 }
 
 const pp_surface_timing_v1_listener kSurfaceListener = {
-	.info = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t transport, uint32_t format, int32_t width,
+	.info =
+		[](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t transport, uint32_t format, int32_t width,
 			int32_t height, uint32_t bytes_hi, uint32_t bytes_lo, uint32_t damage_hi, uint32_t damage_lo) {
-		auto *tc = static_cast<TimingClient *>(data);
-		CommitTiming &c = tc->pending_[seq];
-		c.seq = seq;
-		c.transport = transport;
-		c.format = format;
-		c.width = width;
-		c.height = height;
-		c.bytes = (static_cast<uint64_t>(bytes_hi) << 32) | bytes_lo;
-		c.damage_bytes = (static_cast<uint64_t>(damage_hi) << 32) | damage_lo;
+	auto *tc = static_cast<TimingClient *>(data);
+	CommitTiming &c = tc->pending_[seq];
+	c.seq = seq;
+	c.transport = transport;
+	c.format = format;
+	c.width = width;
+	c.height = height;
+	c.bytes = (static_cast<uint64_t>(bytes_hi) << 32) | bytes_lo;
+	c.damage_bytes = (static_cast<uint64_t>(damage_hi) << 32) | damage_lo;
 	},
-	.timestamp = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t phase, uint32_t hi, uint32_t lo,
+	.timestamp =
+		[](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t phase, uint32_t hi, uint32_t lo,
 			uint32_t nsec) {
-		auto *tc = static_cast<TimingClient *>(data);
-		if (phase < 7) tc->pending_[seq].t[phase] = split_ns(hi, lo, nsec);
+	auto *tc = static_cast<TimingClient *>(data);
+	if (phase < 7) tc->pending_[seq].t[phase] = split_ns(hi, lo, nsec);
 	},
-	.done = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, const char *output) {
-		auto *tc = static_cast<TimingClient *>(data);
-		auto it = tc->pending_.find(seq);
-		CommitTiming c = it != tc->pending_.end() ? it->second : CommitTiming{};
-		if (it != tc->pending_.end()) tc->pending_.erase(it);
-		c.seq = seq;
-		c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
-		c.output = output ? output : "";
-		tc->finish(std::move(c));
+	.done =
+		[](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, const char *output) {
+	auto *tc = static_cast<TimingClient *>(data);
+	auto it = tc->pending_.find(seq);
+	CommitTiming c = it != tc->pending_.end() ? it->second : CommitTiming{};
+	if (it != tc->pending_.end()) tc->pending_.erase(it);
+	c.seq = seq;
+	c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
+	c.output = output ? output : "";
+	tc->finish(std::move(c));
 	},
 	// Version 2: the whole commit in one event.
-	.report = [](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *values,
+	.report =
+		[](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *values,
 			const char *output) {
-		auto *tc = static_cast<TimingClient *>(data);
-		uint64_t v[PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7] = {}; // later values ignored
-		memcpy(v, values->data, std::min(sizeof(v), values->size));
-		CommitTiming c;
-		c.seq = seq;
-		c.transport = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT]);
-		c.format = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_FORMAT]);
-		c.width = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_WIDTH]);
-		c.height = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT]);
-		c.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
-		c.damage_bytes = v[PP_SURFACE_TIMING_V1_VALUE_DAMAGE_BYTES];
-		memcpy(c.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(c.t));
-		c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
-		c.output = output ? output : "";
-		tc->finish(std::move(c));
+	auto *tc = static_cast<TimingClient *>(data);
+	uint64_t v[PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7] = {}; // later values ignored
+	memcpy(v, values->data, std::min(sizeof(v), values->size));
+	CommitTiming c;
+	c.seq = seq;
+	c.transport = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT]);
+	c.format = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_FORMAT]);
+	c.width = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_WIDTH]);
+	c.height = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT]);
+	c.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
+	c.damage_bytes = v[PP_SURFACE_TIMING_V1_VALUE_DAMAGE_BYTES];
+	memcpy(c.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(c.t));
+	c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
+	c.output = output ? output : "";
+	tc->finish(std::move(c));
 	},
-};
+	};
 
 void registry_global(void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
 	auto *tc = static_cast<TimingClient *>(data);
@@ -146,7 +150,8 @@ bool TimingClient::wait_commit(uint64_t since_ns, int timeout_ms, CommitTiming *
 	uint64_t deadline = now_ns() + static_cast<uint64_t>(timeout_ms) * 1000000u;
 	for (;;) {
 		auto hit = std::find_if(commits.begin(), commits.end(), [&](const CommitTiming &c) {
-			return c.transport != PP_SURFACE_TIMING_V1_TRANSPORT_NONE && c.t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] >= since_ns;
+			return c.transport != PP_SURFACE_TIMING_V1_TRANSPORT_NONE &&
+				c.t[PP_SURFACE_TIMING_V1_PHASE_COMMIT] >= since_ns;
 		});
 		if (hit != commits.end()) {
 			*out = std::move(*hit);
@@ -157,7 +162,7 @@ bool TimingClient::wait_commit(uint64_t since_ns, int timeout_ms, CommitTiming *
 		uint64_t now = now_ns();
 		if (now >= deadline) return false;
 		if (!conn_->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1) &&
-				wl_display_get_error(conn_->display) != 0) {
+			wl_display_get_error(conn_->display) != 0) {
 			return false;
 		}
 	}
@@ -174,8 +179,8 @@ bool TimingClient::wait_for(size_t count, int timeout_ms) {
 	return true;
 }
 
-std::vector<const CommitTiming *> match_commits(const std::vector<CommitTiming> &commits,
-		const std::vector<uint64_t> &starts) {
+std::vector<const CommitTiming *> match_commits(
+	const std::vector<CommitTiming> &commits, const std::vector<uint64_t> &starts) {
 	std::vector<const CommitTiming *> out(starts.size(), nullptr);
 	size_t r = 0;
 	for (size_t i = 0; i < starts.size(); i++) {

@@ -25,7 +25,7 @@ namespace pixelport::client {
 struct CommitTiming {
 	uint32_t seq = 0;
 	uint32_t transport = 0; // pp_surface_timing_v1_transport
-	uint32_t format = 0;    // DRM fourcc
+	uint32_t format = 0; // DRM fourcc
 	int width = 0, height = 0;
 	uint64_t bytes = 0, damage_bytes = 0;
 	uint64_t t[7] = {}; // indexed by pp_surface_timing_v1_phase
@@ -81,7 +81,7 @@ private:
  * Pairs frames with commits: frame i (put() started at starts[i]) gets the first commit
  * whose commit phase is at or after starts[i] and before starts[i + 1]; nullptr where none.
  */
-std::vector<const CommitTiming *> match_commits(const std::vector<CommitTiming> &commits,
-	const std::vector<uint64_t> &starts);
+std::vector<const CommitTiming *> match_commits(
+	const std::vector<CommitTiming> &commits, const std::vector<uint64_t> &starts);
 
 } // namespace pixelport::client

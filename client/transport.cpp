@@ -31,7 +31,7 @@ const char *transport_name(Transport t) {
 
 bool parse_transport(const std::string &name, Transport *out) {
 	for (Transport t : {Transport::ShmReused, Transport::ShmNewPool, Transport::StreamSocket, Transport::StreamPipe,
-			Transport::Auto}) {
+		     Transport::Auto}) {
 		if (name == transport_name(t)) {
 			*out = t;
 			return true;
@@ -46,8 +46,8 @@ uint64_t stream_iovecs(const Pixels &px, const Rect &r, std::vector<iovec> *out)
 	ShmLayout shm;
 	core::PackedLayout layout;
 	if (f == nullptr || !shm_layout(px.format, px.width, px.height, px.stride, &shm) || shm.size > px.size ||
-			core::check_stream_rect(*f, {r.x, r.y, r.width, r.height}, px.width, px.height) != core::Status::Ok ||
-			core::packed_layout(px.format, r.width, r.height, &layout) != core::Status::Ok) {
+		core::check_stream_rect(*f, {r.x, r.y, r.width, r.height}, px.width, px.height) != core::Status::Ok ||
+		core::packed_layout(px.format, r.width, r.height, &layout) != core::Status::Ok) {
 		return 0;
 	}
 	core::PlaneRef planes[core::kMaxPlanes];
@@ -59,10 +59,12 @@ uint64_t stream_iovecs(const Pixels &px, const Rect &r, std::vector<iovec> *out)
 	while (total < layout.total_bytes) {
 		iovec batch[64];
 		uint64_t covered = 0;
-		size_t n = core::packed_spans(layout, r.x, r.y, planes, total, layout.total_bytes - total, batch, 64, &covered);
+		size_t n = core::packed_spans(
+			layout, r.x, r.y, planes, total, layout.total_bytes - total, batch, 64, &covered);
 		for (size_t i = 0; i < n; i++) {
 			iovec &last = out->empty() ? batch[i] : out->back();
-			if (!out->empty() && static_cast<uint8_t *>(last.iov_base) + last.iov_len == batch[i].iov_base) {
+			if (!out->empty() &&
+				static_cast<uint8_t *>(last.iov_base) + last.iov_len == batch[i].iov_base) {
 				last.iov_len += batch[i].iov_len;
 			} else {
 				out->push_back(batch[i]);
@@ -73,8 +75,8 @@ uint64_t stream_iovecs(const Pixels &px, const Rect &r, std::vector<iovec> *out)
 	return total;
 }
 
-SurfaceWriter::SurfaceWriter(Connection *conn, wl_surface *surface, Transport transport)
-	: conn_(conn), surface_(surface), transport_(transport) {
+SurfaceWriter::SurfaceWriter(Connection *conn, wl_surface *surface, Transport transport) :
+	conn_(conn), surface_(surface), transport_(transport) {
 	for (Slot *slots : {shm_slots_, stream_slots_}) {
 		slots[0].owner = slots[1].owner = this;
 	}
@@ -109,7 +111,7 @@ SurfaceWriter::Slot *SurfaceWriter::free_slot(Slot *slots, int timeout_ms) {
 		uint64_t now = now_ns();
 		if (now >= deadline) return nullptr;
 		if (!conn_->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1) &&
-				wl_display_get_error(conn_->display) != 0) {
+			wl_display_get_error(conn_->display) != 0) {
 			return nullptr;
 		}
 	}
@@ -154,8 +156,8 @@ bool SurfaceWriter::put_shm(const Pixels &px, const Rect &d, bool new_pool, std:
 		ShmPool pool;
 		if (!pool.create(conn_, px.size, error)) return false;
 		memcpy(pool.data, px.data, px.size);
-		wl_buffer *buffer = wl_shm_pool_create_buffer(pool.pool, 0, px.width, px.height,
-			static_cast<int32_t>(px.stride), shm_format);
+		wl_buffer *buffer = wl_shm_pool_create_buffer(
+			pool.pool, 0, px.width, px.height, static_cast<int32_t>(px.stride), shm_format);
 		static const wl_buffer_listener release_destroys = {
 			.release = [](void *, wl_buffer *b) { wl_buffer_destroy(b); },
 		};
@@ -170,13 +172,13 @@ bool SurfaceWriter::put_shm(const Pixels &px, const Rect &d, bool new_pool, std:
 		return false;
 	}
 	if (slot->buffer == nullptr || slot->format != px.format || slot->width != px.width ||
-			slot->height != px.height || slot->stride != px.stride) {
+		slot->height != px.height || slot->stride != px.stride) {
 		if (slot->buffer) wl_buffer_destroy(slot->buffer);
 		slot->buffer = nullptr;
 		slot->pool.destroy();
 		if (!slot->pool.create(conn_, px.size, error)) return false;
-		slot->buffer = wl_shm_pool_create_buffer(slot->pool.pool, 0, px.width, px.height,
-			static_cast<int32_t>(px.stride), shm_format);
+		slot->buffer = wl_shm_pool_create_buffer(
+			slot->pool.pool, 0, px.width, px.height, static_cast<int32_t>(px.stride), shm_format);
 		wl_buffer_add_listener(slot->buffer, &kSlotListener, slot);
 		slot->format = px.format;
 		slot->width = px.width;
@@ -192,9 +194,8 @@ bool SurfaceWriter::put_shm(const Pixels &px, const Rect &d, bool new_pool, std:
 }
 
 static const pp_stream_v1_listener kStreamListener = {
-	.consumed = [](void *data, pp_stream_v1 *, uint32_t count) {
-		static_cast<SurfaceWriter *>(data)->consumed_ = count;
-	},
+	.consumed = [](void *data, pp_stream_v1 *,
+			    uint32_t count) { static_cast<SurfaceWriter *>(data)->consumed_ = count; },
 };
 
 bool SurfaceWriter::open_stream(bool pipe, std::string *error) {
@@ -249,7 +250,7 @@ bool SurfaceWriter::send_all(std::vector<iovec> &iov, bool pipe, std::string *er
 		const iovec *vec = chunk_bytes_ > 0 ? &piece : &iov[first];
 		if (chunk_bytes_ > 0) n = 1;
 		ssize_t done = pipe ? vmsplice(data_fd_, vec, static_cast<unsigned long>(n), SPLICE_F_NONBLOCK)
-		                    : writev(data_fd_, vec, n);
+				    : writev(data_fd_, vec, n);
 		if (done < 0) {
 			if (errno != EAGAIN && errno != EINTR) {
 				*error = std::string(pipe ? "vmsplice: " : "writev: ") + strerror(errno);
@@ -314,7 +315,8 @@ bool SurfaceWriter::put_stream(const Pixels &px, const Rect &d, bool pipe, std::
 		return false;
 	}
 	Rect send = {0, 0, px.width, px.height};
-	if (slot->buffer == nullptr || slot->format != px.format || slot->width != px.width || slot->height != px.height) {
+	if (slot->buffer == nullptr || slot->format != px.format || slot->width != px.width ||
+		slot->height != px.height) {
 		if (slot->buffer) wl_buffer_destroy(slot->buffer);
 		slot->buffer = pp_stream_v1_create_buffer(stream_, px.width, px.height, px.format);
 		wl_buffer_add_listener(slot->buffer, &kSlotListener, slot);
@@ -332,7 +334,8 @@ bool SurfaceWriter::put_stream(const Pixels &px, const Rect &d, bool pipe, std::
 		return false;
 	}
 	// Announce, then commit at once: the compositor holds the commit until the bytes are in.
-	pp_stream_v1_write(stream_, slot->buffer, send.x, send.y, send.width, send.height, static_cast<uint32_t>(length));
+	pp_stream_v1_write(
+		stream_, slot->buffer, send.x, send.y, send.width, send.height, static_cast<uint32_t>(length));
 	slot->busy = true;
 	slot->last_frame = frame_;
 	commit(slot->buffer, d);
@@ -351,7 +354,7 @@ bool SurfaceWriter::wait_consumed(int timeout_ms) {
 		uint64_t now = now_ns();
 		if (now >= deadline) return false;
 		if (!conn_->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1) &&
-				wl_display_get_error(conn_->display) != 0) {
+			wl_display_get_error(conn_->display) != 0) {
 			return false;
 		}
 	}

@@ -34,9 +34,9 @@ bool parse_transport(const std::string &name, Transport *out);
 struct Pixels {
 	uint32_t format = 0; // DRM fourcc
 	int width = 0, height = 0;
-	size_t stride = 0;   // plane 0, bytes
+	size_t stride = 0; // plane 0, bytes
 	const uint8_t *data = nullptr;
-	size_t size = 0;     // bytes at data
+	size_t size = 0; // bytes at data
 };
 
 struct Rect {
@@ -45,10 +45,10 @@ struct Rect {
 
 /** Where the time of the last put() went, CLOCK_MONOTONIC ns. */
 struct PutTiming {
-	uint64_t start = 0;     // put() called
+	uint64_t start = 0; // put() called
 	uint64_t committed = 0; // commit sent
-	uint64_t sent = 0;      // all pixel bytes handed to the kernel (== committed for shm)
-	uint64_t bytes = 0;     // pixel bytes moved: copied into shm, or sent on the stream
+	uint64_t sent = 0; // all pixel bytes handed to the kernel (== committed for shm)
+	uint64_t bytes = 0; // pixel bytes moved: copied into shm, or sent on the stream
 	Transport transport = Transport::ShmReused;
 };
 

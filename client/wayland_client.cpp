@@ -16,25 +16,26 @@
 
 namespace pixelport::client {
 
-static void registry_global(void *data, wl_registry *registry, uint32_t name, const char *interface,
-		uint32_t version) {
+static void registry_global(void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
 	auto *c = static_cast<Connection *>(data);
 	if (strcmp(interface, wl_compositor_interface.name) == 0) {
 		c->compositor = static_cast<wl_compositor *>(
 			wl_registry_bind(registry, name, &wl_compositor_interface, std::min(version, 4u)));
 	} else if (strcmp(interface, wl_subcompositor_interface.name) == 0) {
-		c->subcompositor = static_cast<wl_subcompositor *>(wl_registry_bind(registry, name, &wl_subcompositor_interface, 1));
+		c->subcompositor = static_cast<wl_subcompositor *>(
+			wl_registry_bind(registry, name, &wl_subcompositor_interface, 1));
 	} else if (strcmp(interface, wl_shm_interface.name) == 0) {
 		c->shm = static_cast<wl_shm *>(wl_registry_bind(registry, name, &wl_shm_interface, 1));
-		static const wl_shm_listener shm_listener = {
-			.format = [](void *data, wl_shm *, uint32_t format) {
-				static_cast<Connection *>(data)->shm_formats.push_back(format);
-			},
+		static const wl_shm_listener shm_listener =
+			{
+				.format =
+					[](void *data, wl_shm *, uint32_t format) {
+			static_cast<Connection *>(data)->shm_formats.push_back(format);
+				},
 		};
 		wl_shm_add_listener(c->shm, &shm_listener, c);
 	} else if (strcmp(interface, xdg_wm_base_interface.name) == 0) {
-		c->wm_base = static_cast<xdg_wm_base *>(
-			wl_registry_bind(registry, name, &xdg_wm_base_interface, 1));
+		c->wm_base = static_cast<xdg_wm_base *>(wl_registry_bind(registry, name, &xdg_wm_base_interface, 1));
 		static const xdg_wm_base_listener wm_listener = {
 			.ping = [](void *, xdg_wm_base *base, uint32_t serial) { xdg_wm_base_pong(base, serial); },
 		};
@@ -43,24 +44,27 @@ static void registry_global(void *data, wl_registry *registry, uint32_t name, co
 		c->stream_manager = static_cast<pp_stream_manager_v1 *>(
 			wl_registry_bind(registry, name, &pp_stream_manager_v1_interface, 1));
 		static const pp_stream_manager_v1_listener listener = {
-			.format = [](void *data, pp_stream_manager_v1 *, uint32_t format) {
-				static_cast<Connection *>(data)->stream_formats.push_back(format);
+			.format =
+				[](void *data, pp_stream_manager_v1 *, uint32_t format) {
+			static_cast<Connection *>(data)->stream_formats.push_back(format);
 			},
-			.size_hint = [](void *data, pp_stream_manager_v1 *, uint32_t bytes) {
-				static_cast<Connection *>(data)->stream_size_hint = bytes;
+			.size_hint =
+				[](void *data, pp_stream_manager_v1 *, uint32_t bytes) {
+			static_cast<Connection *>(data)->stream_size_hint = bytes;
 			},
-			.limits = [](void *data, pp_stream_manager_v1 *, uint32_t max_buffer, uint32_t max_buffers,
+			.limits =
+				[](void *data, pp_stream_manager_v1 *, uint32_t max_buffer, uint32_t max_buffers,
 					uint32_t max_inflight) {
-				auto *conn = static_cast<Connection *>(data);
-				conn->stream_max_buffer_bytes = max_buffer;
-				conn->stream_max_buffers = max_buffers;
-				conn->stream_max_inflight_bytes = max_inflight;
+			auto *conn = static_cast<Connection *>(data);
+			conn->stream_max_buffer_bytes = max_buffer;
+			conn->stream_max_buffers = max_buffers;
+			conn->stream_max_inflight_bytes = max_inflight;
 			},
-		};
+			};
 		pp_stream_manager_v1_add_listener(c->stream_manager, &listener, c);
 	} else if (strcmp(interface, wp_presentation_interface.name) == 0) {
-		c->presentation = static_cast<wp_presentation *>(
-			wl_registry_bind(registry, name, &wp_presentation_interface, 1));
+		c->presentation =
+			static_cast<wp_presentation *>(wl_registry_bind(registry, name, &wp_presentation_interface, 1));
 	}
 }
 
@@ -168,11 +172,13 @@ bool Window::create(Connection *c, const char *title, std::string *error) {
 	}
 	surface = wl_compositor_create_surface(c->compositor);
 	xsurface = xdg_wm_base_get_xdg_surface(c->wm_base, surface);
-	static const xdg_surface_listener xs_listener = {
-		.configure = [](void *data, xdg_surface *xs, uint32_t serial) {
-			xdg_surface_ack_configure(xs, serial);
-			static_cast<Window *>(data)->configured = true;
-		},
+	static const xdg_surface_listener xs_listener =
+		{
+			.configure =
+				[](void *data, xdg_surface *xs, uint32_t serial) {
+		xdg_surface_ack_configure(xs, serial);
+		static_cast<Window *>(data)->configured = true;
+			},
 	};
 	xdg_surface_add_listener(xsurface, &xs_listener, this);
 	toplevel = xdg_surface_get_toplevel(xsurface);
@@ -243,27 +249,31 @@ void CommitWaiter::arm(Connection *conn, wl_surface *surface) {
 		feedback = wp_presentation_feedback(conn->presentation, surface);
 		static const wp_presentation_feedback_listener listener = {
 			.sync_output = [](void *, struct wp_presentation_feedback *, wl_output *) {},
-			.presented = [](void *data, struct wp_presentation_feedback *, uint32_t sec_hi, uint32_t sec_lo,
+			.presented =
+				[](void *data, struct wp_presentation_feedback *, uint32_t sec_hi, uint32_t sec_lo,
 					uint32_t nsec, uint32_t, uint32_t, uint32_t, uint32_t) {
-				auto *w = static_cast<CommitWaiter *>(data);
-				uint64_t sec = (static_cast<uint64_t>(sec_hi) << 32) | sec_lo;
-				w->present_ns = sec * 1000000000u + nsec;
-				w->presented = true;
-				w->done = true;
+			auto *w = static_cast<CommitWaiter *>(data);
+			uint64_t sec = (static_cast<uint64_t>(sec_hi) << 32) | sec_lo;
+			w->present_ns = sec * 1000000000u + nsec;
+			w->presented = true;
+			w->done = true;
 			},
-			.discarded = [](void *data, struct wp_presentation_feedback *) {
-				static_cast<CommitWaiter *>(data)->done = true;
+			.discarded =
+				[](void *data, struct wp_presentation_feedback *) {
+			static_cast<CommitWaiter *>(data)->done = true;
 			},
-		};
+			};
 		wp_presentation_feedback_add_listener(feedback, &listener, this);
 	} else {
 		frame = wl_surface_frame(surface);
-		static const wl_callback_listener listener = {
-			.done = [](void *data, wl_callback *, uint32_t) {
-				auto *w = static_cast<CommitWaiter *>(data);
-				w->presented = true;
-				w->done = true;
-			},
+		static const wl_callback_listener listener =
+			{
+				.done =
+					[](void *data, wl_callback *, uint32_t) {
+			auto *w = static_cast<CommitWaiter *>(data);
+			w->presented = true;
+			w->done = true;
+				},
 		};
 		wl_callback_add_listener(frame, &listener, this);
 	}

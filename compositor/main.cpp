@@ -31,26 +31,28 @@ int main(int argc, char *argv[]) {
 	app.add_option("--log-level", log_level, "silent, error, info or debug")
 		->check(CLI::IsMember({"silent", "error", "info", "debug"}));
 	app.add_option("--convert-threads", options.convert_threads,
-		"threads for one format conversion in the plugin (default 1)")->transform(cli::Range(1u, 64u));
+		   "threads for one format conversion in the plugin (default 1)")
+		->transform(cli::Range(1u, 64u));
 	app.add_option("--image-budget-client", options.image_budget_client,
-		"bytes of converted images one client may hold (default: max(512 MiB, 8 x the outputs' bytes))")
+		   "bytes of converted images one client may hold (default: max(512 MiB, 8 x the outputs' bytes))")
 		->transform(cli::Range(uint64_t{1} << 20, uint64_t{1} << 46));
 	app.add_option("--image-budget-total", options.image_budget_total,
-		"bytes of converted images all clients may hold (default: max(2 GiB, 4 x the client budget))")
+		   "bytes of converted images all clients may hold (default: max(2 GiB, 4 x the client budget))")
 		->transform(cli::Range(uint64_t{1} << 20, uint64_t{1} << 46));
 	// Stream budgets: 0 is the plugin's default (as in pixelport_options and the preload's variables).
 	app.add_option("--stream-max-buffer-bytes", options.stream_max_buffer_bytes,
-		"largest stream buffer in bytes (default: 4 x the largest output, at least 256 MiB)")
+		   "largest stream buffer in bytes (default: 4 x the largest output, at least 256 MiB)")
 		->transform(cli::Range(uint64_t{0}, uint64_t{1} << 46));
-	app.add_option("--stream-max-buffers", options.stream_max_buffers, "stream buffers alive per client (default 64)")
+	app.add_option(
+		   "--stream-max-buffers", options.stream_max_buffers, "stream buffers alive per client (default 64)")
 		->transform(cli::Range(0u, 1u << 20));
 	app.add_option("--stream-max-inflight-bytes", options.stream_max_inflight_bytes,
-		"stream bytes announced and not yet read, per client (default 512 MiB)")
+		   "stream bytes announced and not yet read, per client (default 512 MiB)")
 		->transform(cli::Range(uint64_t{0}, uint64_t{1} << 46));
 	app.add_option("--stream-max-streams", options.stream_max_streams, "streams alive per client (default 16)")
 		->transform(cli::Range(0u, 1u << 16));
 	app.add_option("--stream-max-client-bytes", options.stream_max_client_bytes,
-		"storage of a client's stream buffers in bytes (default: 16 x the largest output, at least 1 GiB)")
+		   "storage of a client's stream buffers in bytes (default: 16 x the largest output, at least 1 GiB)")
 		->transform(cli::Range(uint64_t{0}, uint64_t{1} << 46));
 	app.add_option("--timing-log", options.timing_log,
 		"write every commit's and frame's timing as JSON Lines (docs/timing.md); summary at exit");
@@ -65,9 +67,11 @@ int main(int argc, char *argv[]) {
 		const std::string_view mode = output_mode;
 		const size_t at = mode.find('@');
 		if (!cli::parse_wxh(mode.substr(0, at), 1, 16384, &options.output_width, &options.output_height) ||
-				(at != std::string_view::npos && !cli::parse_real(mode.substr(at + 1), 0.001, 1000, &hz))) {
-			return cli::usage_error("pixelport-compositor", "--output '" + output_mode +
-				"': want WIDTHxHEIGHT[@HZ], width and height 1..16384, HZ 0.001..1000 (e.g. 1920x1080@60)");
+			(at != std::string_view::npos && !cli::parse_real(mode.substr(at + 1), 0.001, 1000, &hz))) {
+			return cli::usage_error("pixelport-compositor",
+				"--output '" + output_mode +
+					"': want WIDTHxHEIGHT[@HZ], width and height 1..16384, HZ 0.001..1000 (e.g. "
+					"1920x1080@60)");
 		}
 		options.refresh_mhz = static_cast<int>(hz * 1000.0 + 0.5);
 	}
@@ -89,7 +93,9 @@ int main(int argc, char *argv[]) {
 	if (runtime == nullptr || *runtime == '\0') {
 		char tmpl[] = "/tmp/pixelport-runtime-XXXXXX"; // mkdtemp: mode 0700
 		if (mkdtemp(tmpl) == nullptr) {
-			fprintf(stderr, "pixelport-compositor: XDG_RUNTIME_DIR is not set and no private one can be made in /tmp\n");
+			fprintf(stderr,
+				"pixelport-compositor: XDG_RUNTIME_DIR is not set and no private one can be made in "
+				"/tmp\n");
 			return 1;
 		}
 		own_runtime = tmpl;

@@ -129,7 +129,7 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 		}
 		wlr_log(WLR_INFO, "loaded plugin %s", path.c_str());
 		if (wlr_renderer_get_texture_formats(renderer_, WLR_BUFFER_CAP_DMABUF) != nullptr &&
-				wlr_renderer_get_drm_fd(renderer_) >= 0) {
+			wlr_renderer_get_drm_fd(renderer_) >= 0) {
 			wlr_linux_dmabuf_v1_create_with_renderer(display_, 4, renderer_);
 		}
 	} else if (!wlr_renderer_init_wl_display(renderer_, display_)) {
@@ -285,8 +285,8 @@ void Server::handle_new_output(wlr_output *wlr_output) {
 	wlr_output_state_init(&state);
 	wlr_output_state_set_enabled(&state, true);
 	if (wlr_output_is_headless(wlr_output)) {
-		wlr_output_state_set_custom_mode(&state, options_.output_width, options_.output_height,
-			options_.refresh_mhz);
+		wlr_output_state_set_custom_mode(
+			&state, options_.output_width, options_.output_height, options_.refresh_mhz);
 	} else if (wlr_output_mode *mode = wlr_output_preferred_mode(wlr_output)) {
 		wlr_output_state_set_mode(&state, mode);
 	}

@@ -10,8 +10,8 @@
 
 namespace pixelport {
 
-std::shared_ptr<DestImage> DestImage::create(uint32_t fourcc, int32_t width, int32_t height,
-		int bytes_per_pixel, bool zero) {
+std::shared_ptr<DestImage> DestImage::create(
+	uint32_t fourcc, int32_t width, int32_t height, int bytes_per_pixel, bool zero) {
 	auto image = std::make_shared<DestImage>();
 	image->fourcc = fourcc;
 	image->width = width;
@@ -61,7 +61,7 @@ static SurfaceState *applying_surface(PixelBuffer *buffer) {
 }
 
 bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *data, size_t stride, uint32_t fourcc,
-		const pixman_region32_t *damage, timing::CommitRecord *record, bool count_upload) {
+	const pixman_region32_t *damage, timing::CommitRecord *record, bool count_upload) {
 	core::SrcImage src;
 	if (!buffer->impl->source(buffer, &src)) {
 		return false;
@@ -82,7 +82,8 @@ bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *data, size_t stride, uin
 		for (int i = 0; i < n; i++) {
 			// Clamp: damage_buffer may name pixels outside the buffer.
 			int32_t x1 = std::clamp(boxes[i].x1, 0, dst.width), x2 = std::clamp(boxes[i].x2, 0, dst.width);
-			int32_t y1 = std::clamp(boxes[i].y1, 0, dst.height), y2 = std::clamp(boxes[i].y2, 0, dst.height);
+			int32_t y1 = std::clamp(boxes[i].y1, 0, dst.height),
+				y2 = std::clamp(boxes[i].y2, 0, dst.height);
 			if (x2 > x1 && y2 > y1) {
 				rects.push_back({x1, y1, x2 - x1, y2 - y1});
 			}
@@ -109,8 +110,8 @@ bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *data, size_t stride, uin
 	return true;
 }
 
-static bool buffer_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, uint32_t *format,
-		size_t *stride) {
+static bool buffer_begin_data_ptr_access(
+	wlr_buffer *base, uint32_t flags, void **data, uint32_t *format, size_t *stride) {
 	PixelBuffer *buffer = from_base(base);
 	if (flags & WLR_BUFFER_DATA_PTR_ACCESS_WRITE) {
 		// Only screencopy-style users write, and only into a native, writable mapping.
@@ -122,7 +123,8 @@ static bool buffer_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void 
 		// Timing: the record of the commit being applied, if anyone listens.
 		SurfaceState *surface = applying_surface(buffer);
 		timing::CommitRecord *record = surface != nullptr && buffer->plugin->timing != nullptr
-			? buffer->plugin->timing->applying(surface) : nullptr;
+			? buffer->plugin->timing->applying(surface)
+			: nullptr;
 		// The first access of the apply is the upload; later ones (another reader) are not timed.
 		if (record != nullptr && record->t_upload_start != 0) record = nullptr;
 		buffer->timing_record = record;
@@ -145,7 +147,7 @@ static bool buffer_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void 
 	// of the wl_buffer itself: a private full conversion of what the buffer holds now.
 	std::shared_ptr<DestImage> image = DestImage::create(buffer->target, base->width, base->height);
 	if (image == nullptr ||
-			!pixel_buffer_convert(buffer, image->data, image->stride, image->fourcc, nullptr, nullptr)) {
+		!pixel_buffer_convert(buffer, image->data, image->stride, image->fourcc, nullptr, nullptr)) {
 		return false;
 	}
 	buffer->private_image = image;
@@ -181,12 +183,12 @@ void pixel_buffer_init(PixelBuffer *buffer, const PixelBufferImpl *impl, int wid
 	buffer->impl = impl;
 	wlr_buffer_init(&buffer->base, &kBufferImpl, width, height);
 	// Unlocked by everyone (texture gone): the client may reuse its pixels.
-	buffer->release.connect(&buffer->base.events.release,
-		[buffer](void *) { pixel_buffer_release_to_client(buffer); });
+	buffer->release.connect(
+		&buffer->base.events.release, [buffer](void *) { pixel_buffer_release_to_client(buffer); });
 }
 
 bool pixel_buffer_publish(PixelBuffer *buffer, wl_client *client, uint32_t id, const PixelBufferImpl *impl,
-		const struct wl_buffer_interface *requests, wl_resource_destroy_func_t destroy, int width, int height) {
+	const struct wl_buffer_interface *requests, wl_resource_destroy_func_t destroy, int width, int height) {
 	buffer->resource = wl_resource_create(client, &wl_buffer_interface, 1, id);
 	if (buffer->resource == nullptr) {
 		wl_client_post_no_memory(client);
@@ -218,7 +220,8 @@ void pixel_buffer_release_to_client(PixelBuffer *buffer) {
 
 void pixel_buffer_committed(PixelBuffer *buffer, wlr_surface *surface) {
 	buffer->busy = true;
-	std::erase_if(buffer->surfaces, [buffer](wlr_surface *s) { return buffer->plugin->surface_state(s) == nullptr; });
+	std::erase_if(
+		buffer->surfaces, [buffer](wlr_surface *s) { return buffer->plugin->surface_state(s) == nullptr; });
 	if (std::find(buffer->surfaces.begin(), buffer->surfaces.end(), surface) == buffer->surfaces.end()) {
 		buffer->surfaces.push_back(surface);
 	}

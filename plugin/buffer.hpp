@@ -37,8 +37,8 @@ struct PixelBuffer {
 	const PixelBufferImpl *impl = nullptr;
 	pixelport_plugin *plugin = nullptr;
 	wl_resource *resource = nullptr; // the wl_buffer; null once the client destroyed it
-	uint32_t fourcc = 0;             // the client's DRM format
-	uint32_t target = 0;             // the renderer's format; == fourcc when native
+	uint32_t fourcc = 0; // the client's DRM format
+	uint32_t target = 0; // the renderer's format; == fourcc when native
 	/** Committed and not yet released: the client must not touch its pixels. */
 	bool busy = false;
 	/** Counts releases: the content a commit saw is the content of this generation. */

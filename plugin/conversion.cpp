@@ -66,7 +66,7 @@ struct ConvertedView {
 	 * content already converted for another surface), not when the commit is applied.
 	 */
 	bool early = false;
-	bool held = false;      // its commit is locked with `lock_seq` until converted
+	bool held = false; // its commit is locked with `lock_seq` until converted
 	uint32_t lock_seq = 0;
 	bool superseded = false; // a newer buffer commit replaced it before it was converted
 	bool converted = false;
@@ -184,8 +184,8 @@ void Conversions::attach_output(wlr_output *output) {
 	impl_->outputs.push_back(std::move(o));
 }
 
-std::shared_ptr<ConvertedImage> Conversions::Impl::allocate(wl_client *client, uint32_t fourcc, int32_t width,
-		int32_t height) {
+std::shared_ptr<ConvertedImage> Conversions::Impl::allocate(
+	wl_client *client, uint32_t fourcc, int32_t width, int32_t height) {
 	const core::FormatInfo *info = core::format_info(fourcc);
 	size_t bpp = info != nullptr ? info->planes[0].unit_bytes : 4;
 	size_t stride = (static_cast<size_t>(width) * bpp + 3) & ~size_t{3};
@@ -198,8 +198,10 @@ std::shared_ptr<ConvertedImage> Conversions::Impl::allocate(wl_client *client, u
 		wl_resource *display = wl_client_get_object(client, 1);
 		if (display != nullptr) {
 			wl_resource_post_error(display, WL_DISPLAY_ERROR_NO_MEMORY,
-				"pixelport: a %dx%d converted image (%zu bytes) would exceed the %s budget of %llu bytes "
-				"(%llu in use)", width, height, mapped, own ? "client's" : "compositor's",
+				"pixelport: a %dx%d converted image (%zu bytes) would exceed the %s budget of %llu "
+				"bytes "
+				"(%llu in use)",
+				width, height, mapped, own ? "client's" : "compositor's",
 				static_cast<unsigned long long>(own ? client_limit : total_limit),
 				static_cast<unsigned long long>(own ? mine->bytes : total->bytes));
 		}
@@ -325,7 +327,8 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
 		bool full = !c.valid || c.source_format != source->fourcc || pure;
 		if (!exclusive) {
 			// Copy on write: a fresh image, converted in full.
-			std::shared_ptr<ConvertedImage> fresh = allocate(client_of(s), image->fourcc, image->width, image->height);
+			std::shared_ptr<ConvertedImage> fresh =
+				allocate(client_of(s), image->fourcc, image->width, image->height);
 			if (fresh == nullptr) {
 				release_source(view);
 				return false;
@@ -336,10 +339,11 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
 		}
 		if (!full) {
 			pixman_box32_t *e = pixman_region32_extents(&c.damage);
-			full = pixman_region32_n_rects(&c.damage) == 1 && e->x1 <= 0 && e->y1 <= 0 && e->x2 >= image->width &&
-				e->y2 >= image->height;
+			full = pixman_region32_n_rects(&c.damage) == 1 && e->x1 <= 0 && e->y1 <= 0 &&
+				e->x2 >= image->width && e->y2 >= image->height;
 		}
-		ok = pixel_buffer_convert(source, image->data, image->stride, image->fourcc, full ? nullptr : &c.damage, record);
+		ok = pixel_buffer_convert(
+			source, image->data, image->stride, image->fourcc, full ? nullptr : &c.damage, record);
 		if (full) {
 			image->pure_source = source;
 			image->pure_generation = view->generation;
@@ -368,11 +372,14 @@ void Conversions::Impl::schedule(SurfaceState *s) {
 void Conversions::Impl::kick() {
 	if (idle == nullptr) {
 		wl_event_loop *loop = wl_display_get_event_loop(owner->plugin()->display);
-		idle = wl_event_loop_add_idle(loop, [](void *data) {
+		idle = wl_event_loop_add_idle(
+			loop,
+			[](void *data) {
 			auto *impl = static_cast<Impl *>(data);
 			impl->idle = nullptr;
 			impl->run_due(kIdleBudgetNs);
-		}, this);
+			},
+			this);
 	}
 }
 
@@ -390,7 +397,8 @@ bool Conversions::Impl::run_job(ConvertedView *view, uint64_t start, uint64_t bu
 		if (monotonic_ns() - start >= budget_ns) return false;
 		int32_t y = image->filled_rows, rows = std::min(band, image->height - y);
 		pixman_region32_t rect;
-		pixman_region32_init_rect(&rect, 0, y, static_cast<unsigned>(image->width), static_cast<unsigned>(rows));
+		pixman_region32_init_rect(
+			&rect, 0, y, static_cast<unsigned>(image->width), static_cast<unsigned>(rows));
 		ok = pixel_buffer_convert(source, image->data, image->stride, image->fourcc, &rect, nullptr, y == 0);
 		pixman_region32_fini(&rect);
 		image->filled_rows = ok ? y + rows : image->height;
@@ -442,8 +450,8 @@ void Conversions::Impl::supersede_held(SurfaceState *s, ConvertedView *newer) {
 		owner->plugin()->stats.skipped_conversions++;
 		release_source(old);
 		if (newer != nullptr && newer->image != nullptr && old->image != nullptr &&
-				old->image->fourcc == newer->image->fourcc && old->image->width == newer->image->width &&
-				old->image->height == newer->image->height) {
+			old->image->fourcc == newer->image->fourcc && old->image->width == newer->image->width &&
+			old->image->height == newer->image->height) {
 			old->image = newer->image;
 		}
 	}
@@ -483,11 +491,14 @@ void Conversions::Impl::run_due(uint64_t budget_ns) {
 	if (!due.empty() || !jobs.empty()) {
 		// Let other clients' requests run, then go on.
 		if (timer == nullptr) {
-			timer = wl_event_loop_add_timer(wl_display_get_event_loop(plugin->display), [](void *data) {
+			timer = wl_event_loop_add_timer(
+				wl_display_get_event_loop(plugin->display),
+				[](void *data) {
 				auto *impl = static_cast<Impl *>(data);
 				impl->run_due(kIdleBudgetNs);
 				return 0;
-			}, this);
+				},
+				this);
 		}
 		if (timer != nullptr) wl_event_source_timer_update(timer, kResumeMs);
 	}
@@ -597,7 +608,8 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
 	surface->pending.buffer = wlr_buffer_lock(&view->base);
 	wlr_buffer_drop(&view->base); // freed with its last lock
 	impl_->hold(s, view, buffer);
-	if (had_held && std::find(s->conversion.held.begin(), s->conversion.held.end(), view) == s->conversion.held.end()) {
+	if (had_held &&
+		std::find(s->conversion.held.begin(), s->conversion.held.end(), view) == s->conversion.held.end()) {
 		impl_->replace_held(s, view);
 	}
 }
@@ -612,7 +624,8 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 	// A synchronized subsurface's state applies with its parent's commit; holding it would
 	// apply the parent's without it (wlroots has no way to hold the parent too): converted
 	// in one go when applied, as small commits are.
-	if (wlr_subsurface *sub = wlr_subsurface_try_from_wlr_surface(s->surface); sub != nullptr && sub->synchronized) {
+	if (wlr_subsurface *sub = wlr_subsurface_try_from_wlr_surface(s->surface);
+		sub != nullptr && sub->synchronized) {
 		return;
 	}
 	// A surface without a role shows nothing, and a state held across an xdg role's initial
@@ -623,13 +636,14 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 		return image != nullptr && image->fourcc == view->target && image->width == w && image->height == h;
 	};
 	if (c.held.empty() && c.valid && c.pending == nullptr && fits(c.image) && c.image->surfaces == 1 &&
-			c.source_format == buffer->fourcc) {
+		c.source_format == buffer->fourcc) {
 		// Damage on the surface's own up-to-date image: bounded by the damage, if small.
 		pixman_box32_t *b = pixman_region32_extents(&s->surface->pending.buffer_damage);
 		pixman_box32_t *d = pixman_region32_extents(&s->surface->pending.surface_damage);
 		uint64_t scale = static_cast<uint64_t>(std::max(1, s->surface->pending.scale));
 		auto area = [](const pixman_box32_t *e) {
-			return static_cast<uint64_t>(std::max(0, e->x2 - e->x1)) * static_cast<uint64_t>(std::max(0, e->y2 - e->y1));
+			return static_cast<uint64_t>(std::max(0, e->x2 - e->x1)) *
+				static_cast<uint64_t>(std::max(0, e->y2 - e->y1));
 		};
 		if (area(b) + area(d) * scale * scale <= kHoldPixels) return;
 	}

@@ -46,9 +46,9 @@ struct ConvertedImage {
 	uint32_t fourcc = 0;
 	int32_t width = 0;
 	int32_t height = 0;
-	size_t stride = 0;   // bytes, a multiple of 4 (pixman, GL's default unpack alignment)
-	size_t size = 0;     // stride * height
-	size_t mapped = 0;   // bytes mapped (page-rounded); what the budgets count
+	size_t stride = 0; // bytes, a multiple of 4 (pixman, GL's default unpack alignment)
+	size_t size = 0; // stride * height
+	size_t mapped = 0; // bytes mapped (page-rounded); what the budgets count
 	uint8_t *data = nullptr; // anonymous mapping: zero pages until first written
 	/** Budgets charged for this image (the owning client's and the plugin's). */
 	std::shared_ptr<ImageBudget> client_budget;

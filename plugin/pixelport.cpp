@@ -92,7 +92,8 @@ namespace {
 // at the next unmap), and a new xdg_surface would not see that the surface has a buffer.
 void role_destroy_logger(void *data, wl_protocol_logger_type type, const wl_protocol_logger_message *message) {
 	auto *pp = static_cast<pixelport_plugin *>(data);
-	if (type != WL_PROTOCOL_LOGGER_REQUEST || pp->holding.empty() || strcmp(message->message->name, "destroy") != 0) {
+	if (type != WL_PROTOCOL_LOGGER_REQUEST || pp->holding.empty() ||
+		strcmp(message->message->name, "destroy") != 0) {
 		return;
 	}
 	for (const auto &[surface, id] : std::vector(pp->holding)) {
@@ -102,7 +103,8 @@ void role_destroy_logger(void *data, wl_protocol_logger_type type, const wl_prot
 			continue;
 		}
 		wlr_xdg_surface *xdg = wlr_xdg_surface_try_from_wlr_surface(surface);
-		if (message->resource == surface->role_resource || (xdg != nullptr && message->resource == xdg->role_resource)) {
+		if (message->resource == surface->role_resource ||
+			(xdg != nullptr && message->resource == xdg->role_resource)) {
 			pp->release_holds(s);
 		}
 	}
@@ -112,8 +114,8 @@ void role_destroy_logger(void *data, wl_protocol_logger_type type, const wl_prot
 
 extern "C" {
 
-PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *display,
-		struct wlr_renderer *renderer, const struct pixelport_options *options) {
+PIXELPORT_API struct pixelport_plugin *pixelport_create(
+	struct wl_display *display, struct wlr_renderer *renderer, const struct pixelport_options *options) {
 	if (display == nullptr || renderer == nullptr) {
 		wlr_log(WLR_ERROR, "pixelport: pixelport_create needs a display and a renderer");
 		return nullptr;
@@ -142,7 +144,8 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *displ
 	pixelport_options &o = pp->options;
 	if (o.stream_size_hint == 0) o.stream_size_hint = 1u << 20;
 	// The other stream_* limits stay 0 = default: stream.cpp sizes those to the outputs.
-	pp->convert_options.threads = pp->options.convert_threads == 0 ? 1 : static_cast<int32_t>(pp->options.convert_threads);
+	pp->convert_options.threads =
+		pp->options.convert_threads == 0 ? 1 : static_cast<int32_t>(pp->options.convert_threads);
 
 	pp->conversions = Conversions::create(pp);
 	pp->shm = Shm::create(pp, version);
@@ -179,15 +182,13 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *displ
 	return pp;
 }
 
-PIXELPORT_API bool pixelport_attach_compositor(struct pixelport_plugin *pp,
-		struct wlr_compositor *compositor) {
+PIXELPORT_API bool pixelport_attach_compositor(struct pixelport_plugin *pp, struct wlr_compositor *compositor) {
 	if (pp == nullptr || compositor == nullptr || pp->compositor != nullptr) {
 		return false;
 	}
 	pp->compositor = compositor;
-	pp->new_surface.connect(&compositor->events.new_surface, [pp](void *data) {
-		pp->track_surface(static_cast<wlr_surface *>(data));
-	});
+	pp->new_surface.connect(&compositor->events.new_surface,
+		[pp](void *data) { pp->track_surface(static_cast<wlr_surface *>(data)); });
 	pp->compositor_destroy.connect(&compositor->events.destroy, [pp](void *) {
 		pp->surfaces.clear();
 		pp->new_surface.disconnect();

@@ -38,8 +38,8 @@ struct DestImage {
 	 * zero-filled only if `zero` (a conversion that writes it all next need not pay for it).
 	 * Null when out of memory.
 	 */
-	static std::shared_ptr<DestImage> create(uint32_t fourcc, int32_t width, int32_t height,
-		int bytes_per_pixel = 4, bool zero = false);
+	static std::shared_ptr<DestImage> create(
+		uint32_t fourcc, int32_t width, int32_t height, int bytes_per_pixel = 4, bool zero = false);
 	~DestImage();
 };
 

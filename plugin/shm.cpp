@@ -191,7 +191,7 @@ bool file_holds(int fd, int64_t size) {
 }
 
 void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, int32_t offset, int32_t width,
-		int32_t height, int32_t stride, uint32_t format) {
+	int32_t height, int32_t stride, uint32_t format) {
 	ShmPool *pool = pool_from_resource(resource);
 	uint32_t drm = core::fourcc_from_shm_format(format);
 	const FormatPolicy &policy = *pool->plugin->formats;
@@ -208,8 +208,8 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 	const core::FormatInfo *info = core::format_info(drm); // served formats all have one
 	core::ShmPlanes layout;
 	if (offset < 0 || width <= 0 || height <= 0 || stride <= 0 ||
-			!core::shm_planes(*info, static_cast<uint32_t>(width), static_cast<uint32_t>(height),
-				static_cast<uint64_t>(stride), &layout)) {
+		!core::shm_planes(*info, static_cast<uint32_t>(width), static_cast<uint32_t>(height),
+			static_cast<uint64_t>(stride), &layout)) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE,
 			"invalid buffer: offset %d, %dx%d, stride %d for %s", offset, width, height, stride,
 			core::format_name(drm));
@@ -231,8 +231,8 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 			wl_client_post_no_memory(client);
 			return;
 		}
-		wl_resource_post_error(bad, WL_SHM_ERROR_INVALID_FD, "buffer ends at byte %llu, beyond the end of the file",
-			static_cast<unsigned long long>(end));
+		wl_resource_post_error(bad, WL_SHM_ERROR_INVALID_FD,
+			"buffer ends at byte %llu, beyond the end of the file", static_cast<unsigned long long>(end));
 		return;
 	}
 
@@ -245,7 +245,7 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 	buffer->pixel.fourcc = drm;
 	buffer->pixel.target = target;
 	if (!pixel_buffer_publish(&buffer->pixel, client, id, &kShmBufferImpl, &kWlBufferImpl, buffer_resource_destroy,
-			width, height)) {
+		    width, height)) {
 		delete buffer;
 		return;
 	}
@@ -257,15 +257,16 @@ void pool_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(reso
 void pool_resize(wl_client *, wl_resource *resource, int32_t size) {
 	ShmPool *pool = pool_from_resource(resource);
 	if (size <= 0 || static_cast<size_t>(size) < pool->mapping->size) {
-		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE,
-			"pools can only grow (size %d, was %zu)", size, pool->mapping->size);
+		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE, "pools can only grow (size %d, was %zu)",
+			size, pool->mapping->size);
 		return;
 	}
 	if (static_cast<size_t>(size) == pool->mapping->size) {
 		return;
 	}
 	if (!file_holds(pool->file->fd, size)) {
-		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FD, "resize to %d beyond the end of the file", size);
+		wl_resource_post_error(
+			resource, WL_SHM_ERROR_INVALID_FD, "resize to %d beyond the end of the file", size);
 		return;
 	}
 	auto mapping = map_file(pool->file, static_cast<size_t>(size));
@@ -338,8 +339,7 @@ std::unique_ptr<Shm> Shm::create(pixelport_plugin *plugin, uint32_t version) {
 	for (uint32_t fourcc : plugin->formats->served()) {
 		shm->formats_.push_back(core::shm_format_from_fourcc(fourcc));
 	}
-	shm->global_ = wl_global_create(plugin->display, &wl_shm_interface, static_cast<int>(version),
-		shm.get(), bind);
+	shm->global_ = wl_global_create(plugin->display, &wl_shm_interface, static_cast<int>(version), shm.get(), bind);
 	if (shm->global_ == nullptr) {
 		return nullptr;
 	}

@@ -16,7 +16,7 @@ struct sigaction previous_action;
 void handle_sigbus(int sig, siginfo_t *info, void *context) {
 	auto addr = reinterpret_cast<uintptr_t>(info->si_addr);
 	for (SigbusGuard *g = guards.load(std::memory_order_acquire); g != nullptr;
-			g = g->next.load(std::memory_order_acquire)) {
+		g = g->next.load(std::memory_order_acquire)) {
 		auto start = reinterpret_cast<uintptr_t>(g->addr);
 		if (addr >= start && addr - start < g->size) {
 			// Zero pages in place of the client's file: the read that faulted is retried.

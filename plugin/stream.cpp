@@ -13,8 +13,8 @@
 #include <deque>
 
 #include "buffer.hpp"
-#include "pixelport-stream-v1-protocol.h"
 #include "format_policy.hpp"
+#include "pixelport-stream-v1-protocol.h"
 #include "pixelport/core/format.hpp"
 #include "pixelport/core/stream_layout.hpp"
 #include "timing.hpp"
@@ -24,7 +24,7 @@ namespace pixelport {
 
 namespace {
 
-constexpr size_t kWindowBytes = 1 << 20;      // receive window for converted formats
+constexpr size_t kWindowBytes = 1 << 20; // receive window for converted formats
 constexpr size_t kBytesPerDispatch = 4 << 20; // per stream and wake-up; then others run
 constexpr int kMaxIov = 64;
 // Writes announced and not yet read, per client: ~48 bytes each, so at most ~768 KiB of queue,
@@ -36,8 +36,8 @@ constexpr uint64_t kMaxPendingWrites = 16384;
 // still holds it) and is charged to it until freed.
 struct Stream;
 struct ClientUsage {
-	uint64_t buffers = 0;        // wl_buffers alive
-	uint64_t storage_bytes = 0;  // storage of its stream buffers, until freed
+	uint64_t buffers = 0; // wl_buffers alive
+	uint64_t storage_bytes = 0; // storage of its stream buffers, until freed
 	uint64_t inflight_bytes = 0; // announced, not yet read
 	uint64_t pending_writes = 0;
 	std::vector<Stream *> streams; // alive, including those destroyed while bytes are owed
@@ -68,14 +68,13 @@ struct Storage {
 		st->stride = (static_cast<size_t>(width) * static_cast<size_t>(bpp) + 3) & ~size_t{3};
 		st->size = st->stride * static_cast<size_t>(height);
 		st->mapped = st->size;
-		void *p = mmap(nullptr, st->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *p = mmap(nullptr, st->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			-1, 0);
 		if (p == MAP_FAILED) return nullptr;
 		st->data = static_cast<uint8_t *>(p);
 		return st;
 	}
-	~Storage() {
-		unmap_later(data, mapped);
-	}
+	~Storage() { unmap_later(data, mapped); }
 };
 
 struct StreamBuffer {
@@ -84,7 +83,7 @@ struct StreamBuffer {
 	const core::FormatInfo *wire = nullptr;
 	std::unique_ptr<Storage> storage;
 	core::StreamAssembler assembler; // puts a write's bytes into the storage (converting if need be)
-	uint64_t full_bytes = 0;         // the whole buffer on the wire
+	uint64_t full_bytes = 0; // the whole buffer on the wire
 	std::shared_ptr<ClientUsage> charged; // storage_bytes are refunded to it when freed
 	uint64_t stream_id = 0;
 	std::shared_ptr<ClientUsage> usage; // null once the wl_buffer is gone
@@ -99,16 +98,16 @@ struct StreamWrite {
 	StreamBuffer *buffer; // locked while the write is pending
 	int32_t x, y, width, height;
 	uint64_t length;
-	uint64_t done = 0;     // bytes read
-	bool begun = false;    // the buffer's assembler has this write's rectangle
+	uint64_t done = 0; // bytes read
+	bool begun = false; // the buffer's assembler has this write's rectangle
 };
 
 // How the data fd is read: each way returns at once whatever the file's O_NONBLOCK says (the
 // client shares the open file description and may clear the flag at any time).
 enum class FdKind {
 	Socket, // recvmsg(MSG_DONTWAIT)
-	Pipe,   // preadv2(RWF_NOWAIT)
-	Fifo,   // a named FIFO (no RWF_NOWAIT there): splice(SPLICE_F_NONBLOCK) into a relay pipe
+	Pipe, // preadv2(RWF_NOWAIT)
+	Fifo, // a named FIFO (no RWF_NOWAIT there): splice(SPLICE_F_NONBLOCK) into a relay pipe
 };
 
 struct Stream {
@@ -171,15 +170,17 @@ struct Limits {
 };
 
 constexpr uint64_t kMiB = 1ull << 20;
-constexpr uint64_t kFloorBufferBytes = 256 * kMiB;  // 8192 x 8192 x 4
+constexpr uint64_t kFloorBufferBytes = 256 * kMiB; // 8192 x 8192 x 4
 constexpr uint64_t kFloorClientBytes = 1024 * kMiB; // three 8192 x 8192 buffers and change
 
 Limits limits_of(pixelport_plugin *plugin) {
 	const pixelport_options &o = plugin->options;
 	uint64_t output = plugin->timing != nullptr ? plugin->timing->largest_output_pixels() * 4 : 0;
 	Limits l;
-	l.max_buffer_bytes = o.stream_max_buffer_bytes != 0 ? o.stream_max_buffer_bytes : std::max(kFloorBufferBytes, 4 * output);
-	l.max_client_bytes = o.stream_max_client_bytes != 0 ? o.stream_max_client_bytes : std::max(kFloorClientBytes, 16 * output);
+	l.max_buffer_bytes =
+		o.stream_max_buffer_bytes != 0 ? o.stream_max_buffer_bytes : std::max(kFloorBufferBytes, 4 * output);
+	l.max_client_bytes =
+		o.stream_max_client_bytes != 0 ? o.stream_max_client_bytes : std::max(kFloorClientBytes, 16 * output);
 	l.max_inflight_bytes = o.stream_max_inflight_bytes != 0 ? o.stream_max_inflight_bytes : 512 * kMiB;
 	l.max_buffers = o.stream_max_buffers != 0 ? o.stream_max_buffers : 64;
 	l.max_streams = o.stream_max_streams != 0 ? o.stream_max_streams : 16;
@@ -444,18 +445,21 @@ int handle_readable(int fd, uint32_t mask, void *data) {
 
 // ---- pp_stream_v1 -----------------------------------------------------------------------------
 
-Stream *stream_from_resource(wl_resource *resource) { return static_cast<Stream *>(wl_resource_get_user_data(resource)); }
+Stream *stream_from_resource(wl_resource *resource) {
+	return static_cast<Stream *>(wl_resource_get_user_data(resource));
+}
 
 void stream_handle_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
 
-void stream_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, int32_t width, int32_t height,
-		uint32_t format) {
+void stream_create_buffer(
+	wl_client *client, wl_resource *resource, uint32_t id, int32_t width, int32_t height, uint32_t format) {
 	Stream *s = stream_from_resource(resource);
 	pixelport_plugin *plugin = s->plugin;
 	uint32_t target = plugin->formats->target_for(format);
 	const core::FormatInfo *wire = core::format_info(format);
 	if (target == 0 || wire == nullptr) {
-		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_INVALID_FORMAT, "format 0x%08x not accepted", format);
+		wl_resource_post_error(
+			resource, PP_STREAM_V1_ERROR_INVALID_FORMAT, "format 0x%08x not accepted", format);
 		return;
 	}
 	const core::FormatInfo *storage_info = core::format_info(target);
@@ -475,8 +479,8 @@ void stream_create_buffer(wl_client *client, wl_resource *resource, uint32_t id,
 	}
 	std::shared_ptr<ClientUsage> usage = s->usage;
 	if (usage->buffers >= limits.max_buffers) {
-		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_LIMIT_EXCEEDED, "more than %u stream buffers",
-			limits.max_buffers);
+		wl_resource_post_error(
+			resource, PP_STREAM_V1_ERROR_LIMIT_EXCEEDED, "more than %u stream buffers", limits.max_buffers);
 		return;
 	}
 	if (usage->storage_bytes + bytes > limits.max_client_bytes) {
@@ -497,12 +501,13 @@ void stream_create_buffer(wl_client *client, wl_resource *resource, uint32_t id,
 	core::Status status = core::packed_layout(format, width, height, &full);
 	if (status == core::Status::Ok) {
 		Storage &st = *sb->storage;
-		status = sb->assembler.init(format, {target, width, height, st.data, st.stride, st.size}, plugin->convert_options);
+		status = sb->assembler.init(
+			format, {target, width, height, st.data, st.stride, st.size}, plugin->convert_options);
 	}
 	if (status != core::Status::Ok) {
 		delete sb;
-		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_INVALID_FORMAT, "format 0x%08x into 0x%08x: %s", format,
-			target, core::status_str(status));
+		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_INVALID_FORMAT, "format 0x%08x into 0x%08x: %s",
+			format, target, core::status_str(status));
 		return;
 	}
 	sb->full_bytes = full.total_bytes;
@@ -513,8 +518,8 @@ void stream_create_buffer(wl_client *client, wl_resource *resource, uint32_t id,
 	sb->pixel.plugin = plugin;
 	sb->pixel.fourcc = target; // the renderer reads the storage in place
 	sb->pixel.target = target;
-	if (!pixel_buffer_publish(&sb->pixel, client, id, &kStreamBufferImpl, &kWlBufferImpl, wl_buffer_resource_destroy,
-			width, height)) {
+	if (!pixel_buffer_publish(&sb->pixel, client, id, &kStreamBufferImpl, &kWlBufferImpl,
+		    wl_buffer_resource_destroy, width, height)) {
 		delete sb;
 		return;
 	}
@@ -524,36 +529,40 @@ void stream_create_buffer(wl_client *client, wl_resource *resource, uint32_t id,
 }
 
 void stream_write(wl_client *client, wl_resource *resource, wl_resource *buffer_resource, int32_t x, int32_t y,
-		int32_t width, int32_t height, uint32_t length) {
+	int32_t width, int32_t height, uint32_t length) {
 	Stream *s = stream_from_resource(resource);
 	StreamBuffer *sb = buffer_from_resource(buffer_resource);
 	if (sb == nullptr || sb->stream_id != s->id) {
-		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_FOREIGN_BUFFER, "buffer not created on this stream");
+		wl_resource_post_error(
+			resource, PP_STREAM_V1_ERROR_FOREIGN_BUFFER, "buffer not created on this stream");
 		return;
 	}
 	int32_t bw = sb->pixel.base.width, bh = sb->pixel.base.height;
 	core::PackedLayout layout;
 	if (core::check_stream_rect(*sb->wire, {x, y, width, height}, bw, bh) != core::Status::Ok ||
-			core::packed_layout(sb->wire_format, width, height, &layout) != core::Status::Ok) {
+		core::packed_layout(sb->wire_format, width, height, &layout) != core::Status::Ok) {
 		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_INVALID_RECT,
-			"rectangle %d,%d %dx%d not inside the %dx%d buffer on the chroma grid", x, y, width, height, bw, bh);
+			"rectangle %d,%d %dx%d not inside the %dx%d buffer on the chroma grid", x, y, width, height, bw,
+			bh);
 		return;
 	}
 	uint64_t expected = layout.total_bytes;
 	if (expected != length) {
-		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_BAD_LENGTH, "length %u, the rectangle packs to %llu",
-			length, static_cast<unsigned long long>(expected));
+		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_BAD_LENGTH,
+			"length %u, the rectangle packs to %llu", length, static_cast<unsigned long long>(expected));
 		return;
 	}
 	uint64_t max_inflight = limits_of(s->plugin).max_inflight_bytes;
 	if (s->usage->inflight_bytes + length > max_inflight) {
 		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_LIMIT_EXCEEDED,
-			"more than %llu bytes announced and not yet read", static_cast<unsigned long long>(max_inflight));
+			"more than %llu bytes announced and not yet read",
+			static_cast<unsigned long long>(max_inflight));
 		return;
 	}
 	if (s->usage->pending_writes >= kMaxPendingWrites) {
 		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_LIMIT_EXCEEDED,
-			"more than %llu writes announced and not yet read", static_cast<unsigned long long>(kMaxPendingWrites));
+			"more than %llu writes announced and not yet read",
+			static_cast<unsigned long long>(kMaxPendingWrites));
 		return;
 	}
 	if (s->failed || s->source == nullptr) {
@@ -622,9 +631,11 @@ const char *vet_data_fd(int fd, FdKind *kind) {
 	if (!S_ISSOCK(st.st_mode)) return "the data fd must be a socket or a pipe";
 	int domain = 0, type = 0, listening = 0;
 	socklen_t len = sizeof(int);
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX) return "not an AF_UNIX socket";
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX)
+		return "not an AF_UNIX socket";
 	len = sizeof(int);
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) return "not a SOCK_STREAM socket";
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
+		return "not a SOCK_STREAM socket";
 	len = sizeof(int);
 	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening) return "a listening socket";
 	sockaddr_storage peer;
@@ -647,7 +658,8 @@ void manager_create_stream(wl_client *client, wl_resource *resource, uint32_t id
 	uint32_t max_streams = limits_of(manager->plugin()).max_streams;
 	if (usage->streams.size() >= max_streams) {
 		close(fd);
-		wl_resource_post_error(resource, PP_STREAM_MANAGER_V1_ERROR_LIMIT_EXCEEDED, "more than %u streams", max_streams);
+		wl_resource_post_error(
+			resource, PP_STREAM_MANAGER_V1_ERROR_LIMIT_EXCEEDED, "more than %u streams", max_streams);
 		return;
 	}
 	// Reads do not rely on it (read_nowait), but a well-behaved fd is non-blocking anyway.
@@ -708,7 +720,8 @@ StreamManager::~StreamManager() {
 
 void StreamManager::bind(wl_client *client, void *data, uint32_t version, uint32_t id) {
 	auto *manager = static_cast<StreamManager *>(data);
-	wl_resource *resource = wl_resource_create(client, &pp_stream_manager_v1_interface, static_cast<int>(version), id);
+	wl_resource *resource =
+		wl_resource_create(client, &pp_stream_manager_v1_interface, static_cast<int>(version), id);
 	if (resource == nullptr) {
 		wl_client_post_no_memory(client);
 		return;
@@ -720,8 +733,9 @@ void StreamManager::bind(wl_client *client, void *data, uint32_t version, uint32
 		pp_stream_manager_v1_send_format(resource, format);
 	}
 	pp_stream_manager_v1_send_size_hint(resource, o.stream_size_hint);
-	pp_stream_manager_v1_send_limits(resource, static_cast<uint32_t>(std::min<uint64_t>(limits.max_buffer_bytes, UINT32_MAX)),
-		limits.max_buffers, static_cast<uint32_t>(std::min<uint64_t>(limits.max_inflight_bytes, UINT32_MAX)));
+	pp_stream_manager_v1_send_limits(resource,
+		static_cast<uint32_t>(std::min<uint64_t>(limits.max_buffer_bytes, UINT32_MAX)), limits.max_buffers,
+		static_cast<uint32_t>(std::min<uint64_t>(limits.max_inflight_bytes, UINT32_MAX)));
 }
 
 void StreamManager::handle_client_commit(SurfaceState *surface, wlr_buffer *buffer) {
@@ -745,7 +759,8 @@ void StreamManager::release_held(SurfaceState *surface) {
 	for (Stream *s : live_streams) {
 		for (StreamWrite &w : s->writes) {
 			std::erase_if(w.buffer->waiters, [&](const Waiter &waiter) {
-				if (waiter.surface != surface->surface || waiter.surface_id != surface->id) return false;
+				if (waiter.surface != surface->surface || waiter.surface_id != surface->id)
+					return false;
 				seqs.push_back(waiter.lock_seq);
 				return true;
 			});

@@ -52,12 +52,14 @@ void send_v1(wl_resource *sub, const timing::CommitRecord &r) {
 // stack (libwayland copies it into the connection buffer while marshalling).
 void send_report(wl_resource *sub, const timing::CommitRecord &r) {
 	uint64_t values[] = {protocol_transport(r.transport), r.format, static_cast<uint32_t>(r.width),
-		static_cast<uint32_t>(r.height), r.bytes, r.damage_bytes, r.t_commit, r.t_data_complete, r.t_convert_start,
-		r.t_convert_end, r.t_upload_start, r.t_upload_end, r.t_present};
-	static_assert(std::size(values) == size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1);
+		static_cast<uint32_t>(r.height), r.bytes, r.damage_bytes, r.t_commit, r.t_data_complete,
+		r.t_convert_start, r.t_convert_end, r.t_upload_start, r.t_upload_end, r.t_present};
+	static_assert(std::size(values) ==
+		size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1);
 	wl_array array = {.size = sizeof(values), .alloc = 0, .data = values};
 	pp_surface_timing_v1_send_report(sub, static_cast<uint32_t>(r.seq),
-		r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED, &array, r.output.empty() ? nullptr : r.output.data);
+		r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED, &array,
+		r.output.empty() ? nullptr : r.output.data);
 }
 
 uint32_t protocol_transport(timing::Transport t) {
@@ -96,7 +98,8 @@ void manager_subscribe(wl_client *client, wl_resource *resource, uint32_t id, wl
 		wl_resource_post_error(resource, PP_TIMING_MANAGER_V1_ERROR_FOREIGN_SURFACE, "not your surface");
 		return;
 	}
-	wl_resource *sub = wl_resource_create(client, &pp_surface_timing_v1_interface, wl_resource_get_version(resource), id);
+	wl_resource *sub =
+		wl_resource_create(client, &pp_surface_timing_v1_interface, wl_resource_get_version(resource), id);
 	if (sub == nullptr) {
 		wl_client_post_no_memory(client);
 		return;
@@ -112,7 +115,8 @@ const struct pp_timing_manager_v1_interface kManagerImpl = {
 };
 
 void bind_manager(wl_client *client, void *data, uint32_t version, uint32_t id) {
-	wl_resource *resource = wl_resource_create(client, &pp_timing_manager_v1_interface, static_cast<int>(version), id);
+	wl_resource *resource =
+		wl_resource_create(client, &pp_timing_manager_v1_interface, static_cast<int>(version), id);
 	if (resource == nullptr) {
 		wl_client_post_no_memory(client);
 		return;
@@ -149,7 +153,8 @@ std::unique_ptr<Timing> Timing::create(pixelport_plugin *plugin, const char *log
 			wlr_log(WLR_ERROR, "pixelport: timing log: %s", e.what());
 			return nullptr;
 		}
-		wlr_log(WLR_INFO, "pixelport: timing log %s, trace %s", has_log ? log_path : "-", has_trace ? trace_path : "-");
+		wlr_log(WLR_INFO, "pixelport: timing log %s, trace %s", has_log ? log_path : "-",
+			has_trace ? trace_path : "-");
 	}
 	return t;
 }
@@ -187,7 +192,8 @@ void Timing::client_commit(SurfaceState *s) {
 	const pixman_box32_t *boxes = pixman_region32_rectangles(&surface->pending.buffer_damage, &n);
 	uint64_t area = 0;
 	for (int i = 0; i < n; i++) {
-		area += static_cast<uint64_t>(boxes[i].x2 - boxes[i].x1) * static_cast<uint64_t>(boxes[i].y2 - boxes[i].y1);
+		area += static_cast<uint64_t>(boxes[i].x2 - boxes[i].x1) *
+			static_cast<uint64_t>(boxes[i].y2 - boxes[i].y1);
 	}
 	uint64_t pixels = static_cast<uint64_t>(r.width) * static_cast<uint64_t>(r.height);
 	r.damage_bytes = pixels > 0 ? std::min(area, pixels) * r.bytes / pixels : 0;
@@ -262,9 +268,8 @@ void Timing::attach_output(wlr_output *output) {
 		auto *event = static_cast<wlr_output_event_commit *>(data);
 		if (event->state->committed & WLR_OUTPUT_STATE_BUFFER) o->timing->output_committed(o);
 	});
-	o->present.connect(&output->events.present, [o](void *data) {
-		o->timing->output_presented(o, static_cast<wlr_output_event_present *>(data));
-	});
+	o->present.connect(&output->events.present,
+		[o](void *data) { o->timing->output_presented(o, static_cast<wlr_output_event_present *>(data)); });
 	o->destroy.connect(&output->events.destroy, [o](void *) {
 		Timing *t = o->timing;
 		for (SurfaceState *s : t->waiting_) {
@@ -281,7 +286,8 @@ void Timing::attach_output(wlr_output *output) {
 uint64_t Timing::largest_output_pixels() const {
 	uint64_t largest = 0;
 	for (const auto &o : outputs_) {
-		largest = std::max(largest, static_cast<uint64_t>(o->output->width) * static_cast<uint64_t>(o->output->height));
+		largest = std::max(
+			largest, static_cast<uint64_t>(o->output->width) * static_cast<uint64_t>(o->output->height));
 	}
 	return largest;
 }

@@ -19,8 +19,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <memory>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,14 +38,14 @@ namespace {
 
 struct Options {
 	CommonOptions common;
-	int attack = -1;         // child mode
-	int case_only = -1;      // --case N
-	int streams = 500;       // case 2: streams per attacker
-	int cycles = 10;         // case 3: connect/disconnect cycles
-	int big_buffers = 2;     // case 4: 1 GiB stream buffers
-	int surfaces = 6;        // case 5: surfaces showing one 8192x8192 buffer
-	int commits = 60;        // case 6: commits in one burst
-	int hold_ms = 2000;      // how long attackers stay before exiting
+	int attack = -1; // child mode
+	int case_only = -1; // --case N
+	int streams = 500; // case 2: streams per attacker
+	int cycles = 10; // case 3: connect/disconnect cycles
+	int big_buffers = 2; // case 4: 1 GiB stream buffers
+	int surfaces = 6; // case 5: surfaces showing one 8192x8192 buffer
+	int commits = 60; // case 6: commits in one burst
+	int hold_ms = 2000; // how long attackers stay before exiting
 };
 
 struct CaseInfo {
@@ -155,14 +155,15 @@ int attack(const Options &o, int which, bool stock) {
 		c.roundtrip();
 		break;
 	}
-	case 5:   // one 8192x8192 buffer attached to many surfaces
+	case 5: // one 8192x8192 buffer attached to many surfaces
 	case 6: { // 60 full-damage commits of a 4096x4096 buffer in one burst
 		// NV12 with the plugin (converted); stock has no NV12, so XRGB8888 there.
 		int side = which == 5 ? 8192 : 4096;
 		bool nv12 = !stock && c.has_shm_format(WL_SHM_FORMAT_NV12);
 		size_t stride = nv12 ? side : side * 4;
 		size_t bytes = nv12 ? stride * side * 3 / 2 : stride * side;
-		wl_buffer *b = shm_buffer(c, nv12 ? WL_SHM_FORMAT_NV12 : WL_SHM_FORMAT_XRGB8888, side, side, bytes, stride);
+		wl_buffer *b =
+			shm_buffer(c, nv12 ? WL_SHM_FORMAT_NV12 : WL_SHM_FORMAT_XRGB8888, side, side, bytes, stride);
 		int n = which == 5 ? o.surfaces : 1;
 		for (int i = 0; i < n; i++) {
 			auto w = std::make_unique<client::Window>();
@@ -287,9 +288,10 @@ Result run_case(const Options &o, const std::string &self, RuntimeDir &dir, int 
 	Child attacker;
 	attacker.compositor_side = false;
 	if (which > 0) {
-		std::vector<std::string> argv = {self, "--attack", std::to_string(which), "--hold-ms", std::to_string(o.hold_ms),
-			"--streams", std::to_string(o.streams), "--cycles", std::to_string(o.cycles), "--big-buffers",
-			std::to_string(o.big_buffers), "--surfaces", std::to_string(o.surfaces), "--commits", std::to_string(o.commits)};
+		std::vector<std::string> argv = {self, "--attack", std::to_string(which), "--hold-ms",
+			std::to_string(o.hold_ms), "--streams", std::to_string(o.streams), "--cycles",
+			std::to_string(o.cycles), "--big-buffers", std::to_string(o.big_buffers), "--surfaces",
+			std::to_string(o.surfaces), "--commits", std::to_string(o.commits)};
 		if (stock) argv.push_back("--stock");
 		if (!attacker.start(argv, {"WAYLAND_DISPLAY=" + comp.socket_path}, comp.log_path, &error)) {
 			probe.finish();
@@ -339,19 +341,27 @@ int main(int argc, char *argv[]) {
 	CLI::App app{"hostile-client cases: probe worst roundtrip, compositor peak RSS and fds"};
 	add_common_options(app, &o.common, false);
 	app.add_option("--case", o.case_only, "run only case N (0-6)")->transform(cli::Range(0, 6));
-	app.add_option("--streams", o.streams, "case 2: streams the attacker makes")->capture_default_str()
+	app.add_option("--streams", o.streams, "case 2: streams the attacker makes")
+		->capture_default_str()
 		->transform(cli::Range(1, 100000));
-	app.add_option("--cycles", o.cycles, "case 3: connections of 64 streams each")->capture_default_str()
+	app.add_option("--cycles", o.cycles, "case 3: connections of 64 streams each")
+		->capture_default_str()
 		->transform(cli::Range(1, 10000));
-	app.add_option("--big-buffers", o.big_buffers, "case 4: stream buffers of up to 1 GiB")->capture_default_str()
+	app.add_option("--big-buffers", o.big_buffers, "case 4: stream buffers of up to 1 GiB")
+		->capture_default_str()
 		->transform(cli::Range(0, 64));
-	app.add_option("--surfaces", o.surfaces, "case 5: surfaces showing the 8192x8192 buffer")->capture_default_str()
+	app.add_option("--surfaces", o.surfaces, "case 5: surfaces showing the 8192x8192 buffer")
+		->capture_default_str()
 		->transform(cli::Range(1, 1000));
-	app.add_option("--commits", o.commits, "case 6: commits in the burst")->capture_default_str()
+	app.add_option("--commits", o.commits, "case 6: commits in the burst")
+		->capture_default_str()
 		->transform(cli::Range(1, 100000));
-	app.add_option("--hold-ms", o.hold_ms, "how long each attacker stays connected")->capture_default_str()
+	app.add_option("--hold-ms", o.hold_ms, "how long each attacker stays connected")
+		->capture_default_str()
 		->transform(cli::Range(0, 3600000));
-	app.add_option("--attack", o.attack, "(internal) be the attacker of case N")->group("")->transform(cli::Range(0, 6));
+	app.add_option("--attack", o.attack, "(internal) be the attacker of case N")
+		->group("")
+		->transform(cli::Range(0, 6));
 	app.add_flag("--stock", stock, "(internal) the attacker faces stock wlroots")->group("");
 	if (int rc = cli::parse(app, argc, argv, "pixelport-bench-fairness"); rc >= 0) return rc;
 	if (o.attack >= 0) return attack(o, o.attack, stock);
@@ -366,9 +376,10 @@ int main(int argc, char *argv[]) {
 
 	std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
 	RuntimeDir dir;
-	printf("pixelport-bench-fairness: %s; attackers hold %d ms; probe roundtrip every 10 ms\n", machine_note().c_str(),
-		o.hold_ms);
-	printf("peak = highest sample (every 10 ms) from the attacker's start to 1 s after its exit; after = 1 s after\n\n");
+	printf("pixelport-bench-fairness: %s; attackers hold %d ms; probe roundtrip every 10 ms\n",
+		machine_note().c_str(), o.hold_ms);
+	printf("peak = highest sample (every 10 ms) from the attacker's start to 1 s after its exit; after = 1 s "
+	       "after\n\n");
 	Table table({"case", "compositor", "worst rt ms", "vs idle", "base RSS MiB", "peak RSS MiB", "after RSS MiB",
 		"base fds", "peak fds", "after fds", "note"});
 	double idle_ms[2] = {0, 0};
@@ -377,25 +388,29 @@ int main(int argc, char *argv[]) {
 		for (int s = 0; s < 2; s++) {
 			bool on_stock = s == 1;
 			if (on_stock && !kCases[which].stock) {
-				table.row({kCases[which].name, "stock", "-", "-", "-", "-", "-", "-", "-", "-", "no stream global"});
+				table.row({kCases[which].name, "stock", "-", "-", "-", "-", "-", "-", "-", "-",
+					"no stream global"});
 				continue;
 			}
 			Result r = run_case(o, self, dir, which, on_stock);
 			if (!r.ran) {
-				table.row({kCases[which].name, on_stock ? "stock" : "plugin", "-", "-", "-", "-", "-", "-", "-", "-", r.note});
+				table.row({kCases[which].name, on_stock ? "stock" : "plugin", "-", "-", "-", "-", "-",
+					"-", "-", "-", r.note});
 				continue;
 			}
 			if (which == 0) idle_ms[s] = r.worst_ms;
 			char worst[32];
 			snprintf(worst, sizeof(worst), "%.1f", r.worst_ms);
 			table.row({kCases[which].name, on_stock ? "stock" : "plugin", worst,
-				idle_ms[s] > 0 ? fmt_ratio(r.worst_ms / idle_ms[s]) : "-", mib(r.base_rss), mib(r.peak_rss),
-				mib(r.after_rss), std::to_string(r.base_fds), std::to_string(r.peak_fds), std::to_string(r.after_fds),
-				r.note});
+				idle_ms[s] > 0 ? fmt_ratio(r.worst_ms / idle_ms[s]) : "-", mib(r.base_rss),
+				mib(r.peak_rss), mib(r.after_rss), std::to_string(r.base_fds),
+				std::to_string(r.peak_fds), std::to_string(r.after_fds), r.note});
 			// One line per case as it finishes, for logs that are read while it runs.
-			printf("case %d %s: worst roundtrip %.1f ms, RSS %s -> peak %s -> after %s MiB, fds %zu -> peak %zu -> after %zu%s%s\n",
-				which, on_stock ? "stock" : "plugin", r.worst_ms, mib(r.base_rss).c_str(), mib(r.peak_rss).c_str(),
-				mib(r.after_rss).c_str(), r.base_fds, r.peak_fds, r.after_fds, r.note.empty() ? "" : "; ", r.note.c_str());
+			printf("case %d %s: worst roundtrip %.1f ms, RSS %s -> peak %s -> after %s MiB, fds %zu -> "
+			       "peak %zu -> after %zu%s%s\n",
+				which, on_stock ? "stock" : "plugin", r.worst_ms, mib(r.base_rss).c_str(),
+				mib(r.peak_rss).c_str(), mib(r.after_rss).c_str(), r.base_fds, r.peak_fds, r.after_fds,
+				r.note.empty() ? "" : "; ", r.note.c_str());
 			fflush(stdout);
 		}
 	}

@@ -64,10 +64,11 @@ bool pin_client_thread(bool pinned) {
 }
 
 bool Child::start(const std::vector<std::string> &argv, const std::vector<std::string> &env, const std::string &log,
-		std::string *error) {
+	std::string *error) {
 	// Everything the child needs is built here: after fork() it only calls async-signal-safe code.
 	auto overridden = [&](const char *kv) {
-		return std::any_of(env.begin(), env.end(), [&](const std::string &e) { return strncmp(kv, e.c_str(), e.find('=') + 1) == 0; });
+		return std::any_of(env.begin(), env.end(),
+			[&](const std::string &e) { return strncmp(kv, e.c_str(), e.find('=') + 1) == 0; });
 	};
 	std::vector<const char *> envp, args;
 	for (char **e = environ; *e != nullptr; e++) {
@@ -174,8 +175,8 @@ bool wait_for_socket(const std::string &path, Child &child, int timeout_ms) {
 	return false;
 }
 
-bool Compositor::start(const std::string &binary, RuntimeDir &dir, const std::vector<std::string> &args,
-		std::string *error) {
+bool Compositor::start(
+	const std::string &binary, RuntimeDir &dir, const std::vector<std::string> &args, std::string *error) {
 	std::string name = dir.unique("pp-bench");
 	socket_path = dir.path() + "/" + name;
 	log_path = socket_path + ".log";
@@ -221,7 +222,8 @@ uint64_t sync_done(client::Connection *conn, int timeout_ms) {
 	uint64_t deadline = now_ns() + static_cast<uint64_t>(timeout_ms) * 1000000u;
 	while (done == 0) {
 		uint64_t now = now_ns();
-		if (now >= deadline || (!conn->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1) &&
+		if (now >= deadline ||
+			(!conn->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1) &&
 				wl_display_get_error(conn->display) != 0)) {
 			break;
 		}
@@ -249,7 +251,7 @@ uint64_t BenchSurface::put_and_sync(const client::Pixels &px, uint64_t start, st
 	if (t == client::Transport::StreamSocket || t == client::Transport::StreamPipe) {
 		if (!writer->wait_consumed(10000)) {
 			*error = wl_display_get_error(conn->display) != 0 ? "connection failed: " + conn->error_text()
-			                                                  : "stream bytes not consumed within 10 s";
+									  : "stream bytes not consumed within 10 s";
 			return 0;
 		}
 		if (consumed != nullptr) *consumed = now_ns();
@@ -373,7 +375,8 @@ void Table::print(const std::string &title) const {
 	for (const auto &r : rows_) {
 		for (size_t i = 0; i < r.size(); i++) {
 			std::string pad(width[i] - columns(r[i]), ' ');
-			printf(i == 0 ? "%s%s" : "  %s%s", i == 0 ? r[i].c_str() : pad.c_str(), i == 0 ? pad.c_str() : r[i].c_str());
+			printf(i == 0 ? "%s%s" : "  %s%s", i == 0 ? r[i].c_str() : pad.c_str(),
+				i == 0 ? pad.c_str() : r[i].c_str());
 		}
 		printf("\n");
 	}
@@ -395,7 +398,9 @@ CpuTime process_cpu(pid_t pid) {
 		// Fields after the command (which may hold spaces): state is field 3, utime 14, stime 15.
 		const char *p = strrchr(line, ')');
 		unsigned long long utime = 0, stime = 0;
-		if (p == nullptr || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) continue;
+		if (p == nullptr ||
+			sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+			continue;
 		double ns = static_cast<double>(utime + stime) * tick_ns;
 		(task.path().filename() == std::to_string(pid) ? t.main : t.others) += ns;
 	}

@@ -73,7 +73,8 @@ struct Compositor {
 	Child process;
 	std::string socket_path;
 	std::string log_path;
-	bool start(const std::string &binary, RuntimeDir &dir, const std::vector<std::string> &args, std::string *error);
+	bool start(
+		const std::string &binary, RuntimeDir &dir, const std::vector<std::string> &args, std::string *error);
 };
 
 /**
@@ -129,7 +130,8 @@ struct BenchSurface {
 	 * put() (start time `start`), for streams wait until the compositor consumed the bytes
 	 * (*consumed gets when), then wl_display_sync; returns when sync was done, 0 on error.
 	 */
-	uint64_t put_and_sync(const client::Pixels &px, uint64_t start, std::string *error, uint64_t *consumed = nullptr);
+	uint64_t put_and_sync(
+		const client::Pixels &px, uint64_t start, std::string *error, uint64_t *consumed = nullptr);
 	/** A phase value meaning "when the client's put() started". */
 	static constexpr uint32_t kPutStart = 100;
 	/**

@@ -83,13 +83,13 @@ bool client_convert(const client::Pixels &src, uint8_t *dst, size_t dst_stride) 
 #ifdef PP_HAVE_LIBYUV
 	// DRM RGB888 is [B, G, R] in memory, which is libyuv's RGB24.
 	if (src.format == DRM_FORMAT_RGB888) {
-		return libyuv::RGB24ToARGB(src.data, static_cast<int>(src.stride), dst, static_cast<int>(dst_stride), src.width,
-			src.height) == 0;
+		return libyuv::RGB24ToARGB(src.data, static_cast<int>(src.stride), dst, static_cast<int>(dst_stride),
+			       src.width, src.height) == 0;
 	}
 	if (src.format == DRM_FORMAT_NV12) {
 		const uint8_t *uv = src.data + src.stride * static_cast<size_t>(src.height);
 		return libyuv::NV12ToARGB(src.data, static_cast<int>(src.stride), uv, static_cast<int>(src.stride), dst,
-			static_cast<int>(dst_stride), src.width, src.height) == 0;
+			       static_cast<int>(dst_stride), src.width, src.height) == 0;
 	}
 	return false;
 #else
@@ -160,13 +160,15 @@ int main(int argc, char *argv[]) {
 	for (Side *s : {&plugin, &stock}) {
 		std::vector<std::string> args = {"--output", common.output};
 		if (s == &stock) args.push_back("--no-plugin");
-		if (!s->compositor.start(common.compositor, dir, args, &error) || !connect_to(&s->conn, s->compositor.socket_path, &error)) {
+		if (!s->compositor.start(common.compositor, dir, args, &error) ||
+			!connect_to(&s->conn, s->compositor.socket_path, &error)) {
 			fprintf(stderr, "pixelport-bench-shm: %s: %s\n", s->name, error.c_str());
 			return 1;
 		}
 	}
 	printf("pixelport-bench-shm: plugin and --no-plugin compositors at once, frames alternate; medians of "
-		"repeated frames; %s\n", machine_note().c_str());
+	       "repeated frames; %s\n",
+		machine_note().c_str());
 	printf("commit-to-texture = commit -> wl_display_sync done on the same connection (same IPC in both modes)\n");
 	fflush(stdout);
 	auto fail = [&](const std::string &what) {
@@ -183,17 +185,19 @@ int main(int argc, char *argv[]) {
 	for (const Size &size : sizes) {
 		Frame f0(DRM_FORMAT_XRGB8888, size.w, size.h, 1), f1(DRM_FORMAT_XRGB8888, size.w, size.h, 2);
 		Lane lp, ls, lt;
-		if (!lp.open(&plugin, false, &error) || !ls.open(&stock, false, &error) || !lt.open(&plugin, true, &error)) {
+		if (!lp.open(&plugin, false, &error) || !ls.open(&stock, false, &error) ||
+			!lt.open(&plugin, true, &error)) {
 			return fail(error);
 		}
 		int n = common.frames(size.frames, size.quick_frames);
 		if (!run_lanes({&lp, &ls, &lt}, n, f0, f1, &error)) return fail(error);
 		Stats p = stats_of(lp.to_texture), s = stats_of(ls.to_texture);
-		Stats inside = stats_of(lt.surface.phase(PP_SURFACE_TIMING_V1_PHASE_COMMIT, PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END));
-		t1.row({std::to_string(size.w) + "x" + std::to_string(size.h), std::to_string(n), fmt_ns(p.median), fmt_ns(p.p95),
-			fmt_ns(s.median), fmt_ns(s.p95), fmt_ratio(p.median / s.median), fmt_ratio(p.p95 / s.p95),
-			fmt_ns(inside.median), fmt_ns(inside.p95), fmt_ns(stats_of(lt.to_texture).median),
-			fmt_ns(stats_of(lp.copy).median)});
+		Stats inside = stats_of(
+			lt.surface.phase(PP_SURFACE_TIMING_V1_PHASE_COMMIT, PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END));
+		t1.row({std::to_string(size.w) + "x" + std::to_string(size.h), std::to_string(n), fmt_ns(p.median),
+			fmt_ns(p.p95), fmt_ns(s.median), fmt_ns(s.p95), fmt_ratio(p.median / s.median),
+			fmt_ratio(p.p95 / s.p95), fmt_ns(inside.median), fmt_ns(inside.p95),
+			fmt_ns(stats_of(lt.to_texture).median), fmt_ns(stats_of(lp.copy).median)});
 	}
 	t1.print("Commit-to-texture, XRGB8888 (target plugin/stock <= 1.02)");
 
@@ -207,20 +211,23 @@ int main(int argc, char *argv[]) {
 		Frame f0(format, uhd.w, uhd.h, 1), f1(format, uhd.w, uhd.h, 2);
 		Lane lp, ls, lt;
 		ls.converts = true;
-		if (!lp.open(&plugin, false, &error) || !ls.open(&stock, false, &error) || !lt.open(&plugin, true, &error)) {
+		if (!lp.open(&plugin, false, &error) || !ls.open(&stock, false, &error) ||
+			!lt.open(&plugin, true, &error)) {
 			return fail(error);
 		}
-		if (!run_lanes({&lp, &ls, &lt}, common.frames(uhd.frames, uhd.quick_frames), f0, f1, &error)) return fail(error);
+		if (!run_lanes({&lp, &ls, &lt}, common.frames(uhd.frames, uhd.quick_frames), f0, f1, &error))
+			return fail(error);
 		Stats pe = stats_of(lp.end_to_end), se = stats_of(ls.end_to_end);
 		Stats conv = stats_of(lt.surface.phase(timing::Phase::Convert));
 		Stats inside = stats_of(lt.surface.phase(PP_SURFACE_TIMING_V1_PHASE_COMMIT, BenchSurface::kReady));
 		std::string name = client::format_name(client::drm_to_shm(format));
 		auto median = [](const std::vector<double> &v) { return fmt_ns(stats_of(v).median); };
-		t2.row({name, "plugin converts", "-", median(lp.copy), median(lp.to_texture), fmt_ns(pe.median), fmt_ns(pe.p95),
-			fmt_ratio(se.median / pe.median)});
-		t2.row({"", "  in the compositor (subscribed)", fmt_ns(conv.median), "", fmt_ns(inside.median), "", "", ""});
-		t2.row({"", "client converts, stock", median(ls.convert), median(ls.copy), median(ls.to_texture), fmt_ns(se.median),
-			fmt_ns(se.p95), "1.000x"});
+		t2.row({name, "plugin converts", "-", median(lp.copy), median(lp.to_texture), fmt_ns(pe.median),
+			fmt_ns(pe.p95), fmt_ratio(se.median / pe.median)});
+		t2.row({"", "  in the compositor (subscribed)", fmt_ns(conv.median), "", fmt_ns(inside.median), "", "",
+			""});
+		t2.row({"", "client converts, stock", median(ls.convert), median(ls.copy), median(ls.to_texture),
+			fmt_ns(se.median), fmt_ns(se.p95), "1.000x"});
 	}
 	t2.print("End to end, converted formats (speedup = stock end to end / plugin end to end; target >= 1.3x)");
 	return 0;

@@ -45,8 +45,8 @@ constexpr uint32_t kUploadEnd = PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END;
 class RawChannel {
 public:
 	// `polling_writer`: a non-blocking writer that poll()s when full, as SurfaceWriter does.
-	explicit RawChannel(bool pipe, int pipe_bytes = 1 << 20, bool polling_writer = false)
-		: pipe_(pipe), pipe_bytes_(pipe_bytes), polling_writer_(polling_writer) {}
+	explicit RawChannel(bool pipe, int pipe_bytes = 1 << 20, bool polling_writer = false) :
+		pipe_(pipe), pipe_bytes_(pipe_bytes), polling_writer_(polling_writer) {}
 	/** False if the pipe cannot have pipe_bytes (above fs.pipe-max-size without CAP_SYS_RESOURCE). */
 	bool usable() { return open(); }
 	~RawChannel() { close_fds(); }
@@ -160,15 +160,16 @@ struct Waypipe {
 		std::vector<std::string> env = {"XDG_RUNTIME_DIR=" + dir.path(), "WAYLAND_DISPLAY=" + compositor_name};
 		// Not pinned: waypipe's two ends would be on two machines; here they may use every CPU.
 		client.compositor_side = server.compositor_side = false;
-		if (!client.start({"waypipe", "--socket", sock, "--compress", "none", "--no-gpu", "client"}, env, log, error) ||
-				!wait_for_socket(sock, client, 10000)) {
+		if (!client.start({"waypipe", "--socket", sock, "--compress", "none", "--no-gpu", "client"}, env, log,
+			    error) ||
+			!wait_for_socket(sock, client, 10000)) {
 			if (error->empty()) *error = "waypipe client did not open its socket (log: " + log + ")";
 			return false;
 		}
 		// The server's command only keeps it alive; our in-process client connects to its display.
-		if (!server.start({"waypipe", "--socket", sock, "--compress", "none", "--no-gpu", "--display", display, "server",
-				    "--", "sleep", "100000"},
-				env, log, error)) {
+		if (!server.start({"waypipe", "--socket", sock, "--compress", "none", "--no-gpu", "--display", display,
+					  "server", "--", "sleep", "100000"},
+			    env, log, error)) {
 			return false;
 		}
 		display_path = dir.path() + "/" + display;
@@ -182,7 +183,7 @@ struct Waypipe {
 
 // Where line a crosses line b (same sizes): "a faster below X" etc.
 std::string crossing(const std::vector<uint64_t> &sizes, const std::vector<double> &a, const std::vector<double> &b,
-		const std::string &an, const std::string &bn) {
+	const std::string &an, const std::string &bn) {
 	std::string out;
 	for (size_t i = 0; i < sizes.size(); i++) {
 		if (!(a[i] > 0 && b[i] > 0)) return an + " vs " + bn + ": not measured at every size";
@@ -192,8 +193,8 @@ std::string crossing(const std::vector<uint64_t> &sizes, const std::vector<doubl
 		if ((d0 < 0) == (d1 < 0)) continue;
 		double x0 = std::log2(static_cast<double>(sizes[i])), x1 = std::log2(static_cast<double>(sizes[i + 1]));
 		double x = x0 + d0 / (d0 - d1) * (x1 - x0);
-		out += (out.empty() ? "" : "; ") + std::string("cross at ~") + fmt_size(static_cast<uint64_t>(std::exp2(x))) +
-			" (" + (d0 < 0 ? an : bn) + " faster below)";
+		out += (out.empty() ? "" : "; ") + std::string("cross at ~") +
+			fmt_size(static_cast<uint64_t>(std::exp2(x))) + " (" + (d0 < 0 ? an : bn) + " faster below)";
 	}
 	if (out.empty()) out = std::string(a[0] < b[0] ? an : bn) + " faster at every size (no crossing)";
 	return an + " vs " + bn + ": " + out;
@@ -219,18 +220,21 @@ int main(int argc, char *argv[]) {
 		return 1;
 	};
 	if (!compositor.start(common.compositor, dir, {"--output", common.output}, &error) ||
-			!connect_to(&conn, compositor.socket_path, &error)) {
+		!connect_to(&conn, compositor.socket_path, &error)) {
 		return fail(error);
 	}
 	if (conn.stream_manager == nullptr) return fail("the compositor has no pixelport stream (plugin not loaded?)");
 	bool have_waypipe = waypipe.start(dir, compositor, &error) && connect_to(&wconn, waypipe.display_path, &error);
 	printf("pixelport-bench-stream: one plugin compositor; medians (p50) and p95 of repeated frames, variants "
-		"interleaved; GB/s = 1e9 B/s; %s\n", machine_note().c_str());
+	       "interleaved; GB/s = 1e9 B/s; %s\n",
+		machine_note().c_str());
 	if (!have_waypipe) {
 		printf("waypipe: not measured: %s\n", error.c_str());
 	} else {
-		printf("waypipe 0.8.4 (--compress none --no-gpu, default threads) between our client and the compositor; "
-			"through it the client %s pp_stream_manager_v1\n", wconn.stream_manager ? "sees" : "does not see");
+		printf("waypipe 0.8.4 (--compress none --no-gpu, default threads) between our client and the "
+		       "compositor; "
+		       "through it the client %s pp_stream_manager_v1\n",
+			wconn.stream_manager ? "sees" : "does not see");
 	}
 	fflush(stdout);
 
@@ -239,7 +243,8 @@ int main(int argc, char *argv[]) {
 		uint64_t bytes;
 		int frames, quick_frames;
 	};
-	const Big bigs[] = {{1 * kMiB, 100, 5}, {4 * kMiB, 60, 3}, {16 * kMiB, 30, 3}, {64 * kMiB, 12, 0}, {256 * kMiB, 6, 0}};
+	const Big bigs[] = {
+		{1 * kMiB, 100, 5}, {4 * kMiB, 60, 3}, {16 * kMiB, 30, 3}, {64 * kMiB, 12, 0}, {256 * kMiB, 6, 0}};
 	bool big_pipe_note = false;
 	Table t1({"size", "path", "p50", "p95", "throughput", "ratio", "ratio of", "target"});
 	for (const Big &big : bigs) {
@@ -251,87 +256,95 @@ int main(int argc, char *argv[]) {
 		std::vector<uint8_t> dst(big.bytes, 1); // written: no first-touch faults in the timing
 		// A pipe as large as the frame (up to 16 MiB): does the 1 MiB pipe limit vmsplice?
 		int big_pipe_bytes = static_cast<int>(std::min<uint64_t>(big.bytes, 16 * kMiB));
-		RawChannel raw_socket(false), raw_pipe(true), raw_big_pipe(true, big_pipe_bytes), raw_polling_pipe(true, 1 << 20, true);
+		RawChannel raw_socket(false), raw_pipe(true), raw_big_pipe(true, big_pipe_bytes),
+			raw_polling_pipe(true, 1 << 20, true);
 		bool have_big_pipe = big_pipe_bytes > (1 << 20) && raw_big_pipe.usable();
 		if (!have_big_pipe && big_pipe_bytes > (1 << 20) && !big_pipe_note) {
-			printf("note: a pipe of %s is not permitted here (fs.pipe-max-size, no CAP_SYS_RESOURCE): no large-pipe rows\n",
+			printf("note: a pipe of %s is not permitted here (fs.pipe-max-size, no CAP_SYS_RESOURCE): no "
+			       "large-pipe rows\n",
 				fmt_size(static_cast<uint64_t>(big_pipe_bytes)).c_str());
 			big_pipe_note = true;
 		}
 		BenchSurface stream_socket, stream_pipe, shm, wshm;
-		if (!stream_socket.open(&conn, Transport::StreamSocket, &error) || !stream_pipe.open(&conn, Transport::StreamPipe, &error) ||
-				!shm.open(&conn, Transport::ShmReused, &error) ||
-				(have_waypipe && !wshm.open(&wconn, Transport::ShmReused, &error))) {
+		if (!stream_socket.open(&conn, Transport::StreamSocket, &error) ||
+			!stream_pipe.open(&conn, Transport::StreamPipe, &error) ||
+			!shm.open(&conn, Transport::ShmReused, &error) ||
+			(have_waypipe && !wshm.open(&wconn, Transport::ShmReused, &error))) {
 			return fail(error);
 		}
-		Series memcpy_ns, socket_ns, pipe_ns, big_pipe_ns, polling_pipe_ns, ss_client, sp_client, shm_ns, wshm_ns;
+		Series memcpy_ns, socket_ns, pipe_ns, big_pipe_ns, polling_pipe_ns, ss_client, sp_client, shm_ns,
+			wshm_ns;
 		// One frame of each variant; false with error set.
 		std::vector<std::function<bool(int)>> variants = {
 			[&](int i) {
-				uint64_t t0 = now_ns();
-				memcpy(dst.data(), f[i % 3].bytes.data(), big.bytes);
-				memcpy_ns.ns.push_back(static_cast<double>(now_ns() - t0));
-				return true;
+			uint64_t t0 = now_ns();
+			memcpy(dst.data(), f[i % 3].bytes.data(), big.bytes);
+			memcpy_ns.ns.push_back(static_cast<double>(now_ns() - t0));
+			return true;
 			},
 			[&](int i) {
-				uint64_t t = raw_socket.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
-				socket_ns.ns.push_back(static_cast<double>(t));
-				return t != 0 || (error = "raw socketpair transfer failed", false);
+			uint64_t t = raw_socket.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
+			socket_ns.ns.push_back(static_cast<double>(t));
+			return t != 0 || (error = "raw socketpair transfer failed", false);
+		},
+						      [&](int i) {
+			uint64_t t = raw_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
+			pipe_ns.ns.push_back(static_cast<double>(t));
+			return t != 0 || (error = "raw vmsplice transfer failed", false);
+		},
+			[&](int i) {
+			uint64_t t = raw_polling_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
+			polling_pipe_ns.ns.push_back(static_cast<double>(t));
+			return t != 0 || (error = "raw vmsplice transfer (polling writer) failed", false);
 			},
 			[&](int i) {
-				uint64_t t = raw_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
-				pipe_ns.ns.push_back(static_cast<double>(t));
-				return t != 0 || (error = "raw vmsplice transfer failed", false);
+			if (!have_big_pipe) return true;
+			uint64_t t = raw_big_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
+			big_pipe_ns.ns.push_back(static_cast<double>(t));
+			return t != 0 || (error = "raw vmsplice transfer (large pipe) failed", false);
 			},
 			[&](int i) {
-				uint64_t t = raw_polling_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
-				polling_pipe_ns.ns.push_back(static_cast<double>(t));
-				return t != 0 || (error = "raw vmsplice transfer (polling writer) failed", false);
+			uint64_t start = now_ns(), consumed = 0;
+			if (stream_socket.put_and_sync(f[i % 3].px, start, &error, &consumed) == 0) return false;
+			ss_client.ns.push_back(static_cast<double>(consumed - start));
+			return true;
 			},
 			[&](int i) {
-				if (!have_big_pipe) return true;
-				uint64_t t = raw_big_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
-				big_pipe_ns.ns.push_back(static_cast<double>(t));
-				return t != 0 || (error = "raw vmsplice transfer (large pipe) failed", false);
+			uint64_t start = now_ns(), consumed = 0;
+			if (stream_pipe.put_and_sync(f[i % 3].px, start, &error, &consumed) == 0) return false;
+			sp_client.ns.push_back(static_cast<double>(consumed - start));
+			return true;
 			},
 			[&](int i) {
-				uint64_t start = now_ns(), consumed = 0;
-				if (stream_socket.put_and_sync(f[i % 3].px, start, &error, &consumed) == 0) return false;
-				ss_client.ns.push_back(static_cast<double>(consumed - start));
-				return true;
+			uint64_t done = shm.put_and_sync(f[i % 3].px, now_ns(), &error);
+			shm_ns.ns.push_back(static_cast<double>(done - shm.writer->timing().committed));
+			return done != 0;
 			},
 			[&](int i) {
-				uint64_t start = now_ns(), consumed = 0;
-				if (stream_pipe.put_and_sync(f[i % 3].px, start, &error, &consumed) == 0) return false;
-				sp_client.ns.push_back(static_cast<double>(consumed - start));
-				return true;
+			if (!have_waypipe) return true;
+			uint64_t done = wshm.put_and_sync(f[i % 3].px, now_ns(), &error);
+			wshm_ns.ns.push_back(static_cast<double>(done - wshm.writer->timing().committed));
+			return done != 0 || (error = "through waypipe: " + error, false);
 			},
-			[&](int i) {
-				uint64_t done = shm.put_and_sync(f[i % 3].px, now_ns(), &error);
-				shm_ns.ns.push_back(static_cast<double>(done - shm.writer->timing().committed));
-				return done != 0;
-			},
-			[&](int i) {
-				if (!have_waypipe) return true;
-				uint64_t done = wshm.put_and_sync(f[i % 3].px, now_ns(), &error);
-				wshm_ns.ns.push_back(static_cast<double>(done - wshm.writer->timing().committed));
-				return done != 0 || (error = "through waypipe: " + error, false);
-			},
-		};
+			};
 		for (int i = -2; i < n; i++) {
 			if (i == 0) { // the first two frames set up (and first touch) both buffers of each writer
-				for (Series *s : {&memcpy_ns, &socket_ns, &pipe_ns, &big_pipe_ns, &polling_pipe_ns, &ss_client, &sp_client, &shm_ns, &wshm_ns}) {
+				for (Series *s : {&memcpy_ns, &socket_ns, &pipe_ns, &big_pipe_ns, &polling_pipe_ns,
+					     &ss_client, &sp_client, &shm_ns, &wshm_ns}) {
 					s->ns.clear();
 				}
 				for (BenchSurface *s : {&stream_socket, &stream_pipe, &shm, &wshm}) s->clear();
 			}
 			for (size_t k = 0; k < variants.size(); k++) {
-				if (!variants[(static_cast<size_t>(i + 2) + k) % variants.size()](i + 2)) return fail(error);
+				if (!variants[(static_cast<size_t>(i + 2) + k) % variants.size()](i + 2))
+					return fail(error);
 			}
 		}
-		Series ss_comp{stream_socket.phase(timing::Phase::Transfer)}, sp_comp{stream_pipe.phase(timing::Phase::Transfer)};
+		Series ss_comp{stream_socket.phase(timing::Phase::Transfer)},
+			sp_comp{stream_pipe.phase(timing::Phase::Transfer)};
 		std::string size = fmt_size(big.bytes);
-		auto row = [&](const char *path, const Series &s, const Series *base, const char *base_name, const char *target) {
+		auto row = [&](const char *path, const Series &s, const Series *base, const char *base_name,
+				   const char *target) {
 			Stats st = s.stats(), b = base ? base->stats() : Stats{};
 			t1.row({size, path, fmt_ns(st.median), fmt_ns(st.p95), fmt_rate(rate(big.bytes, st.median)),
 				base ? fmt_ratio(b.median / st.median) : "", base_name, target});
@@ -347,14 +360,15 @@ int main(int argc, char *argv[]) {
 			row(name.c_str(), big_pipe_ns, &memcpy_ns, "memcpy", "");
 		}
 		row("stream vmsplice, compositor", sp_comp, &pipe_ns, "raw vmsplice", ">= 0.9");
-		row("stream vmsplice, compositor", sp_comp, &memcpy_ns, "memcpy", big.bytes >= 4 * kMiB ? ">= 0.7" : "");
+		row("stream vmsplice, compositor", sp_comp, &memcpy_ns, "memcpy",
+			big.bytes >= 4 * kMiB ? ">= 0.7" : "");
 		row("stream vmsplice, client put->consumed", sp_client, &pipe_ns, "raw vmsplice", "");
 		row("shm direct, commit->sync", shm_ns, nullptr, "", "");
 		if (have_waypipe) {
 			row("shm via waypipe, commit->sync", wshm_ns, &shm_ns, "shm direct", "");
 			Stats w = wshm_ns.stats(), sp = sp_client.stats();
-			t1.row({size, "stream vmsplice put->consumed vs waypipe", "", "", "", fmt_ratio(w.median / sp.median),
-				"waypipe commit->sync", ">= 2"});
+			t1.row({size, "stream vmsplice put->consumed vs waypipe", "", "", "",
+				fmt_ratio(w.median / sp.median), "waypipe commit->sync", ">= 2"});
 		}
 	}
 	t1.print("Part 1: XRGB8888 throughput (ratio = baseline time / this time, i.e. throughput / baseline's)");
@@ -371,7 +385,9 @@ int main(int argc, char *argv[]) {
 		for (uint32_t fmt : formats) {
 			frames.push_back(std::make_unique<Frame>(fmt, conv.w, conv.h, 1));
 			surfaces.push_back(std::make_unique<BenchSurface>());
-			if (!surfaces.back()->open(&conn, pipe ? Transport::StreamPipe : Transport::StreamSocket, &error)) return fail(error);
+			if (!surfaces.back()->open(
+				    &conn, pipe ? Transport::StreamPipe : Transport::StreamSocket, &error))
+				return fail(error);
 		}
 		for (int i = -2; i < conv_frames; i++) {
 			for (size_t k = 0; k < formats.size(); k++) {
@@ -388,8 +404,9 @@ int main(int argc, char *argv[]) {
 			Stats d = stats_of(surfaces[k]->phase(timing::Phase::Transfer));
 			Stats tex = stats_of(surfaces[k]->phase(kCommit, kUploadEnd));
 			if (k == 0) xrgb = d.median;
-			t2.row({client::format_name(client::drm_to_shm(formats[k])), pipe ? "vmsplice pipe" : "socketpair",
-				fmt_size(frames[k]->px.size), fmt_ns(d.median), fmt_ns(d.p95),
+			t2.row({client::format_name(client::drm_to_shm(formats[k])),
+				pipe ? "vmsplice pipe" : "socketpair", fmt_size(frames[k]->px.size), fmt_ns(d.median),
+				fmt_ns(d.p95),
 				std::to_string(static_cast<int>(static_cast<double>(conv.w) * conv.h * 1e3 / d.median)),
 				fmt_ratio(d.median / xrgb), fmt_ns(tex.median)});
 		}
@@ -406,8 +423,9 @@ int main(int argc, char *argv[]) {
 		bool via_waypipe = false;
 		std::vector<double> p50;
 	};
-	std::vector<Line> lines = {{"stream socket", Transport::StreamSocket}, {"stream vmsplice", Transport::StreamPipe},
-		{"shm new memfd", Transport::ShmNewPool}, {"shm reused pool", Transport::ShmReused}};
+	std::vector<Line> lines = {{"stream socket", Transport::StreamSocket},
+		{"stream vmsplice", Transport::StreamPipe}, {"shm new memfd", Transport::ShmNewPool},
+		{"shm reused pool", Transport::ShmReused}};
 	if (have_waypipe) lines.push_back({"shm reused via waypipe", Transport::ShmReused, true});
 	Table t3({"size", "path", "put->texture p50", "p95", "commit->texture p50", "p95"});
 	for (uint64_t bytes : small) {
@@ -416,7 +434,8 @@ int main(int argc, char *argv[]) {
 		std::vector<std::unique_ptr<BenchSurface>> surfaces;
 		for (const Line &l : lines) {
 			surfaces.push_back(std::make_unique<BenchSurface>());
-			if (!surfaces.back()->open(l.via_waypipe ? &wconn : &conn, l.transport, &error)) return fail(error);
+			if (!surfaces.back()->open(l.via_waypipe ? &wconn : &conn, l.transport, &error))
+				return fail(error);
 		}
 		for (int i = -2; i < small_frames; i++) {
 			for (size_t k = 0; k < lines.size(); k++) {
@@ -424,22 +443,25 @@ int main(int argc, char *argv[]) {
 				if (i == 0 && k == 0) {
 					for (auto &each : surfaces) each->clear();
 				}
-				if (surfaces[v]->put_and_sync(i % 2 ? f1.px : f0.px, now_ns(), &error) == 0) return fail(lines[v].name + (": " + error));
+				if (surfaces[v]->put_and_sync(i % 2 ? f1.px : f0.px, now_ns(), &error) == 0)
+					return fail(lines[v].name + (": " + error));
 			}
 		}
 		for (size_t k = 0; k < lines.size(); k++) {
 			Stats put = stats_of(surfaces[k]->phase(BenchSurface::kPutStart, kUploadEnd));
 			Stats commit = stats_of(surfaces[k]->phase(kCommit, kUploadEnd));
 			lines[k].p50.push_back(put.median);
-			t3.row({fmt_size(bytes), lines[k].name, fmt_ns(put.median), fmt_ns(put.p95), fmt_ns(commit.median),
-				fmt_ns(commit.p95)});
+			t3.row({fmt_size(bytes), lines[k].name, fmt_ns(put.median), fmt_ns(put.p95),
+				fmt_ns(commit.median), fmt_ns(commit.p95)});
 		}
 	}
-	t3.print("Part 3: small XRGB8888 buffers, latency to texture made (t_upload_end; put-> includes the copy or send)");
+	t3.print("Part 3: small XRGB8888 buffers, latency to texture made (t_upload_end; put-> includes the copy or "
+		 "send)");
 	printf("\nWhere the put->texture lines cross (p50, interpolated on log2 size):\n");
 	for (size_t a = 0; a < 2; a++) {
 		for (size_t b = 2; b < lines.size(); b++) {
-			printf("  %s\n", crossing(small, lines[a].p50, lines[b].p50, lines[a].name, lines[b].name).c_str());
+			printf("  %s\n",
+				crossing(small, lines[a].p50, lines[b].p50, lines[a].name, lines[b].name).c_str());
 		}
 	}
 	if (have_waypipe) {
@@ -451,7 +473,8 @@ int main(int argc, char *argv[]) {
 			BenchSurface s;
 			Frame f(DRM_FORMAT_XRGB8888, 64, 64, 1);
 			std::string e;
-			bool ok = s.open(&wconn, Transport::StreamSocket, &e) && s.put_and_sync(f.px, now_ns(), &e) != 0;
+			bool ok =
+				s.open(&wconn, Transport::StreamSocket, &e) && s.put_and_sync(f.px, now_ns(), &e) != 0;
 			printf("%s\n", ok ? "a 64x64 frame arrived" : ("fails: " + e).c_str());
 		}
 	}

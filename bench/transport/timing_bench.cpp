@@ -33,7 +33,7 @@ struct Variant {
 	Compositor compositor;
 	client::Connection conn;
 	BenchSurface surface;
-	std::vector<double> rates;     // commits/s per run, one per round
+	std::vector<double> rates; // commits/s per run, one per round
 	std::vector<double> latencies; // commit -> sync done, ns, every commit
 	uint64_t records = 0;
 	uint64_t commits = 0;
@@ -77,7 +77,9 @@ constexpr int kResamples = 2000;
 
 Interval percentile_interval(double value, std::vector<double> &samples) {
 	std::sort(samples.begin(), samples.end());
-	auto at = [&](double q) { return samples[static_cast<size_t>(q * static_cast<double>(samples.size() - 1) + 0.5)]; };
+	auto at = [&](double q) {
+		return samples[static_cast<size_t>(q * static_cast<double>(samples.size() - 1) + 0.5)];
+	};
 	return {value, at(0.025), at(0.975)};
 }
 
@@ -124,9 +126,15 @@ int main(int argc, char *argv[]) {
 	std::string modes = "both";
 	CLI::App app{"pixelport-bench-timing: commits/s with the timing export off, logging, and subscribed"};
 	add_common_options(app, &common, false);
-	app.add_option("--runs", runs, "rounds; each runs every variant once per mode")->capture_default_str()->transform(cli::Range(2, 1000));
-	app.add_option("--seconds", seconds, "length of one run")->capture_default_str()->transform(cli::Range(0.1, 60.0));
-	app.add_option("--size", size, "buffer width and height")->capture_default_str()->transform(cli::Range(1, 4096));
+	app.add_option("--runs", runs, "rounds; each runs every variant once per mode")
+		->capture_default_str()
+		->transform(cli::Range(2, 1000));
+	app.add_option("--seconds", seconds, "length of one run")
+		->capture_default_str()
+		->transform(cli::Range(0.1, 60.0));
+	app.add_option("--size", size, "buffer width and height")
+		->capture_default_str()
+		->transform(cli::Range(1, 4096));
 	app.add_option("--modes", modes, "unpinned, pinned or both (in the same rounds); --pin means pinned")
 		->capture_default_str()
 		->check(CLI::IsMember({"both", "unpinned", "pinned"}));
@@ -146,7 +154,8 @@ int main(int argc, char *argv[]) {
 		if (pin_client_thread(true)) {
 			pin_modes.push_back(true);
 		} else {
-			fprintf(stderr, "pixelport-bench-timing: cannot pin (fewer than 2 CPUs); pinned mode left out\n");
+			fprintf(stderr,
+				"pixelport-bench-timing: cannot pin (fewer than 2 CPUs); pinned mode left out\n");
 			if (pin_modes.empty()) return 1;
 		}
 	}
@@ -158,7 +167,9 @@ int main(int argc, char *argv[]) {
 			auto v = std::make_unique<Variant>();
 			v->pinned = pinned;
 			v->name = k == 0 ? "off" : k == 1 ? "log" : "subscriber";
-			if (k == 1) v->args = {"--timing-log", dir.path() + "/timing-" + std::to_string(variants.size()) + ".jsonl"};
+			if (k == 1)
+				v->args = {"--timing-log",
+					dir.path() + "/timing-" + std::to_string(variants.size()) + ".jsonl"};
 			v->subscribe = k == 2;
 			v->args.insert(v->args.end(), {"--output", common.output});
 			v->compositor.process.compositor_side = pinned;
@@ -167,8 +178,9 @@ int main(int argc, char *argv[]) {
 	}
 	for (auto &v : variants) {
 		pin_client_thread(v->pinned);
-		if (!v->compositor.start(common.compositor, dir, v->args, &error) || !connect_to(&v->conn, v->compositor.socket_path, &error) ||
-				!v->surface.open(&v->conn, client::Transport::ShmReused, &error, v->subscribe)) {
+		if (!v->compositor.start(common.compositor, dir, v->args, &error) ||
+			!connect_to(&v->conn, v->compositor.socket_path, &error) ||
+			!v->surface.open(&v->conn, client::Transport::ShmReused, &error, v->subscribe)) {
 			fprintf(stderr, "pixelport-bench-timing: %s: %s\n", v->name, error.c_str());
 			return 1;
 		}
@@ -181,8 +193,11 @@ int main(int argc, char *argv[]) {
 	double load[1] = {0};
 	getloadavg(load, 1);
 	printf("pixelport-bench-timing: %dx%d XRGB8888 wl_shm, commit + wl_display_sync loop, %d rounds x %.1f s per "
-		"variant and mode, alternating; %u cores, load average %.2f; modes: %s%s\n", size, size, runs, seconds,
-		std::thread::hardware_concurrency(), load[0], pin_modes.size() == 2 ? "unpinned and pinned" : pin_modes[0] ? "pinned" : "unpinned",
+	       "variant and mode, alternating; %u cores, load average %.2f; modes: %s%s\n",
+		size, size, runs, seconds, std::thread::hardware_concurrency(), load[0],
+		pin_modes.size() == 2  ? "unpinned and pinned"
+			: pin_modes[0] ? "pinned"
+				       : "unpinned",
 		pin_modes.back() ? " (pinned: client on the first CPU, compositors on the others)" : "");
 	fflush(stdout);
 
@@ -204,7 +219,8 @@ int main(int argc, char *argv[]) {
 			size_t mode = (m + static_cast<size_t>(r)) % n_modes; // alternate which mode goes first
 			pin_client_thread(pin_modes[mode]);
 			for (int k = 0; k < 3; k++) {
-				Variant &v = *variants[mode * 3 + static_cast<size_t>(r + k) % 3]; // rotate who goes first
+				Variant &v =
+					*variants[mode * 3 + static_cast<size_t>(r + k) % 3]; // rotate who goes first
 				if (!run(v, a, b, seconds, &error)) {
 					fprintf(stderr, "pixelport-bench-timing: %s\n", error.c_str());
 					return 1;
@@ -227,7 +243,8 @@ int main(int argc, char *argv[]) {
 			snprintf(buf[0], sizeof(buf[0]), "%.0f", s.median);
 			snprintf(buf[1], sizeof(buf[1]), "%.0f", *std::min_element(v.rates.begin(), v.rates.end()));
 			snprintf(buf[2], sizeof(buf[2]), "%.0f", *std::max_element(v.rates.begin(), v.rates.end()));
-			snprintf(buf[3], sizeof(buf[3]), "%.3f", static_cast<double>(v.records) / static_cast<double>(v.commits));
+			snprintf(buf[3], sizeof(buf[3]), "%.3f",
+				static_cast<double>(v.records) / static_cast<double>(v.commits));
 			auto per_commit = [&](double ns) { return fmt_ns(ns / static_cast<double>(v.commits)); };
 			std::string ratio = "1", paired = "1";
 			if (k > 0) {
@@ -242,7 +259,8 @@ int main(int argc, char *argv[]) {
 				verdicts.push_back(line);
 			}
 			t.row({v.name, buf[0], buf[1], buf[2], ratio, paired, fmt_ns(l.median), fmt_ns(l.p95),
-				v.subscribe ? buf[3] : "-", per_commit(v.cpu_client), per_commit(v.cpu_main), per_commit(v.cpu_others)});
+				v.subscribe ? buf[3] : "-", per_commit(v.cpu_client), per_commit(v.cpu_main),
+				per_commit(v.cpu_others)});
 		}
 		t.print(std::string(pin_modes[mode] ? "Pinned (client on one CPU, compositors on the others)"
 						    : "Unpinned (all processes on all CPUs)") +

@@ -15,7 +15,7 @@ using namespace pixelport::client;
 namespace pixelport::sweep {
 
 void confirm_crossovers(Connection &conn, TimingClient &timing, const Options &o, const Source &src,
-		std::vector<Comparison> *comparisons_io, int *confirm_runs_io, bool *alive_io) {
+	std::vector<Comparison> *comparisons_io, int *confirm_runs_io, bool *alive_io) {
 	std::vector<Comparison> &comparisons = *comparisons_io;
 	int &confirm_runs = *confirm_runs_io;
 	bool &alive = *alive_io;
@@ -52,7 +52,8 @@ void confirm_crossovers(Connection &conn, TimingClient &timing, const Options &o
 			needs.push_back(n);
 		}
 		if (pass == 0 && isatty(STDERR_FILENO) == 0) {
-			fprintf(stderr, "pixelport-sweep: confirming %zu candidate crossover sizes: %d rounds of %zu points\n",
+			fprintf(stderr,
+				"pixelport-sweep: confirming %zu candidate crossover sizes: %d rounds of %zu points\n",
 				targets.size(), o.confirm_rounds, needs.size());
 		}
 		Progress cp;
@@ -73,8 +74,8 @@ void confirm_crossovers(Connection &conn, TimingClient &timing, const Options &o
 					c.drm = f;
 					c.width = n.width;
 					c.height = n.height;
-					make_frame(src.path.empty() ? nullptr : &src.img, f, n.width, n.height, o.seed, &c.bytes, &c.stride,
-						&c.pattern);
+					make_frame(src.path.empty() ? nullptr : &src.img, f, n.width, n.height, o.seed,
+						&c.bytes, &c.stride, &c.pattern);
 				}
 				Transport t;
 				parse_transport(n.side.transport, &t);
@@ -87,14 +88,17 @@ void confirm_crossovers(Connection &conn, TimingClient &timing, const Options &o
 				// Titled apart: scripts/demo compares the sweep's own points only.
 				alive = run_point(conn, timing, co, c, t, &p, false, " confirm");
 				if (p.stats(kCost).count) cost[k] = static_cast<double>(p.stats(kCost).p50);
-				cp.step("confirming round " + std::to_string(round + 1) + ": " + p.format + " " + p.transport + " " +
-						human_bytes(static_cast<double>(p.bytes)),
-					p.measured() ? "median cost " + timing::format_duration_ns(cost[k]) : "failed: " + p.note);
+				cp.step("confirming round " + std::to_string(round + 1) + ": " + p.format + " " +
+						p.transport + " " + human_bytes(static_cast<double>(p.bytes)),
+					p.measured() ? "median cost " + timing::format_duration_ns(cost[k])
+						     : "failed: " + p.note);
 				if (!alive) break;
 			}
 			for (auto &[cmp, i] : targets) {
-				double ca = cost[static_cast<size_t>(need_index[{cmp->a, cmp->sizes[i].width, cmp->sizes[i].height}])];
-				double cb = cost[static_cast<size_t>(need_index[{cmp->b, cmp->sizes[i].width, cmp->sizes[i].height}])];
+				double ca = cost[static_cast<size_t>(
+					need_index[{cmp->a, cmp->sizes[i].width, cmp->sizes[i].height}])];
+				double cb = cost[static_cast<size_t>(
+					need_index[{cmp->b, cmp->sizes[i].width, cmp->sizes[i].height}])];
 				if (ca > 0 && cb > 0) cmp->sizes[i].ratios.push_back(ca / cb);
 			}
 			confirm_runs++;

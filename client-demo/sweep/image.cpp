@@ -27,7 +27,8 @@ struct JpegError {
 // Checked from the header, before the pixels are allocated.
 bool too_many_pixels(uint64_t w, uint64_t h, std::string *error) {
 	if (w * h <= kMaxImagePixels) return false;
-	*error = std::to_string(w) + "x" + std::to_string(h) + " is more than " + std::to_string(kMaxImagePixels) + " pixels";
+	*error = std::to_string(w) + "x" + std::to_string(h) + " is more than " + std::to_string(kMaxImagePixels) +
+		" pixels";
 	return true;
 }
 
@@ -47,7 +48,8 @@ bool decode_jpeg(const std::string &file, Image *out, std::string *error) {
 		return false;
 	}
 	jpeg_create_decompress(&cinfo);
-	jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char *>(file.data()), static_cast<unsigned long>(file.size()));
+	jpeg_mem_src(
+		&cinfo, reinterpret_cast<const unsigned char *>(file.data()), static_cast<unsigned long>(file.size()));
 	jpeg_read_header(&cinfo, TRUE);
 	if (too_many_pixels(cinfo.image_width, cinfo.image_height, error)) {
 		jpeg_destroy_decompress(&cinfo);
@@ -94,7 +96,8 @@ bool decode_png(const std::string &file, Image *out, std::string *error) {
 bool decode_webp(const std::string &file, Image *out, std::string *error) {
 	int w = 0, h = 0;
 	const auto *data = reinterpret_cast<const uint8_t *>(file.data());
-	if (WebPGetInfo(data, file.size(), &w, &h) && too_many_pixels(static_cast<uint64_t>(w), static_cast<uint64_t>(h), error)) {
+	if (WebPGetInfo(data, file.size(), &w, &h) &&
+		too_many_pixels(static_cast<uint64_t>(w), static_cast<uint64_t>(h), error)) {
 		return false;
 	}
 	uint8_t *pixels = WebPDecodeBGRA(data, file.size(), &w, &h);
@@ -122,7 +125,8 @@ bool load_image(const std::string &path, Image *out, std::string *error) {
 		ok = decode_jpeg(file, out, &why);
 	} else if (file.size() >= 8 && memcmp(file.data(), "\x89PNG\r\n\x1a\n", 8) == 0) {
 		ok = decode_png(file, out, &why);
-	} else if (file.size() >= 12 && memcmp(file.data(), "RIFF", 4) == 0 && memcmp(file.data() + 8, "WEBP", 4) == 0) {
+	} else if (file.size() >= 12 && memcmp(file.data(), "RIFF", 4) == 0 &&
+		memcmp(file.data() + 8, "WEBP", 4) == 0) {
 		ok = decode_webp(file, out, &why);
 	} else {
 		why = "not a JPEG, PNG or WebP file";
@@ -142,13 +146,14 @@ bool load_image(const std::string &path, Image *out, std::string *error) {
 std::string find_system_photo() {
 	namespace fs = std::filesystem;
 	// Photos first: gnome-backgrounds and lomiri-wallpapers ship photographs; desktop-base art.
-	static const char *kDirs[] = {"/usr/share/backgrounds", "/usr/share/wallpapers", "/usr/share/images/desktop-base"};
+	static const char *kDirs[] = {
+		"/usr/share/backgrounds", "/usr/share/wallpapers", "/usr/share/images/desktop-base"};
 	std::string best;
 	uintmax_t best_size = 0;
 	for (const char *dir : kDirs) {
 		std::error_code ec;
-		for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-				it.increment(ec)) {
+		for (auto it = fs::recursive_directory_iterator(dir, ec);
+			!ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
 			if (!it->is_regular_file(ec)) continue;
 			std::string ext = it->path().extension().string();
 			for (char &c : ext) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
@@ -167,17 +172,23 @@ std::string find_system_photo() {
 
 bool image_encodable(uint32_t f) {
 	switch (f) {
-	case DRM_FORMAT_ARGB8888: case DRM_FORMAT_XRGB8888: case DRM_FORMAT_RGB888: case DRM_FORMAT_BGR888:
-	case DRM_FORMAT_RGB565: case DRM_FORMAT_NV12: case DRM_FORMAT_NV21: case DRM_FORMAT_YUV420:
-	case DRM_FORMAT_YVU420: case DRM_FORMAT_YUYV: case DRM_FORMAT_UYVY:
-		return true;
-	default:
-		return false;
+	case DRM_FORMAT_ARGB8888:
+	case DRM_FORMAT_XRGB8888:
+	case DRM_FORMAT_RGB888:
+	case DRM_FORMAT_BGR888:
+	case DRM_FORMAT_RGB565:
+	case DRM_FORMAT_NV12:
+	case DRM_FORMAT_NV21:
+	case DRM_FORMAT_YUV420:
+	case DRM_FORMAT_YVU420:
+	case DRM_FORMAT_YUYV:
+	case DRM_FORMAT_UYVY: return true;
+	default: return false;
 	}
 }
 
 bool make_frame(const Image *src, uint32_t f, int w, int h, uint32_t seed, std::vector<uint8_t> *out, size_t *stride,
-		bool *used_pattern) {
+	bool *used_pattern) {
 	size_t s = shm_min_stride(f, w);
 	ShmLayout layout;
 	if (s == 0 || !shm_layout(f, w, h, s, &layout)) return false;
@@ -204,7 +215,7 @@ bool make_frame(const Image *src, uint32_t f, int w, int h, uint32_t seed, std::
 	case DRM_FORMAT_ARGB8888:
 	case DRM_FORMAT_XRGB8888: libyuv::ARGBCopy(argb, as, d, ds, w, h); break;
 	case DRM_FORMAT_RGB888: libyuv::ARGBToRGB24(argb, as, d, ds, w, h); break; // B, G, R in memory
-	case DRM_FORMAT_BGR888: libyuv::ARGBToRAW(argb, as, d, ds, w, h); break;   // R, G, B
+	case DRM_FORMAT_BGR888: libyuv::ARGBToRAW(argb, as, d, ds, w, h); break; // R, G, B
 	case DRM_FORMAT_RGB565: libyuv::ARGBToRGB565(argb, as, d, ds, w, h); break;
 	case DRM_FORMAT_NV12: libyuv::ARGBToNV12(argb, as, d, ds, p1, s1, w, h); break;
 	case DRM_FORMAT_NV21: libyuv::ARGBToNV21(argb, as, d, ds, p1, s1, w, h); break;

@@ -14,7 +14,7 @@ namespace pixelport::sweep {
 struct Image {
 	int width = 0, height = 0;
 	std::vector<uint8_t> argb; // width * height * 4
-	std::string source;        // what it came from, for reports ("pattern" or a path)
+	std::string source; // what it came from, for reports ("pattern" or a path)
 };
 
 /** Largest image file read, and most pixels decoded (2^28: 1 GiB as ARGB8888). */
@@ -41,8 +41,8 @@ std::string find_system_photo();
  * synthetic pattern when src is null or its format has no libyuv encoder (then *used_pattern
  * is set). False if the format or size has no layout.
  */
-bool make_frame(const Image *src, uint32_t drm_format, int width, int height, uint32_t seed,
-	std::vector<uint8_t> *out, size_t *stride, bool *used_pattern);
+bool make_frame(const Image *src, uint32_t drm_format, int width, int height, uint32_t seed, std::vector<uint8_t> *out,
+	size_t *stride, bool *used_pattern);
 
 /** Whether make_frame() can write real image content in `drm_format`. */
 bool image_encodable(uint32_t drm_format);

@@ -55,11 +55,14 @@ int main(int argc, char *argv[]) {
 	r.cpid = o.compositor_pid ? o.compositor_pid : peer_pid(conn);
 	proc_rss(r.cpid, &r.hwm_before, &r.rss_before);
 	if (!o.peer_child) {
-		fprintf(stderr, "pixelport-sweep: compositor %s (pid %d)%s%s; content: %s\n", r.cpid ? proc_comm(r.cpid).c_str() : "?",
-			r.cpid, conn.stream_manager ? ", pixelport stream" : ", no pixelport stream (no plugin?)",
-			r.have_timing ? ", pixelport timing" : ", no timing protocol: compositor phases '-'", src.note.c_str());
+		fprintf(stderr, "pixelport-sweep: compositor %s (pid %d)%s%s; content: %s\n",
+			r.cpid ? proc_comm(r.cpid).c_str() : "?", r.cpid,
+			conn.stream_manager ? ", pixelport stream" : ", no pixelport stream (no plugin?)",
+			r.have_timing ? ", pixelport timing" : ", no timing protocol: compositor phases '-'",
+			src.note.c_str());
 	}
-	if (!r.have_timing) r.notes.push_back("compositor phases unavailable (no pp_timing_manager_v1): cost = client submit time");
+	if (!r.have_timing)
+		r.notes.push_back("compositor phases unavailable (no pp_timing_manager_v1): cost = client submit time");
 
 	r.alive = measure_points(conn, *timing, o, plan, src, &r.points);
 	proc_rss(r.cpid, &r.hwm_after, &r.rss_after);

@@ -13,7 +13,9 @@ namespace pixelport::sweep {
 namespace {
 
 // Client-side spans in ns; -1 = no value (a time absent, or the end before the start).
-int64_t diff(uint64_t end, uint64_t start) { return end != 0 && start != 0 && end >= start ? static_cast<int64_t>(end - start) : -1; }
+int64_t diff(uint64_t end, uint64_t start) {
+	return end != 0 && start != 0 && end >= start ? static_cast<int64_t>(end - start) : -1;
+}
 
 // Checks what the output shows against what was sent (verify.hpp) into p->pixels.
 void verify_point(const Options &o, const Content &c, Point *p) {
@@ -42,13 +44,13 @@ void verify_point(const Options &o, const Content &c, Point *p) {
 } // namespace
 
 bool run_point(Connection &conn, TimingClient &timing, const Options &o, const Content &c, Transport t, Point *p,
-		bool verify, const std::string &tag) {
+	bool verify, const std::string &tag) {
 	std::string error;
 	Window win;
 	// "pixelport-sweep shm NV12 640x480" ("shm@waypipe-lz4" under a peer): the timing log's
 	// title field then tells runs and transports apart (scripts/demo splits the log by it).
-	std::string title = "pixelport-sweep " + p->transport + (o.source.empty() ? "" : "@" + o.source) + " " + p->format +
-		" " + std::to_string(c.width) + "x" + std::to_string(c.height) + tag;
+	std::string title = "pixelport-sweep " + p->transport + (o.source.empty() ? "" : "@" + o.source) + " " +
+		p->format + " " + std::to_string(c.width) + "x" + std::to_string(c.height) + tag;
 	if (!win.create(&conn, title.c_str(), &error)) {
 		p->note = error;
 		return false;
@@ -65,7 +67,7 @@ bool run_point(Connection &conn, TimingClient &timing, const Options &o, const C
 			if (measuring && measure_start == 0) measure_start = now_ns();
 			int measured = i - o.warmup;
 			if (measuring && measured >= o.min_frames &&
-					static_cast<double>(now_ns() - measure_start) / 1e9 > o.point_seconds) {
+				static_cast<double>(now_ns() - measure_start) / 1e9 > o.point_seconds) {
 				break;
 			}
 			// vmsplice'd pages may still be in the pipe: never rewrite them before they are read.
@@ -87,11 +89,12 @@ bool run_point(Connection &conn, TimingClient &timing, const Options &o, const C
 			if (!waiter.wait(&conn, o.timeout_ms)) {
 				alive = wl_display_get_error(conn.display) == 0;
 				p->note = alive ? "frame not presented within " + std::to_string(o.timeout_ms) + " ms"
-				                : "connection lost: " + conn.error_text();
+						: "connection lost: " + conn.error_text();
 				break;
 			}
 			CommitTiming ct;
-			bool have = timing.available() && timing.wait_commit(pt.start, std::min(o.timeout_ms, 2000), &ct);
+			bool have =
+				timing.available() && timing.wait_commit(pt.start, std::min(o.timeout_ms, 2000), &ct);
 			if (!measuring) continue;
 			Sample s;
 			s.fill(-1);
@@ -113,7 +116,8 @@ bool run_point(Connection &conn, TimingClient &timing, const Options &o, const C
 				// conversion and its upload. Ends, not sums: the phases overlap (the stream's
 				// reads run during the writes and convert as rows arrive; an shm upload may
 				// contain the conversion).
-				uint64_t end = std::max({pt.sent, ct.phase(PP_SURFACE_TIMING_V1_PHASE_DATA_COMPLETE), ct.ready()});
+				uint64_t end = std::max(
+					{pt.sent, ct.phase(PP_SURFACE_TIMING_V1_PHASE_DATA_COMPLETE), ct.ready()});
 				s[kCost] = static_cast<int64_t>(end - pt.start);
 				p->compositor_timing = true;
 			} else {

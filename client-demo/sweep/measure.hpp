@@ -27,7 +27,7 @@ struct Content {
  * Measures one point into p; false only when the connection is gone (the sweep must stop).
  * With `verify`, checks the pixels shown (verify.hpp) into p->pixels. `tag` ends the window title.
  */
-bool run_point(client::Connection &conn, client::TimingClient &timing, const Options &o, const Content &c, client::Transport t,
-	Point *p, bool verify = true, const std::string &tag = "");
+bool run_point(client::Connection &conn, client::TimingClient &timing, const Options &o, const Content &c,
+	client::Transport t, Point *p, bool verify = true, const std::string &tag = "");
 
 } // namespace pixelport::sweep

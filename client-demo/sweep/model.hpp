@@ -26,10 +26,10 @@ using Sample = std::array<int64_t, kPhaseCount>;
 struct Point {
 	std::string format, transport; // "XRGB8888", "shm" / "socket" / "shm@waypipe-lz4"
 	int width = 0, height = 0;
-	uint64_t bytes = 0;            // pixel bytes of one frame (whole buffer in wl_shm layout)
-	std::string content;           // "image" or "pattern"
+	uint64_t bytes = 0; // pixel bytes of one frame (whole buffer in wl_shm layout)
+	std::string content; // "image" or "pattern"
 	std::vector<Sample> samples;
-	std::string note;              // why it was skipped or cut short; empty when fine
+	std::string note; // why it was skipped or cut short; empty when fine
 	bool compositor_timing = false;
 	// The pixel check after the last frame (verify.hpp): "ok", "wrong" (then `pixels_note` says
 	// what), "unverified" (`pixels_note` says why it could not be checked), "" = not run.
@@ -46,15 +46,15 @@ struct Point {
 };
 
 struct Crossover {
-	std::string format, a, b;  // transports; a is faster at the small end
+	std::string format, a, b; // transports; a is faster at the small end
 	bool found = false;
-	double at_bytes = 0;       // estimated crossing (log-linear interpolation of the median ratio)
+	double at_bytes = 0; // estimated crossing (log-linear interpolation of the median ratio)
 	uint64_t below = 0, above = 0; // the measured sizes it lies between
-	int crossings = 0;         // sign changes of the median ratio over the range
-	std::string winner;        // faster above the crossover (or throughout when !found)
-	std::string confidence;    // "high", "medium", "low" (see crossover_text)
+	int crossings = 0; // sign changes of the median ratio over the range
+	std::string winner; // faster above the crossover (or throughout when !found)
+	std::string confidence; // "high", "medium", "low" (see crossover_text)
 	double ratio_low = 0, ratio_high = 0; // 95% interval of cost(winner)/cost(other) just above
-	std::string text;          // one line for people
+	std::string text; // one line for people
 };
 
 /** Crossovers of every pair of `transports` for each format, on median cost. */

@@ -37,7 +37,7 @@ struct Options {
 	uint32_t seed = 1;
 	bool no_verify = false;
 	std::string verify_display; // peer child: the compositor's own display, for the screenshots
-	std::string source;         // peer child: "waypipe-lz4", in window titles
+	std::string source; // peer child: "waypipe-lz4", in window titles
 	bool test_wrong_reference = false; // testing aid: compare against inverted pixels
 	int confirm_rounds = 3;
 	double confirm_seconds = 0.25;

@@ -41,7 +41,8 @@ Plan plan_sweep(const Options &o, bool sizes_given) {
 	std::vector<Transport> transports;
 	for (const std::string &n : transport_names) {
 		Transport t;
-		if (!parse_transport(n, &t) || t == Transport::Auto) die(2, "unknown transport '" + n + "' (shm, shm-new, socket or pipe)");
+		if (!parse_transport(n, &t) || t == Transport::Auto)
+			die(2, "unknown transport '" + n + "' (shm, shm-new, socket or pipe)");
 		transports.push_back(t);
 	}
 	std::vector<std::string> format_names = split(o.formats, ',');
@@ -60,12 +61,17 @@ Plan plan_sweep(const Options &o, bool sizes_given) {
 	if (o.instances == 0) {
 		if (sizes_given) {
 			// Given, even empty: exactly these sizes, never the default sweep.
-			if (o.sizes_arg.empty()) die(2, std::string("--sizes: empty (want WxH or ") + kBytesRange + ", comma-separated)");
+			if (o.sizes_arg.empty())
+				die(2,
+					std::string("--sizes: empty (want WxH or ") + kBytesRange +
+						", comma-separated)");
 			for (const std::string &s : split_all(o.sizes_arg)) {
 				SizeSpec spec;
 				if (s.find_first_of("xX") != std::string::npos) {
 					if (!parse_wxh(s, &spec.width, &spec.height)) {
-						die(2, "--sizes: size '" + s + "' does not fit (want WxH, width and height 1..32767)");
+						die(2,
+							"--sizes: size '" + s +
+								"' does not fit (want WxH, width and height 1..32767)");
 					}
 				} else if (!parse_bytes(s, &spec.bytes)) {
 					die(2, "--sizes: bad size '" + s + "' (want WxH or " + kBytesRange + ")");
@@ -76,12 +82,16 @@ Plan plan_sweep(const Options &o, bool sizes_given) {
 			}
 		} else {
 			double lo, hi;
-			if (!parse_bytes(o.min_size, &lo)) die(2, "--min-size: bad size '" + o.min_size + "' (want " + kBytesRange + ")");
-			if (!parse_bytes(o.max_size, &hi)) die(2, "--max-size: bad size '" + o.max_size + "' (want " + kBytesRange + ")");
+			if (!parse_bytes(o.min_size, &lo))
+				die(2, "--min-size: bad size '" + o.min_size + "' (want " + kBytesRange + ")");
+			if (!parse_bytes(o.max_size, &hi))
+				die(2, "--max-size: bad size '" + o.max_size + "' (want " + kBytesRange + ")");
 			if (lo > hi) die(2, "--min-size " + o.min_size + " is larger than --max-size " + o.max_size);
 			for (int i = 0; i < o.steps; i++) {
 				SizeSpec spec;
-				spec.bytes = o.steps == 1 ? lo : std::exp(std::log(lo) + (std::log(hi) - std::log(lo)) * i / (o.steps - 1));
+				spec.bytes = o.steps == 1
+					? lo
+					: std::exp(std::log(lo) + (std::log(hi) - std::log(lo)) * i / (o.steps - 1));
 				spec.bytes = std::round(spec.bytes);
 				spec.label = std::to_string(static_cast<uint64_t>(spec.bytes));
 				sizes.push_back(spec);
@@ -96,12 +106,17 @@ Plan plan_sweep(const Options &o, bool sizes_given) {
 				uint64_t b = frame_bytes(f, w, h);
 				const core::FormatInfo *fi = core::format_info(f);
 				if (b == 0 || (fi && (w % fi->hsub || h % fi->vsub))) {
-					die(2, "size " + std::to_string(w) + "x" + std::to_string(h) + " does not fit " + format_name(drm_to_shm(f)) +
-						" (off its chroma grid)");
+					die(2,
+						"size " + std::to_string(w) + "x" + std::to_string(h) +
+							" does not fit " + format_name(drm_to_shm(f)) +
+							" (off its chroma grid)");
 				}
 				if (b > INT32_MAX) {
-					die(2, "size " + s.label + " does not fit: a " + std::to_string(w) + "x" + std::to_string(h) + " " +
-						format_name(drm_to_shm(f)) + " frame is " + human_bytes(static_cast<double>(b)) + ", wl_shm pools hold at most 2 GiB");
+					die(2,
+						"size " + s.label + " does not fit: a " + std::to_string(w) + "x" +
+							std::to_string(h) + " " + format_name(drm_to_shm(f)) +
+							" frame is " + human_bytes(static_cast<double>(b)) +
+							", wl_shm pools hold at most 2 GiB");
 				}
 				largest = std::max(largest, b);
 			}
@@ -109,9 +124,10 @@ Plan plan_sweep(const Options &o, bool sizes_given) {
 		// Content, a frame copy, two reused shm buffers and the compositor's converted copy.
 		uint64_t need = largest * 5, avail = mem_available();
 		if (avail && need > avail) {
-			die(2, "the largest frame (" + human_bytes(static_cast<double>(largest)) + ") needs about " +
-				human_bytes(static_cast<double>(need)) + " of memory, only " + human_bytes(static_cast<double>(avail)) +
-				" available (lower --max-size)");
+			die(2,
+				"the largest frame (" + human_bytes(static_cast<double>(largest)) + ") needs about " +
+					human_bytes(static_cast<double>(need)) + " of memory, only " +
+					human_bytes(static_cast<double>(avail)) + " available (lower --max-size)");
 		}
 	}
 	return {transport_names, transports, format_names, formats, sizes, size_args};

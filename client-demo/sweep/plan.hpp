@@ -29,7 +29,7 @@ struct Plan {
 	std::vector<client::Transport> transports;
 	std::vector<std::string> format_names;
 	std::vector<uint32_t> formats;
-	std::vector<SizeSpec> sizes;       // empty in pressure mode
+	std::vector<SizeSpec> sizes; // empty in pressure mode
 	std::vector<std::string> size_args; // what a peer child gets
 };
 

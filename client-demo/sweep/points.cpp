@@ -10,7 +10,7 @@ using namespace pixelport::client;
 namespace pixelport::sweep {
 
 bool measure_points(Connection &conn, TimingClient &timing, const Options &o, const Plan &plan, const Source &src,
-		std::vector<Point> *points_out) {
+	std::vector<Point> *points_out) {
 	const auto &[transport_names, transports, format_names, formats, sizes, size_args] = plan;
 	std::vector<Point> &points = *points_out;
 	Progress progress;
@@ -26,7 +26,8 @@ bool measure_points(Connection &conn, TimingClient &timing, const Options &o, co
 			c.drm = f;
 			c.width = w;
 			c.height = h;
-			make_frame(src.path.empty() ? nullptr : &src.img, f, w, h, o.seed, &c.bytes, &c.stride, &c.pattern);
+			make_frame(src.path.empty() ? nullptr : &src.img, f, w, h, o.seed, &c.bytes, &c.stride,
+				&c.pattern);
 			for (size_t ti = 0; ti < transports.size(); ti++) {
 				Point p;
 				p.format = format_names[fi];
@@ -39,20 +40,28 @@ bool measure_points(Connection &conn, TimingClient &timing, const Options &o, co
 				bool stream = t == Transport::StreamSocket || t == Transport::StreamPipe;
 				if (stream && conn.stream_manager == nullptr) {
 					p.note = "no pixelport stream in this compositor (no plugin?)";
-				} else if (stream && std::find(conn.stream_formats.begin(), conn.stream_formats.end(), f) == conn.stream_formats.end()) {
+				} else if (stream &&
+					std::find(conn.stream_formats.begin(), conn.stream_formats.end(), f) ==
+						conn.stream_formats.end()) {
 					p.note = "the stream does not take " + p.format;
-				} else if (stream && conn.stream_max_buffer_bytes && p.bytes > conn.stream_max_buffer_bytes) {
-					p.note = "over the stream's buffer limit (" + human_bytes(conn.stream_max_buffer_bytes) + ")";
+				} else if (stream && conn.stream_max_buffer_bytes &&
+					p.bytes > conn.stream_max_buffer_bytes) {
+					p.note = "over the stream's buffer limit (" +
+						human_bytes(conn.stream_max_buffer_bytes) + ")";
 				} else if (!stream && !conn.has_shm_format(drm_to_shm(f))) {
 					p.note = "wl_shm does not advertise " + p.format;
 				} else {
 					alive = run_point(conn, timing, o, c, t, &p);
 				}
-				std::string label = p.format + " " + p.transport + " " + human_bytes(static_cast<double>(p.bytes));
+				std::string label =
+					p.format + " " + p.transport + " " + human_bytes(static_cast<double>(p.bytes));
 				timing::Percentiles cs = p.stats(kCost);
-				progress.step(label, p.measured() ? "median cost " + timing::format_duration_ns(static_cast<double>(cs.p50)) + " (" +
-						std::to_string(cs.count) + " frames)" + (p.note.empty() ? "" : "; " + p.note)
-				                                  : "skipped: " + p.note);
+				progress.step(label,
+					p.measured() ? "median cost " +
+							timing::format_duration_ns(static_cast<double>(cs.p50)) + " (" +
+							std::to_string(cs.count) + " frames)" +
+							(p.note.empty() ? "" : "; " + p.note)
+						     : "skipped: " + p.note);
 				points.push_back(std::move(p));
 				if (!alive) break;
 			}

@@ -13,7 +13,7 @@
 namespace pixelport::sweep {
 
 /** Appends a point per format, size and transport to *points; false if the connection was lost. */
-bool measure_points(client::Connection &conn, client::TimingClient &timing, const Options &o, const Plan &plan, const Source &src,
-	std::vector<Point> *points_out);
+bool measure_points(client::Connection &conn, client::TimingClient &timing, const Options &o, const Plan &plan,
+	const Source &src, std::vector<Point> *points_out);
 
 } // namespace pixelport::sweep

@@ -44,8 +44,8 @@ struct InstanceResult {
 };
 
 // One pressure instance (a forked child): decode, scale, put the frame repeatedly.
-int pressure_child(const Options &o, const std::string &image_path, uint32_t drm, int w, int h, Transport t,
-		int report_fd) {
+int pressure_child(
+	const Options &o, const std::string &image_path, uint32_t drm, int w, int h, Transport t, int report_fd) {
 	auto report = [&](int frames, const std::string &err) {
 		nlohmann::json j = {{"frames", frames}, {"error", err}};
 		std::string line = j.dump() + "\n";
@@ -116,19 +116,25 @@ int run_pressure(const Options &o, const std::string &image_path, const std::str
 	if (fi && (w % fi->hsub || h % fi->vsub)) {
 		w -= w % fi->hsub;
 		h -= h % fi->vsub;
-		fprintf(stderr, "pixelport-sweep: note: pressure size rounded to %dx%d for %s's chroma grid\n", w, h, formats[0].c_str());
+		fprintf(stderr, "pixelport-sweep: note: pressure size rounded to %dx%d for %s's chroma grid\n", w, h,
+			formats[0].c_str());
 	}
 	Transport t;
 	if (!parse_transport(o.pressure_transport, &t) || t == Transport::Auto) {
 		die(2, "unknown --pressure-transport '" + o.pressure_transport + "' (shm, shm-new, socket or pipe)");
 	}
 	uint64_t bytes = frame_bytes(drm, w, h);
-	if (bytes == 0 || bytes > INT32_MAX) die(2, "pressure frame " + std::to_string(w) + "x" + std::to_string(h) + " does not fit in a wl_shm pool (2 GiB)");
+	if (bytes == 0 || bytes > INT32_MAX)
+		die(2,
+			"pressure frame " + std::to_string(w) + "x" + std::to_string(h) +
+				" does not fit in a wl_shm pool (2 GiB)");
 	uint64_t need = bytes * 4 * static_cast<uint64_t>(o.instances);
 	uint64_t avail = mem_available();
 	if (avail && need > avail) {
-		die(2, "pressure needs about " + human_bytes(static_cast<double>(need)) + " of memory, only " +
-			human_bytes(static_cast<double>(avail)) + " available (fewer --instances or a smaller --pressure-size)");
+		die(2,
+			"pressure needs about " + human_bytes(static_cast<double>(need)) + " of memory, only " +
+				human_bytes(static_cast<double>(avail)) +
+				" available (fewer --instances or a smaller --pressure-size)");
 	}
 	// The compositor, to watch its memory.
 	Connection probe;
@@ -138,13 +144,15 @@ int run_pressure(const Options &o, const std::string &image_path, const std::str
 	bool stream_ok = probe.stream_manager != nullptr;
 	probe.disconnect();
 	if ((t == Transport::StreamSocket || t == Transport::StreamPipe) && !stream_ok) {
-		die(1, "the compositor has no pixelport stream (no plugin?): cannot run --pressure-transport " + o.pressure_transport);
+		die(1,
+			"the compositor has no pixelport stream (no plugin?): cannot run --pressure-transport " +
+				o.pressure_transport);
 	}
 	uint64_t hwm_before, rss_before;
 	proc_rss(cpid, &hwm_before, &rss_before);
 	fprintf(stderr, "pixelport-sweep: pressure: %d instances, each %dx%d %s (%s) via %s, %d frames; content: %s\n",
-		o.instances, w, h, formats[0].c_str(), human_bytes(static_cast<double>(bytes)).c_str(), o.pressure_transport.c_str(),
-		o.pressure_frames, image_note.c_str());
+		o.instances, w, h, formats[0].c_str(), human_bytes(static_cast<double>(bytes)).c_str(),
+		o.pressure_transport.c_str(), o.pressure_frames, image_note.c_str());
 
 	std::vector<InstanceResult> results(static_cast<size_t>(o.instances));
 	std::vector<int> report_fds;
@@ -187,17 +195,21 @@ int run_pressure(const Options &o, const std::string &image_path, const std::str
 			if (timed_out) {
 				kill(r.pid, SIGKILL);
 				got = wait4(r.pid, &status, 0, &ru);
-				r.error = "killed after --pressure-timeout " + std::to_string(o.pressure_timeout_s) + " s";
+				r.error = "killed after --pressure-timeout " + std::to_string(o.pressure_timeout_s) +
+					" s";
 			}
 			if (got != r.pid) continue;
 			r.real_s = static_cast<double>(now_ns() - start) / 1e9;
-			r.user_s = static_cast<double>(ru.ru_utime.tv_sec) + static_cast<double>(ru.ru_utime.tv_usec) / 1e6;
-			r.sys_s = static_cast<double>(ru.ru_stime.tv_sec) + static_cast<double>(ru.ru_stime.tv_usec) / 1e6;
+			r.user_s = static_cast<double>(ru.ru_utime.tv_sec) +
+				static_cast<double>(ru.ru_utime.tv_usec) / 1e6;
+			r.sys_s = static_cast<double>(ru.ru_stime.tv_sec) +
+				static_cast<double>(ru.ru_stime.tv_usec) / 1e6;
 			r.minflt = ru.ru_minflt;
 			r.majflt = ru.ru_majflt;
 			r.maxrss_kb = ru.ru_maxrss;
 			r.finished = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-			if (!timed_out && WIFSIGNALED(status)) r.error = std::string("killed by signal ") + strsignal(WTERMSIG(status));
+			if (!timed_out && WIFSIGNALED(status))
+				r.error = std::string("killed by signal ") + strsignal(WTERMSIG(status));
 			r.pid = 0;
 			running--;
 		}
@@ -228,15 +240,16 @@ int run_pressure(const Options &o, const std::string &image_path, const std::str
 	int finished = 0;
 	for (const InstanceResult &r : results) {
 		char line[512];
-		snprintf(line, sizeof(line), "%8d  %8s  %6d %8.2f %8.2f %8.2f %8ld %8ld %9s  %s\n", r.index, r.finished ? "yes" : "no",
-			r.frames, r.real_s, r.user_s, r.sys_s, r.minflt, r.majflt,
+		snprintf(line, sizeof(line), "%8d  %8s  %6d %8.2f %8.2f %8.2f %8ld %8ld %9s  %s\n", r.index,
+			r.finished ? "yes" : "no", r.frames, r.real_s, r.user_s, r.sys_s, r.minflt, r.majflt,
 			human_bytes(static_cast<double>(r.maxrss_kb) * 1024).c_str(), r.error.c_str());
 		table << line;
 		finished += r.finished;
 	}
-	table << "compositor (pid " << cpid << (cpid ? ", " + proc_comm(cpid) : std::string()) << "): peak RSS (VmHWM) before "
-	      << human_bytes(static_cast<double>(hwm_before)) << ", after " << human_bytes(static_cast<double>(hwm_after))
-	      << "; RSS before " << human_bytes(static_cast<double>(rss_before)) << ", highest during "
+	table << "compositor (pid " << cpid << (cpid ? ", " + proc_comm(cpid) : std::string())
+	      << "): peak RSS (VmHWM) before " << human_bytes(static_cast<double>(hwm_before)) << ", after "
+	      << human_bytes(static_cast<double>(hwm_after)) << "; RSS before "
+	      << human_bytes(static_cast<double>(rss_before)) << ", highest during "
 	      << human_bytes(static_cast<double>(rss_peak)) << ", after " << human_bytes(static_cast<double>(rss_after))
 	      << "\ncompositor memory per surface: " << human_bytes(per_surface) << " (frame "
 	      << human_bytes(static_cast<double>(bytes)) << ")\n";
@@ -245,18 +258,21 @@ int run_pressure(const Options &o, const std::string &image_path, const std::str
 	nlohmann::json j = {{"mode", "pressure"}, {"instances", o.instances}, {"width", w}, {"height", h},
 		{"format", formats[0]}, {"transport", o.pressure_transport}, {"frames_each", o.pressure_frames},
 		{"bytes_per_frame", bytes}, {"content", image_note}, {"compositor_pid", cpid},
-		{"compositor", {{"vmhwm_before", hwm_before}, {"vmhwm_after", hwm_after}, {"rss_before", rss_before},
-			{"rss_peak", rss_peak.load()}, {"rss_after", rss_after}, {"per_surface_bytes", per_surface}}}};
+		{"compositor",
+			{{"vmhwm_before", hwm_before}, {"vmhwm_after", hwm_after}, {"rss_before", rss_before},
+				{"rss_peak", rss_peak.load()}, {"rss_after", rss_after},
+				{"per_surface_bytes", per_surface}}}};
 	nlohmann::json ji = nlohmann::json::array();
 	std::ostringstream csv;
 	csv << "instance,finished,frames,real_s,user_s,sys_s,minflt,majflt,maxrss_bytes,error\n";
 	for (const InstanceResult &r : results) {
-		ji.push_back({{"instance", r.index}, {"finished", r.finished}, {"frames", r.frames}, {"real_s", r.real_s},
-			{"user_s", r.user_s}, {"sys_s", r.sys_s}, {"minflt", r.minflt}, {"majflt", r.majflt},
-			{"maxrss_bytes", static_cast<uint64_t>(r.maxrss_kb) * 1024}, {"error", r.error}});
-		csv << r.index << "," << (r.finished ? 1 : 0) << "," << r.frames << "," << r.real_s << "," << r.user_s << ","
-		    << r.sys_s << "," << r.minflt << "," << r.majflt << "," << static_cast<uint64_t>(r.maxrss_kb) * 1024 << ",\""
-		    << r.error << "\"\n";
+		ji.push_back(
+			{{"instance", r.index}, {"finished", r.finished}, {"frames", r.frames}, {"real_s", r.real_s},
+				{"user_s", r.user_s}, {"sys_s", r.sys_s}, {"minflt", r.minflt}, {"majflt", r.majflt},
+				{"maxrss_bytes", static_cast<uint64_t>(r.maxrss_kb) * 1024}, {"error", r.error}});
+		csv << r.index << "," << (r.finished ? 1 : 0) << "," << r.frames << "," << r.real_s << "," << r.user_s
+		    << "," << r.sys_s << "," << r.minflt << "," << r.majflt << ","
+		    << static_cast<uint64_t>(r.maxrss_kb) * 1024 << ",\"" << r.error << "\"\n";
 	}
 	j["instances_result"] = ji;
 	std::ofstream(out / "pressure.json") << j.dump(2) << "\n";

@@ -14,8 +14,8 @@
 namespace pixelport::sweep {
 
 namespace {
-constexpr const char *kPhaseNames[kPhaseCount] = {"fill", "submit", "transfer", "convert", "upload", "present",
-	"latency", "cost"};
+constexpr const char *kPhaseNames[kPhaseCount] = {
+	"fill", "submit", "transfer", "convert", "upload", "present", "latency", "cost"};
 
 std::string dur(int64_t ns) { return ns < 0 ? "-" : timing::format_duration_ns(static_cast<double>(ns)); }
 
@@ -110,16 +110,18 @@ std::vector<Crossover> find_crossovers(const std::vector<Point> &points, const s
 				c.winner = lr(end) <= 0 ? end.first->transport : end.second->transport;
 				auto ratio_at = [&](size_t k) {
 					// cost(winner) / cost(other): an interval below 1 means the winner is faster.
-					const Point *w = pairs[k].first->transport == c.winner ? pairs[k].first : pairs[k].second;
+					const Point *w = pairs[k].first->transport == c.winner ? pairs[k].first
+											       : pairs[k].second;
 					const Point *o = w == pairs[k].first ? pairs[k].second : pairs[k].first;
 					std::vector<uint64_t> wv = w->values(kCost), ov = o->values(kCost);
 					return compare::bootstrap_median_ratio(ov, wv, opts, k + 1);
 				};
 				if (last == SIZE_MAX) {
 					c.found = false;
-					c.text = f + ": " + transports[i] + " vs " + transports[j] + ": none in range (" + c.winner +
-						" faster at every size from " + human_bytes(static_cast<double>(pairs.front().first->bytes)) +
-						" to " + human_bytes(static_cast<double>(end.first->bytes)) + ")";
+					c.text = f + ": " + transports[i] + " vs " + transports[j] +
+						": none in range (" + c.winner + " faster at every size from " +
+						human_bytes(static_cast<double>(pairs.front().first->bytes)) + " to " +
+						human_bytes(static_cast<double>(end.first->bytes)) + ")";
 					out.push_back(c);
 					continue;
 				}
@@ -131,7 +133,8 @@ std::vector<Crossover> find_crossovers(const std::vector<Point> &points, const s
 				c.below = pairs[last].first->bytes;
 				c.above = pairs[last + 1].first->bytes;
 				// The winner above the crossing: the one faster at last + 1.
-				c.winner = r1 <= 0 ? pairs[last + 1].first->transport : pairs[last + 1].second->transport;
+				c.winner =
+					r1 <= 0 ? pairs[last + 1].first->transport : pairs[last + 1].second->transport;
 				std::string loser = c.winner == transports[i] ? transports[j] : transports[i];
 				// Confidence: do the 95% bootstrap intervals of the median ratio exclude a tie on
 				// both sides of the crossing (high), on one side (medium), or on neither (low)?
@@ -145,14 +148,16 @@ std::vector<Crossover> find_crossovers(const std::vector<Point> &points, const s
 					c.ratio_high = above->high;
 				}
 				std::ostringstream t;
-				t << f << ": " << c.winner << " beats " << loser << " from ~" << human_bytes(c.at_bytes) << " (between "
-				  << human_bytes(static_cast<double>(c.below)) << " and " << human_bytes(static_cast<double>(c.above))
-				  << "; confidence " << c.confidence;
+				t << f << ": " << c.winner << " beats " << loser << " from ~" << human_bytes(c.at_bytes)
+				  << " (between " << human_bytes(static_cast<double>(c.below)) << " and "
+				  << human_bytes(static_cast<double>(c.above)) << "; confidence " << c.confidence;
 				if (above) {
-					t << ", cost ratio " << c.winner << "/" << loser << " at " << human_bytes(static_cast<double>(c.above))
-					  << " in [" << fixed(above->low, 2) << ", " << fixed(above->high, 2) << "]";
+					t << ", cost ratio " << c.winner << "/" << loser << " at "
+					  << human_bytes(static_cast<double>(c.above)) << " in ["
+					  << fixed(above->low, 2) << ", " << fixed(above->high, 2) << "]";
 				}
-				if (c.crossings > 1) t << "; the lines cross " << c.crossings << " times, this is the last";
+				if (c.crossings > 1)
+					t << "; the lines cross " << c.crossings << " times, this is the last";
 				t << ")";
 				c.text = t.str();
 				out.push_back(c);
@@ -199,11 +204,12 @@ std::string format_table(const std::vector<Point> &points) {
 std::string format_csv(const std::vector<Point> &points) {
 	std::ostringstream o;
 	o << "format,transport,width,height,bytes,content,frames,compositor_timing";
-	for (int ph = 0; ph < kPhaseCount; ph++) o << "," << phase_name(ph) << "_median_ns," << phase_name(ph) << "_p95_ns";
+	for (int ph = 0; ph < kPhaseCount; ph++)
+		o << "," << phase_name(ph) << "_median_ns," << phase_name(ph) << "_p95_ns";
 	o << ",throughput_mbs,pixels,note\n";
 	for (const Point &p : points) {
-		o << p.format << "," << p.transport << "," << p.width << "," << p.height << "," << p.bytes << "," << p.content
-		  << "," << p.samples.size() << "," << (p.compositor_timing ? 1 : 0);
+		o << p.format << "," << p.transport << "," << p.width << "," << p.height << "," << p.bytes << ","
+		  << p.content << "," << p.samples.size() << "," << (p.compositor_timing ? 1 : 0);
 		for (int ph = 0; ph < kPhaseCount; ph++) {
 			timing::Percentiles s = p.stats(ph);
 			if (s.count) {
@@ -247,7 +253,9 @@ nlohmann::json to_json(const std::vector<Point> &points, const std::vector<Cross
 		json phases = json::object();
 		for (int ph = 0; ph < kPhaseCount; ph++) {
 			timing::Percentiles s = p.stats(ph);
-			phases[phase_name(ph)] = s.count ? json{{"count", s.count}, {"median_ns", s.p50}, {"p95_ns", s.p95}} : json(nullptr);
+			phases[phase_name(ph)] = s.count
+				? json{{"count", s.count}, {"median_ns", s.p50}, {"p95_ns", s.p95}}
+				: json(nullptr);
 		}
 		json samples = json::array();
 		for (const Sample &s : p.samples) {
@@ -256,19 +264,21 @@ nlohmann::json to_json(const std::vector<Point> &points, const std::vector<Cross
 			samples.push_back(one);
 		}
 		auto mbs = p.throughput_mbs();
-		jp.push_back({{"format", p.format}, {"transport", p.transport}, {"width", p.width}, {"height", p.height},
-			{"bytes", p.bytes}, {"content", p.content}, {"frames", p.samples.size()},
+		jp.push_back({{"format", p.format}, {"transport", p.transport}, {"width", p.width},
+			{"height", p.height}, {"bytes", p.bytes}, {"content", p.content}, {"frames", p.samples.size()},
 			{"compositor_timing", p.compositor_timing}, {"phases", phases},
-			{"throughput_mbs", mbs ? json(*mbs) : json(nullptr)}, {"note", p.note.empty() ? json(nullptr) : json(p.note)},
-			{"pixels", p.pixels.empty() ? json(nullptr) : json{{"status", p.pixels}, {"note", p.pixels_note}}},
-			{"valid", p.valid()},
-			{"samples", samples}});
+			{"throughput_mbs", mbs ? json(*mbs) : json(nullptr)},
+			{"note", p.note.empty() ? json(nullptr) : json(p.note)},
+			{"pixels",
+				p.pixels.empty() ? json(nullptr) : json{{"status", p.pixels}, {"note", p.pixels_note}}},
+			{"valid", p.valid()}, {"samples", samples}});
 	}
 	json jc = json::array();
 	for (const Crossover &c : crossovers) {
 		jc.push_back({{"format", c.format}, {"a", c.a}, {"b", c.b}, {"found", c.found},
-			{"at_bytes", c.found ? json(c.at_bytes) : json(nullptr)}, {"between_bytes", c.found ? json{c.below, c.above} : json(nullptr)},
-			{"crossings", c.crossings}, {"winner", c.winner}, {"confidence", c.found ? json(c.confidence) : json(nullptr)},
+			{"at_bytes", c.found ? json(c.at_bytes) : json(nullptr)},
+			{"between_bytes", c.found ? json{c.below, c.above} : json(nullptr)}, {"crossings", c.crossings},
+			{"winner", c.winner}, {"confidence", c.found ? json(c.confidence) : json(nullptr)},
 			{"text", c.text}});
 	}
 	json phase_list = json::array();
@@ -312,7 +322,8 @@ void plot_png(const std::vector<Point> &points, const std::string &png_path, con
 	for (const Point &p : points) {
 		if (p.stats(kCost).count == 0 || !p.valid()) continue;
 		if (std::find(formats.begin(), formats.end(), p.format) == formats.end()) formats.push_back(p.format);
-		if (std::find(transports.begin(), transports.end(), p.transport) == transports.end()) transports.push_back(p.transport);
+		if (std::find(transports.begin(), transports.end(), p.transport) == transports.end())
+			transports.push_back(p.transport);
 		double b = static_cast<double>(p.bytes), c = static_cast<double>(p.stats(kCost).p50) / 1000.0;
 		double m = p.throughput_mbs().value_or(0);
 		lo = lo == 0 ? b : std::min(lo, b);
@@ -340,9 +351,11 @@ void plot_png(const std::vector<Point> &points, const std::string &png_path, con
 			data << "# " << f << " " << t << "\n";
 			bool any = false;
 			for (const Point &p : points) {
-				if (p.format != f || p.transport != t || p.stats(kCost).count == 0 || !p.valid()) continue;
+				if (p.format != f || p.transport != t || p.stats(kCost).count == 0 || !p.valid())
+					continue;
 				timing::Percentiles c = p.stats(kCost);
-				data << p.bytes << "\t" << static_cast<double>(c.p50) / 1000.0 << "\t" << p.throughput_mbs().value_or(0) << "\n";
+				data << p.bytes << "\t" << static_cast<double>(c.p50) / 1000.0 << "\t"
+				     << p.throughput_mbs().value_or(0) << "\n";
 				any = true;
 			}
 			if (!any) data << "NaN\tNaN\tNaN\n"; // keeps the block numbering
@@ -351,7 +364,8 @@ void plot_png(const std::vector<Point> &points, const std::string &png_path, con
 	}
 	data.close();
 	// Okabe-Ito: distinct for colour-blind readers, none too light on white (no yellow).
-	const char *colours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999"};
+	const char *colours[] = {
+		"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999"};
 	const int dashes[] = {1, 1, 1, 1, 2, 2, 2, 2};
 	auto bytes_label = [](double b) {
 		const char *u[] = {"B", "KiB", "MiB", "GiB"};
@@ -374,8 +388,12 @@ void plot_png(const std::vector<Point> &points, const std::string &png_path, con
 		}
 		return o.str() + ")";
 	};
-	auto floor_pow = [](double v, double base) { return std::pow(base, std::floor(std::log(v) / std::log(base) + 1e-9)); };
-	auto ceil_pow = [](double v, double base) { return std::pow(base, std::ceil(std::log(v) / std::log(base) - 1e-9)); };
+	auto floor_pow = [](double v, double base) {
+		return std::pow(base, std::floor(std::log(v) / std::log(base) + 1e-9));
+	};
+	auto ceil_pow = [](double v, double base) {
+		return std::pow(base, std::ceil(std::log(v) / std::log(base) - 1e-9));
+	};
 	// A little room either side of the measured sizes; ticks at the powers of 4 (16 for wide
 	// ranges) inside.
 	double x0 = lo / 1.4, x1 = hi * 1.4;
@@ -383,17 +401,22 @@ void plot_png(const std::vector<Point> &points, const std::string &png_path, con
 	std::string xtics = tics(ceil_pow(x0, xstep), x1, xstep, bytes_label);
 	auto time_label = [](double us) {
 		char buf[32];
-		if (us < 1000) snprintf(buf, sizeof(buf), "%.0f µs", us);
-		else if (us < 1e6) snprintf(buf, sizeof(buf), "%.0f ms", us / 1000);
-		else snprintf(buf, sizeof(buf), "%.0f s", us / 1e6);
+		if (us < 1000)
+			snprintf(buf, sizeof(buf), "%.0f µs", us);
+		else if (us < 1e6)
+			snprintf(buf, sizeof(buf), "%.0f ms", us / 1000);
+		else
+			snprintf(buf, sizeof(buf), "%.0f s", us / 1e6);
 		return std::string(buf);
 	};
 	double y0 = floor_pow(cost_lo, 10), y1 = ceil_pow(cost_hi, 10);
 	std::string ytics_cost = tics(y0, y1, 10, time_label);
 	auto mbs_label = [](double v) {
 		char buf[32];
-		if (v < 1000) snprintf(buf, sizeof(buf), "%.0f MB/s", v);
-		else snprintf(buf, sizeof(buf), "%.0f GB/s", v / 1000);
+		if (v < 1000)
+			snprintf(buf, sizeof(buf), "%.0f MB/s", v);
+		else
+			snprintf(buf, sizeof(buf), "%.0f GB/s", v / 1000);
 		return std::string(buf);
 	};
 	double m0 = floor_pow(std::max(mbs_lo, 0.01), 10), m1 = ceil_pow(std::max(mbs_hi, 0.02), 10);
@@ -407,8 +430,9 @@ void plot_png(const std::vector<Point> &points, const std::string &png_path, con
 	       << "set output " << compare::gnuplot_quoted(png_path) << "\n"
 	       << "set datafile separator '\\t'\n"
 	       << "set multiplot layout 2," << F
-	       << " title 'pixelport-sweep: per-frame cost (client submit until the compositor holds the frame) and throughput; "
-	          "dashed: crossovers'\n"
+	       << " title 'pixelport-sweep: per-frame cost (client submit until the compositor holds the frame) and "
+		  "throughput; "
+		  "dashed: crossovers'\n"
 	       << "set logscale xy\n"
 	       << "set xrange [" << x0 << ":" << x1 << "]\n"
 	       << "set xtics " << xtics << " rotate by -35\n"
@@ -418,9 +442,12 @@ void plot_png(const std::vector<Point> &points, const std::string &png_path, con
 			script << "unset arrow\nunset label\n";
 			script << "set title " << compare::gnuplot_quoted(formats[fi]) << "\n";
 			// A hair wider than the outer ticks, so that both end labels show.
-			script << (row == 0 ? "set yrange [" + std::to_string(y0 / 1.05) + ":" + std::to_string(y1 * 1.05) + "]\nset ytics " + ytics_cost + "\n"
-			                    : "set yrange [" + std::to_string(m0 / 1.05) + ":" + std::to_string(m1 * 1.05) + "]\nset ytics " + ytics_mbs + "\n");
-			script << "set ylabel " << (fi == 0 ? (row == 0 ? "'median cost per frame'" : "'throughput'") : "''") << "\n";
+			script << (row == 0 ? "set yrange [" + std::to_string(y0 / 1.05) + ":" +
+						std::to_string(y1 * 1.05) + "]\nset ytics " + ytics_cost + "\n"
+					    : "set yrange [" + std::to_string(m0 / 1.05) + ":" +
+						std::to_string(m1 * 1.05) + "]\nset ytics " + ytics_mbs + "\n");
+			script << "set ylabel "
+			       << (fi == 0 ? (row == 0 ? "'median cost per frame'" : "'throughput'") : "''") << "\n";
 			script << "set xlabel " << (row == 1 ? "'frame size (pixel data)'" : "''") << "\n";
 			if (row == 0 && fi == 0) {
 				script << "set key top left box opaque\n";
@@ -431,17 +458,20 @@ void plot_png(const std::vector<Point> &points, const std::string &png_path, con
 			for (const PlotMark &m : marks) {
 				if (m.format != formats[fi] || m.bytes <= 0) continue;
 				n++;
-				script << "set arrow from " << m.bytes << ", graph 0 to " << m.bytes << ", graph 1 nohead dt 2 lc rgb '#444444'\n";
+				script << "set arrow from " << m.bytes << ", graph 0 to " << m.bytes
+				       << ", graph 1 nohead dt 2 lc rgb '#444444'\n";
 				if (row == 0) {
-					script << "set label " << compare::gnuplot_quoted(m.label) << " at " << m.bytes << ", graph "
-					       << (0.97 - 0.06 * (n - 1)) << " right offset -0.5,0 font ',9'\n";
+					script << "set label " << compare::gnuplot_quoted(m.label) << " at " << m.bytes
+					       << ", graph " << (0.97 - 0.06 * (n - 1))
+					       << " right offset -0.5,0 font ',9'\n";
 				}
 			}
 			script << "plot ";
 			for (size_t ti = 0; ti < T; ti++) {
 				size_t index = fi * T + ti;
-				script << (ti ? ", " : "") << datafile << " index " << index << " using 1:" << (row == 0 ? 2 : 3)
-				       << " with linespoints lc rgb '" << colours[ti % 8] << "' dt " << dashes[ti % 8] << " pt " << (ti % 6 + 5)
+				script << (ti ? ", " : "") << datafile << " index " << index
+				       << " using 1:" << (row == 0 ? 2 : 3) << " with linespoints lc rgb '"
+				       << colours[ti % 8] << "' dt " << dashes[ti % 8] << " pt " << (ti % 6 + 5)
 				       << " ps 0.8 lw 2 title " << compare::gnuplot_quoted(transports[ti]);
 			}
 			script << "\n";

@@ -28,7 +28,8 @@ fs::path output_folder(const Options &o) {
 		std::error_code ec;
 		fs::create_directories(out, ec);
 		std::ofstream probe(out / ".write-test");
-		if (ec || !probe) die(2, "cannot write to output folder " + out.string() + (ec ? ": " + ec.message() : ""));
+		if (ec || !probe)
+			die(2, "cannot write to output folder " + out.string() + (ec ? ": " + ec.message() : ""));
 		probe.close();
 		fs::remove(out / ".write-test", ec);
 	}
@@ -40,36 +41,45 @@ int write_results(const Options &o, const Plan &plan, const fs::path &out, Sweep
 	auto &[points, comparisons, confirm_runs, series, notes, content_note, cpid, hwm_before, rss_before, hwm_after,
 		rss_after, have_timing, alive] = r;
 	std::vector<Crossover> crossovers = find_crossovers(points, transport_names);
-	size_t measured = static_cast<size_t>(std::count_if(points.begin(), points.end(), [](const Point &p) { return p.measured(); }));
+	size_t measured = static_cast<size_t>(
+		std::count_if(points.begin(), points.end(), [](const Point &p) { return p.measured(); }));
 
 	nlohmann::json j = to_json(points, crossovers);
 	j["meta"] = {{"tool", "pixelport-sweep"}, {"content", content_note}, {"compositor_pid", cpid},
 		{"compositor", cpid ? proc_comm(cpid) : ""}, {"compositor_timing", have_timing},
-		{"compositor_memory", {{"vmhwm_before", hwm_before}, {"vmhwm_after", hwm_after}, {"rss_before", rss_before},
-			{"rss_after", rss_after}}},
+		{"compositor_memory",
+			{{"vmhwm_before", hwm_before}, {"vmhwm_after", hwm_after}, {"rss_before", rss_before},
+				{"rss_after", rss_after}}},
 		{"transports", series}, {"formats", format_names}, {"notes", notes},
-		{"definitions", {{"cost", "put() start until the last of: the client's send end, the compositor's "
-			"data_complete, convert_end and upload_end (pixelport-timing-v1); the client's submit time when the "
-			"compositor has no timing protocol"},
-			{"throughput_mbs", "bytes / median cost, 10^6 bytes per second"}}}};
+		{"definitions",
+			{{"cost",
+				 "put() start until the last of: the client's send end, the compositor's "
+				 "data_complete, convert_end and upload_end (pixelport-timing-v1); the client's submit "
+				 "time when the "
+				 "compositor has no timing protocol"},
+				{"throughput_mbs", "bytes / median cost, 10^6 bytes per second"}}}};
 	std::string verdict;
 	if (!o.peer_child) {
 		std::ostringstream h;
-		size_t invalid = static_cast<size_t>(std::count_if(points.begin(), points.end(), [](const Point &p) { return !p.valid(); }));
+		size_t invalid = static_cast<size_t>(
+			std::count_if(points.begin(), points.end(), [](const Point &p) { return !p.valid(); }));
 		h << "verdict (this machine; " << format_names.size() << " format(s), " << sizes.size() << " sizes";
 		if (!sizes.empty()) {
 			h << " from " << (sizes.front().label) << " to " << sizes.back().label;
 		}
-		h << "; " << (have_timing ? "cost = hand-over until the compositor holds the frame"
-		                          : "cost = client submit time (no timing protocol)")
+		h << "; "
+		  << (have_timing ? "cost = hand-over until the compositor holds the frame"
+				  : "cost = client submit time (no timing protocol)")
 		  << ")\n";
 		h << "   how sure: near each crossover both sides were measured in " << o.confirm_rounds
 		  << " more alternating rounds; a side wins a size only when every run agrees by more than "
 		  << static_cast<int>(kTieFloor * 100) << "% and by more than half the run-to-run spread";
-		if (invalid) h << "\n   " << invalid << " point(s) showed wrong pixels and are left out (see the table)";
+		if (invalid)
+			h << "\n   " << invalid << " point(s) showed wrong pixels and are left out (see the table)";
 		verdict = verdict_text(comparisons, h.str());
-		j["verdict"] = {{"text", verdict}, {"comparisons", verdict_json(comparisons)}, {"confirm_rounds", o.confirm_rounds},
-			{"confirm_seconds", o.confirm_seconds}, {"rounds_run", confirm_runs}, {"tie_floor", kTieFloor}};
+		j["verdict"] = {{"text", verdict}, {"comparisons", verdict_json(comparisons)},
+			{"confirm_rounds", o.confirm_rounds}, {"confirm_seconds", o.confirm_seconds},
+			{"rounds_run", confirm_runs}, {"tie_floor", kTieFloor}};
 	}
 	std::string table = format_table(points);
 	std::ostringstream cross;
@@ -89,7 +99,8 @@ int write_results(const Options &o, const Plan &plan, const fs::path &out, Sweep
 		try {
 			std::vector<PlotMark> marks;
 			for (const Comparison &c : comparisons) {
-				if (c.question == 1 && c.crossover) marks.push_back({c.format, c.a.transport + "/" + c.b.transport, c.at_bytes});
+				if (c.question == 1 && c.crossover)
+					marks.push_back({c.format, c.a.transport + "/" + c.b.transport, c.at_bytes});
 			}
 			sweep::plot_png(points, (out / "sweep.png").string(), marks);
 		} catch (const std::exception &e) {
@@ -97,18 +108,22 @@ int write_results(const Options &o, const Plan &plan, const fs::path &out, Sweep
 		}
 	}
 	if (!o.peer_child) {
-		std::cout << "\n" << table << "\ncrossovers (median cost; the compositor phases are pixelport-timing-v1's):\n"
-		          << (crossovers.empty() ? "  none: fewer than two transports measured\n" : cross.str());
+		std::cout << "\n"
+			  << table << "\ncrossovers (median cost; the compositor phases are pixelport-timing-v1's):\n"
+			  << (crossovers.empty() ? "  none: fewer than two transports measured\n" : cross.str());
 		for (const std::string &n : notes) std::cout << "note: " << n << "\n";
-		std::cout << "compositor memory (pid " << cpid << "): peak RSS " << human_bytes(static_cast<double>(hwm_before)) << " before, "
-		          << human_bytes(static_cast<double>(hwm_after)) << " after\n";
-		std::cout << "files: " << out.string() << "/{sweep.csv,sweep.json,frames.csv,table.txt,verdict.txt,verdict.json"
-		          << (fs::exists(out / "sweep.png") ? ",sweep.png" : "") << "}\n";
+		std::cout << "compositor memory (pid " << cpid << "): peak RSS "
+			  << human_bytes(static_cast<double>(hwm_before)) << " before, "
+			  << human_bytes(static_cast<double>(hwm_after)) << " after\n";
+		std::cout << "files: " << out.string()
+			  << "/{sweep.csv,sweep.json,frames.csv,table.txt,verdict.txt,verdict.json"
+			  << (fs::exists(out / "sweep.png") ? ",sweep.png" : "") << "}\n";
 		std::cout << "\n" << verdict << std::flush;
 	}
 	if (measured == 0) {
 		fprintf(stderr, "pixelport-sweep: error: nothing could be measured%s\n",
-			points.empty() || points.front().note.empty() ? "" : (" (" + points.front().note + ")").c_str());
+			points.empty() || points.front().note.empty() ? ""
+								      : (" (" + points.front().note + ")").c_str());
 		return 1;
 	}
 	return alive ? 0 : 1;

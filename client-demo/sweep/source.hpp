@@ -9,7 +9,7 @@
 namespace pixelport::sweep {
 
 struct Source {
-	Image img;        // decoded when path is set
+	Image img; // decoded when path is set
 	std::string path; // "" for the synthetic pattern
 	std::string note; // what the content is, for the reports
 };

@@ -24,9 +24,12 @@ std::string within_text(double within) {
 }
 
 // The sweep's own points only (not a peer's), measured with a cost and valid pixels.
-const Point *find(const std::vector<Point> &points, const std::string &format, const std::string &transport, uint64_t bytes) {
+const Point *find(
+	const std::vector<Point> &points, const std::string &format, const std::string &transport, uint64_t bytes) {
 	for (const Point &p : points) {
-		if (p.format == format && p.transport == transport && p.bytes == bytes && p.valid() && p.stats(kCost).count) return &p;
+		if (p.format == format && p.transport == transport && p.bytes == bytes && p.valid() &&
+			p.stats(kCost).count)
+			return &p;
 	}
 	return nullptr;
 }
@@ -77,7 +80,8 @@ std::vector<Comparison> plan_comparisons(const std::vector<Point> &points) {
 	auto sizes_of = [&](const std::string &format, const std::string &transport) {
 		std::vector<uint64_t> out;
 		for (const Point &p : points) {
-			if (p.format == format && p.transport == transport && p.valid() && p.stats(kCost).count) out.push_back(p.bytes);
+			if (p.format == format && p.transport == transport && p.valid() && p.stats(kCost).count)
+				out.push_back(p.bytes);
 		}
 		std::sort(out.begin(), out.end());
 		out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -96,9 +100,11 @@ std::vector<Comparison> plan_comparisons(const std::vector<Point> &points) {
 			c.a_name = variant;
 			c.b_name = "socket";
 			for (uint64_t bytes : sizes_of(f, variant)) {
-				const Point *pa = find(points, f, variant, bytes), *pb = find(points, f, "socket", bytes);
+				const Point *pa = find(points, f, variant, bytes),
+					    *pb = find(points, f, "socket", bytes);
 				if (!pa || !pb || median_cost(*pb) <= 0) continue;
-				c.sizes.push_back({pa->width, pa->height, bytes, {median_cost(*pa) / median_cost(*pb)}});
+				c.sizes.push_back(
+					{pa->width, pa->height, bytes, {median_cost(*pa) / median_cost(*pb)}});
 			}
 			if (!c.sizes.empty()) out.push_back(std::move(c));
 		}
@@ -110,7 +116,8 @@ std::vector<Comparison> plan_comparisons(const std::vector<Point> &points) {
 		std::vector<std::pair<double, double>> base; // (ln pixels, ln cost)
 		for (uint64_t bytes : sizes_of("XRGB8888", fd)) {
 			const Point *p = find(points, "XRGB8888", fd, bytes);
-			base.push_back({std::log(static_cast<double>(p->width) * p->height), std::log(median_cost(*p))});
+			base.push_back(
+				{std::log(static_cast<double>(p->width) * p->height), std::log(median_cost(*p))});
 		}
 		std::sort(base.begin(), base.end());
 		if (base.size() < 2) continue;
@@ -131,7 +138,9 @@ std::vector<Comparison> plan_comparisons(const std::vector<Point> &points) {
 				size_t k = 0;
 				while (k + 2 < base.size() && base[k + 1].first < x) k++;
 				double x0 = base[k].first, x1 = base[k + 1].first;
-				double y = x1 > x0 ? base[k].second + (base[k + 1].second - base[k].second) * (x - x0) / (x1 - x0) : base[k].second;
+				double y = x1 > x0
+					? base[k].second + (base[k + 1].second - base[k].second) * (x - x0) / (x1 - x0)
+					: base[k].second;
 				c.sizes.push_back({p->width, p->height, bytes, {median_cost(*p) / std::exp(y)}});
 			}
 			if (!c.sizes.empty()) out.push_back(std::move(c));
@@ -151,10 +160,10 @@ size_t last_call(const std::vector<SizeCall> &calls, char side, size_t end) {
 }
 
 struct Shape {
-	char w = '=';               // winner at the large end ('=': none anywhere)
-	size_t k = SIZE_MAX;        // last size the other side wins
-	size_t j = SIZE_MAX;        // first size after k the winner wins
-	int changes = 0;            // changes of the clear winner along the sizes
+	char w = '='; // winner at the large end ('=': none anywhere)
+	size_t k = SIZE_MAX; // last size the other side wins
+	size_t j = SIZE_MAX; // first size after k the winner wins
+	int changes = 0; // changes of the clear winner along the sizes
 };
 
 Shape shape_of(const std::vector<SizeCall> &calls) {
@@ -207,7 +216,9 @@ std::vector<size_t> confirm_indices(const Comparison &c) {
 		for (size_t i = 0; i < calls.size(); i++) {
 			if (calls[i].winner == '=') want.push_back(i);
 			if (best == SIZE_MAX || calls[i].factor < calls[best].factor) best = i;
-			if (calls[i].winner != '=' && (best_clear == SIZE_MAX || calls[i].factor < calls[best_clear].factor)) best_clear = i;
+			if (calls[i].winner != '=' &&
+				(best_clear == SIZE_MAX || calls[i].factor < calls[best_clear].factor))
+				best_clear = i;
 		}
 		if (best != SIZE_MAX) want.push_back(best);
 		if (best_clear != SIZE_MAX) want.push_back(best_clear);
@@ -268,11 +279,12 @@ void conclude(Comparison *c) {
 		// The narrowest margin, and how sure it is.
 		size_t nearest = 0;
 		for (size_t i = 0; i < k.size(); i++) {
-			if (k[i].winner != '=' && (k[nearest].winner == '=' || k[i].factor < k[nearest].factor)) nearest = i;
+			if (k[i].winner != '=' && (k[nearest].winner == '=' || k[i].factor < k[nearest].factor))
+				nearest = i;
 		}
-		t << " (" << fixed(k[0].factor, 2) << "x at " << size_text(*c, 0) << ", " << fixed(k[last].factor, 2) << "x at "
-		  << size_text(*c, last) << "; narrowest " << fixed(k[nearest].factor, 2) << "x at " << size_text(*c, nearest)
-		  << ", " << runs_text(k[nearest]) << ")";
+		t << " (" << fixed(k[0].factor, 2) << "x at " << size_text(*c, 0) << ", " << fixed(k[last].factor, 2)
+		  << "x at " << size_text(*c, last) << "; narrowest " << fixed(k[nearest].factor, 2) << "x at "
+		  << size_text(*c, nearest) << ", " << runs_text(k[nearest]) << ")";
 		std::string tt = ties_text(0, last);
 		if (!tt.empty()) t << "; no clear winner at " << tt << " " << within_text(tie_within);
 		c->text = t.str();
@@ -282,13 +294,16 @@ void conclude(Comparison *c) {
 	size_t j = sh.j == SIZE_MAX ? last : sh.j;
 	if (sh.j != SIZE_MAX && sh.j == sh.k + 1) {
 		double l0 = std::log(k[sh.k].ratio), l1 = std::log(k[sh.j].ratio);
-		double s0 = std::log(static_cast<double>(c->sizes[sh.k].bytes)), s1 = std::log(static_cast<double>(c->sizes[sh.j].bytes));
+		double s0 = std::log(static_cast<double>(c->sizes[sh.k].bytes)),
+		       s1 = std::log(static_cast<double>(c->sizes[sh.j].bytes));
 		c->at_bytes = l0 != l1 ? std::exp(s0 + (s1 - s0) * l0 / (l0 - l1)) : std::exp((s0 + s1) / 2);
-		t << w << " beats " << l << " from ~" << human_bytes(c->at_bytes) << " (between " << size_text(*c, sh.k) << " and "
-		  << size_text(*c, sh.j) << ")";
+		t << w << " beats " << l << " from ~" << human_bytes(c->at_bytes) << " (between " << size_text(*c, sh.k)
+		  << " and " << size_text(*c, sh.j) << ")";
 	} else if (sh.j != SIZE_MAX) {
-		c->at_bytes = std::sqrt(static_cast<double>(c->sizes[sh.k].bytes) * static_cast<double>(c->sizes[sh.j].bytes));
-		t << w << " beats " << l << " somewhere between " << size_text(*c, sh.k) << " and " << size_text(*c, sh.j);
+		c->at_bytes = std::sqrt(
+			static_cast<double>(c->sizes[sh.k].bytes) * static_cast<double>(c->sizes[sh.j].bytes));
+		t << w << " beats " << l << " somewhere between " << size_text(*c, sh.k) << " and "
+		  << size_text(*c, sh.j);
 	} else {
 		c->at_bytes = static_cast<double>(c->sizes[last].bytes);
 		t << l << " faster up to " << size_text(*c, sh.k) << ", no clear winner above";
@@ -296,7 +311,8 @@ void conclude(Comparison *c) {
 	t << ": " << l << " " << fixed(k[sh.k].factor, 2) << "x faster at " << size_text(*c, sh.k) << " ("
 	  << runs_text(k[sh.k]) << ")";
 	if (sh.j != SIZE_MAX) {
-		t << ", " << w << " " << fixed(k[j].factor, 2) << "x faster at " << size_text(*c, j) << " (" << runs_text(k[j]) << ")";
+		t << ", " << w << " " << fixed(k[j].factor, 2) << "x faster at " << size_text(*c, j) << " ("
+		  << runs_text(k[j]) << ")";
 	}
 	std::string tt = ties_text(sh.k, j);
 	if (!tt.empty()) t << "; no clear winner at " << tt << " " << within_text(tie_within);
@@ -337,10 +353,13 @@ nlohmann::json verdict_json(const std::vector<Comparison> &cs) {
 		json sizes = json::array();
 		for (size_t i = 0; i < c.sizes.size(); i++) {
 			const VerdictSize &s = c.sizes[i];
-			json one = {{"width", s.width}, {"height", s.height}, {"bytes", s.bytes}, {"ratios_a_over_b", s.ratios}};
+			json one = {{"width", s.width}, {"height", s.height}, {"bytes", s.bytes},
+				{"ratios_a_over_b", s.ratios}};
 			if (i < c.calls.size()) {
 				const SizeCall &k = c.calls[i];
-				one["winner"] = k.winner == 'a' ? json(c.a_name) : k.winner == 'b' ? json(c.b_name) : json(nullptr);
+				one["winner"] = k.winner == 'a' ? json(c.a_name)
+					: k.winner == 'b'       ? json(c.b_name)
+								: json(nullptr);
 				one["ratio"] = k.ratio;
 				one["spread"] = k.spread;
 				one["within"] = k.within;
@@ -352,7 +371,8 @@ nlohmann::json verdict_json(const std::vector<Comparison> &cs) {
 			{"a", {{"format", c.a.format}, {"transport", c.a.transport}}},
 			{"b", {{"format", c.b.format}, {"transport", c.b.transport}}}, {"crossover", c.crossover},
 			{"at_bytes", c.crossover ? json(c.at_bytes) : json(nullptr)},
-			{"winner_at_large_end", c.winner.empty() ? json(nullptr) : json(c.winner)}, {"sizes", sizes}, {"text", c.text}});
+			{"winner_at_large_end", c.winner.empty() ? json(nullptr) : json(c.winner)}, {"sizes", sizes},
+			{"text", c.text}});
 	}
 	return out;
 }

@@ -31,25 +31,25 @@ struct Side {
 
 struct VerdictSize {
 	int width = 0, height = 0;
-	uint64_t bytes = 0;          // pixel bytes of the comparison's format at width x height
-	std::vector<double> ratios;  // median cost(a) / median cost(b) per run; [0] = the sweep
+	uint64_t bytes = 0; // pixel bytes of the comparison's format at width x height
+	std::vector<double> ratios; // median cost(a) / median cost(b) per run; [0] = the sweep
 	bool confirmed() const { return ratios.size() > 1; }
 };
 
 /** The call at one size: which side is faster, by how much, how sure. */
 struct SizeCall {
-	char winner = '=';    // 'a', 'b', or '=' (no clear winner)
-	double ratio = 1;     // geometric mean of the runs' cost(a)/cost(b)
-	double factor = 1;    // how many times faster the winner (or the faster side) is: >= 1
-	double spread = 0;    // run-to-run spread: max/min of the ratios - 1 (0 with one run)
-	double within = 0;    // largest distance of a run from a tie: max(r, 1/r) - 1
+	char winner = '='; // 'a', 'b', or '=' (no clear winner)
+	double ratio = 1; // geometric mean of the runs' cost(a)/cost(b)
+	double factor = 1; // how many times faster the winner (or the faster side) is: >= 1
+	double spread = 0; // run-to-run spread: max/min of the ratios - 1 (0 with one run)
+	double within = 0; // largest distance of a run from a tie: max(r, 1/r) - 1
 	int runs = 0;
 };
 
 struct Comparison {
-	int question = 1;          // 1: shared memory vs socket; 2: conversion during streaming
-	std::string variant;       // question 1: "shm" / "shm-new"; question 2: "socket" / "pipe"
-	std::string format;        // the format the sentence is about
+	int question = 1; // 1: shared memory vs socket; 2: conversion during streaming
+	std::string variant; // question 1: "shm" / "shm-new"; question 2: "socket" / "pipe"
+	std::string format; // the format the sentence is about
 	Side a, b;
 	std::string a_name, b_name; // short names for sentences ("shm", "socket", "NV12", "XRGB8888")
 	std::vector<VerdictSize> sizes; // ascending by bytes
@@ -57,8 +57,8 @@ struct Comparison {
 	std::vector<SizeCall> calls;
 	bool crossover = false;
 	double at_bytes = 0;
-	std::string winner;        // a_name or b_name: faster at the large end; empty: no clear winner
-	std::string text;          // the sentence
+	std::string winner; // a_name or b_name: faster at the large end; empty: no clear winner
+	std::string text; // the sentence
 };
 
 /** A difference under this (2%) is never a winner, however tight the runs. */

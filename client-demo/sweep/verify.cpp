@@ -22,9 +22,10 @@ extern char **environ;
 namespace pixelport::sweep {
 
 bool reference_argb(uint32_t f, int fw, int fh, size_t stride, const uint8_t *d, size_t size, int w, int h,
-		std::vector<uint32_t> *out) {
+	std::vector<uint32_t> *out) {
 	ShmLayout layout;
-	if (!shm_layout(f, fw, fh, stride, &layout) || size < layout.size || w > fw || h > fh || w <= 0 || h <= 0) return false;
+	if (!shm_layout(f, fw, fh, stride, &layout) || size < layout.size || w > fw || h > fh || w <= 0 || h <= 0)
+		return false;
 	out->assign(static_cast<size_t>(w) * h, 0);
 	uint8_t *o = reinterpret_cast<uint8_t *>(out->data());
 	const int os = w * 4, s = static_cast<int>(stride);
@@ -49,7 +50,7 @@ bool reference_argb(uint32_t f, int fw, int fh, size_t stride, const uint8_t *d,
 }
 
 PixelCheck check_pixels(const std::vector<uint32_t> &expected, int w, int h, const Shot &shot, int tolerance,
-		double max_wrong_fraction) {
+	double max_wrong_fraction) {
 	PixelCheck r;
 	const int vw = std::min(w, shot.width), vh = std::min(h, shot.height);
 	if (vw <= 0 || vh <= 0 || expected.size() < static_cast<size_t>(w) * h) {
@@ -74,7 +75,8 @@ PixelCheck check_pixels(const std::vector<uint32_t> &expected, int w, int h, con
 			if (d > worst) {
 				worst = d;
 				char buf[160];
-				snprintf(buf, sizeof(buf), "at (%d,%d) sent #%02x%02x%02x, shown #%02x%02x%02x", x, y, er, eg, eb, g[0], g[1], g[2]);
+				snprintf(buf, sizeof(buf), "at (%d,%d) sent #%02x%02x%02x, shown #%02x%02x%02x", x, y,
+					er, eg, eb, g[0], g[1], g[2]);
 				worst_text = buf;
 			}
 		}
@@ -82,8 +84,9 @@ PixelCheck check_pixels(const std::vector<uint32_t> &expected, int w, int h, con
 	const bool bad = r.wrong > static_cast<int>(max_wrong_fraction * r.samples);
 	r.status = bad ? "wrong" : "ok";
 	if (bad) {
-		r.note = std::to_string(r.wrong) + " of " + std::to_string(r.samples) + " sampled pixels differ by more than " +
-			std::to_string(tolerance) + " (worst " + worst_text + ")";
+		r.note = std::to_string(r.wrong) + " of " + std::to_string(r.samples) +
+			" sampled pixels differ by more than " + std::to_string(tolerance) + " (worst " + worst_text +
+			")";
 	}
 	return r;
 }
@@ -160,7 +163,8 @@ bool capture_screen(const std::string &display, int timeout_ms, Shot *out, std::
 	}
 	out->width = w;
 	out->height = h;
-	out->rgb.assign(data.begin() + static_cast<std::ptrdiff_t>(off), data.begin() + static_cast<std::ptrdiff_t>(off + need));
+	out->rgb.assign(data.begin() + static_cast<std::ptrdiff_t>(off),
+		data.begin() + static_cast<std::ptrdiff_t>(off + need));
 	return true;
 }
 

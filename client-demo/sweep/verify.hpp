@@ -26,8 +26,8 @@ bool reference_argb(uint32_t drm, int width, int height, size_t stride, const ui
 	int crop_h, std::vector<uint32_t> *out);
 
 struct PixelCheck {
-	std::string status;  // "ok" or "wrong"
-	std::string note;    // for "wrong": how many samples, the worst one
+	std::string status; // "ok" or "wrong"
+	std::string note; // for "wrong": how many samples, the worst one
 	int samples = 0, wrong = 0;
 };
 

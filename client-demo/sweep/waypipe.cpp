@@ -53,7 +53,8 @@ int wait_for(pid_t pid, int timeout_ms, const std::function<void()> &tick = null
 			next_tick = now_ns() + 1000000000ull;
 		}
 		int status = 0;
-		if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 		if (now_ns() > deadline) {
 			kill(pid, SIGTERM);
 			usleep(200000);
@@ -76,8 +77,9 @@ bool in_path(const std::string &prog) {
 } // namespace
 
 // Runs the shm transports of this sweep as a child through waypipe; appends its points.
-void run_peer(const Options &o, const std::vector<std::string> &size_args, const std::vector<std::string> &shm_transports,
-		const fs::path &out, std::vector<Point> *points, std::vector<std::string> *series, std::vector<std::string> *notes) {
+void run_peer(const Options &o, const std::vector<std::string> &size_args,
+	const std::vector<std::string> &shm_transports, const fs::path &out, std::vector<Point> *points,
+	std::vector<std::string> *series, std::vector<std::string> *notes) {
 	if (!in_path("waypipe")) {
 		notes->push_back("peer waypipe skipped: waypipe is not installed (apt-get install waypipe)");
 		return;
@@ -96,20 +98,22 @@ void run_peer(const Options &o, const std::vector<std::string> &size_args, const
 		fs::create_directories(dir, ec);
 		std::string sock = (dir / "waypipe.sock").string(), log = (dir / "waypipe.log").string();
 		fs::remove(sock, ec);
-		fprintf(stderr, "pixelport-sweep: peer: waypipe --compress %s (client and server on this machine)\n", compress.c_str());
-		pid_t client = spawn({"waypipe", "--no-gpu", "--oneshot", "--compress", compress, "--socket", sock, "client"}, log);
+		fprintf(stderr, "pixelport-sweep: peer: waypipe --compress %s (client and server on this machine)\n",
+			compress.c_str());
+		pid_t client = spawn(
+			{"waypipe", "--no-gpu", "--oneshot", "--compress", compress, "--socket", sock, "client"}, log);
 		if (client < 0) {
 			notes->push_back("peer waypipe " + compress + " skipped: cannot start waypipe");
 			continue;
 		}
 		uint64_t until = now_ns() + 5000000000ull;
 		while (!fs::exists(sock, ec) && now_ns() < until) usleep(20000);
-		std::vector<std::string> argv = {"waypipe", "--no-gpu", "--compress", compress, "--socket", sock, "server", "--",
-			self_exe(), "--peer-child", "--transports", transports, "--formats", o.formats, "--sizes", sizes,
-			"--warmup", std::to_string(o.warmup), "--frames", std::to_string(o.frames), "--min-frames",
-			std::to_string(o.min_frames), "--point-seconds", std::to_string(o.point_seconds), "--timeout-ms",
-			std::to_string(o.timeout_ms), "--output", dir.string(), "--no-plot", "--seed", std::to_string(o.seed),
-			"--source", "waypipe-" + compress};
+		std::vector<std::string> argv = {"waypipe", "--no-gpu", "--compress", compress, "--socket", sock,
+			"server", "--", self_exe(), "--peer-child", "--transports", transports, "--formats", o.formats,
+			"--sizes", sizes, "--warmup", std::to_string(o.warmup), "--frames", std::to_string(o.frames),
+			"--min-frames", std::to_string(o.min_frames), "--point-seconds",
+			std::to_string(o.point_seconds), "--timeout-ms", std::to_string(o.timeout_ms), "--output",
+			dir.string(), "--no-plot", "--seed", std::to_string(o.seed), "--source", "waypipe-" + compress};
 		// The screenshots go straight to the compositor, not through waypipe.
 		const char *display = getenv("WAYLAND_DISPLAY");
 		if (o.no_verify) {
@@ -137,8 +141,8 @@ void run_peer(const Options &o, const std::vector<std::string> &size_args, const
 			}
 			if (last.empty() || last == shown) return;
 			shown = last;
-			fprintf(stderr, tty ? "\r\033[Kpeer waypipe-%s: %s" : "pixelport-sweep: peer waypipe-%s: %s\n", compress.c_str(),
-				last.c_str());
+			fprintf(stderr, tty ? "\r\033[Kpeer waypipe-%s: %s" : "pixelport-sweep: peer waypipe-%s: %s\n",
+				compress.c_str(), last.c_str());
 			fflush(stderr);
 		};
 		int status = server > 0 ? wait_for(server, o.peer_timeout_s * 1000, tick) : -1;
@@ -147,14 +151,16 @@ void run_peer(const Options &o, const std::vector<std::string> &size_args, const
 		std::string label = "@waypipe-" + compress;
 		std::ifstream in(dir / "sweep.json");
 		if (status != 0 || !in) {
-			notes->push_back("peer waypipe " + compress + " failed (status " + std::to_string(status) + "); see " + log);
+			notes->push_back("peer waypipe " + compress + " failed (status " + std::to_string(status) +
+				"); see " + log);
 			continue;
 		}
 		try {
 			nlohmann::json j = nlohmann::json::parse(in);
 			for (Point p : points_from_json(j)) {
 				p.transport += label;
-				if (std::find(series->begin(), series->end(), p.transport) == series->end()) series->push_back(p.transport);
+				if (std::find(series->begin(), series->end(), p.transport) == series->end())
+					series->push_back(p.transport);
 				points->push_back(std::move(p));
 			}
 		} catch (const std::exception &e) {

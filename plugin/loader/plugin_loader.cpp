@@ -30,7 +30,7 @@ std::string default_plugin_path() {
 	return "";
 }
 
-template<typename T>
+template <typename T>
 static bool resolve(void *handle, const char *name, T *out, std::string *error) {
 	*out = reinterpret_cast<T>(dlsym(handle, name));
 	if (*out == nullptr) {
@@ -62,8 +62,8 @@ bool load_plugin(const std::string &path, PluginApi *api, std::string *error) {
 	}
 	std::string missing;
 	if (!resolve(handle, "pixelport_create", &api->create, &missing) ||
-			!resolve(handle, "pixelport_attach_compositor", &api->attach_compositor, &missing) ||
-			!resolve(handle, "pixelport_destroy", &api->destroy, &missing)) {
+		!resolve(handle, "pixelport_attach_compositor", &api->attach_compositor, &missing) ||
+		!resolve(handle, "pixelport_destroy", &api->destroy, &missing)) {
 		*error = "plugin " + path + ": " + missing;
 		dlclose(handle);
 		*api = {};

@@ -129,11 +129,13 @@ bool hidden(const char *name) {
 	return s.find(std::string(",") + name + ",") != std::string::npos;
 }
 
-template<typename T>
+template <typename T>
 bool find(void *scope, const char *name, T *out) {
 	*out = reinterpret_cast<T>(dlsym(scope, name));
 	if (*out != nullptr && !hidden(name)) return true;
-	log_line(1, "%s not found in this process: not a wlroots " PIXELPORT_WLR_SERIES " compositor? pixelport stays off", name);
+	log_line(1,
+		"%s not found in this process: not a wlroots " PIXELPORT_WLR_SERIES " compositor? pixelport stays off",
+		name);
 	return false;
 }
 
@@ -225,25 +227,25 @@ void init(Preload *p) {
 	// Resolved first: the interposer must reach the real function even when the module stays off.
 	find(RTLD_NEXT, "wlr_output_init_render", &p->real_output_init_render);
 	if (!find(RTLD_NEXT, "wlr_shm_create_with_renderer", &p->real_shm_create) ||
-			!find(RTLD_NEXT, "wlr_compositor_create", &p->real_compositor_create)) {
+		!find(RTLD_NEXT, "wlr_compositor_create", &p->real_compositor_create)) {
 		return;
 	}
 	// wlroots changes its soname with every minor version: the file that defines the real
 	// functions tells which one this is (a statically linked wlroots never calls us at all).
 	Dl_info info{};
 	if (dladdr(reinterpret_cast<void *>(p->real_compositor_create), &info) == 0 || info.dli_fname == nullptr ||
-			base_name(info.dli_fname) != kWlroots) {
+		base_name(info.dli_fname) != kWlroots) {
 		log_line(1, "wlroots here is %s, not %s: pixelport stays off",
 			info.dli_fname != nullptr ? info.dli_fname : "unknown", kWlroots);
 		return;
 	}
 	decltype(p->wlr_log) wlr_log = nullptr;
 	if (!find(RTLD_DEFAULT, "_wlr_log", &wlr_log) ||
-			!find(RTLD_DEFAULT, "wl_display_add_destroy_listener", &p->wl.add_destroy_listener) ||
-			!find(RTLD_DEFAULT, "wl_display_get_event_loop", &p->wl.get_event_loop) ||
-			!find(RTLD_DEFAULT, "wl_event_loop_add_timer", &p->wl.add_timer) ||
-			!find(RTLD_DEFAULT, "wl_event_source_timer_update", &p->wl.timer_update) ||
-			!find(RTLD_DEFAULT, "wl_event_source_remove", &p->wl.source_remove)) {
+		!find(RTLD_DEFAULT, "wl_display_add_destroy_listener", &p->wl.add_destroy_listener) ||
+		!find(RTLD_DEFAULT, "wl_display_get_event_loop", &p->wl.get_event_loop) ||
+		!find(RTLD_DEFAULT, "wl_event_loop_add_timer", &p->wl.add_timer) ||
+		!find(RTLD_DEFAULT, "wl_event_source_timer_update", &p->wl.timer_update) ||
+		!find(RTLD_DEFAULT, "wl_event_source_remove", &p->wl.source_remove)) {
 		return;
 	}
 	p->wlr_log = wlr_log;
@@ -370,14 +372,15 @@ void display_destroyed(wl_listener *, void *) {
  * wlr_shm, so callers can only keep the pointer. Returning the real wlr_shm would advertise a
  * second wl_shm global.
  */
-PRELOAD_API struct wlr_shm *wlr_shm_create_with_renderer(struct wl_display *display, uint32_t version,
-		struct wlr_renderer *renderer) {
+PRELOAD_API struct wlr_shm *wlr_shm_create_with_renderer(
+	struct wl_display *display, uint32_t version, struct wlr_renderer *renderer) {
 	Preload &p = initialized_state();
 	if (!p.active) {
 		return p.real_shm_create != nullptr ? p.real_shm_create(display, version, renderer) : nullptr;
 	}
 	if (p.display == display) {
-		log_line(3, "wl_shm requested again for display %p: pixelport already serves it", static_cast<void *>(display));
+		log_line(3, "wl_shm requested again for display %p: pixelport already serves it",
+			static_cast<void *>(display));
 		return &p.placeholder;
 	}
 	if (p.display != nullptr) {
@@ -416,15 +419,16 @@ PRELOAD_API struct wlr_shm *wlr_shm_create_with_renderer(struct wl_display *disp
 }
 
 /** The real wl_compositor, then the plugin follows its surfaces. */
-PRELOAD_API struct wlr_compositor *wlr_compositor_create(struct wl_display *display, uint32_t version,
-		struct wlr_renderer *renderer) {
+PRELOAD_API struct wlr_compositor *wlr_compositor_create(
+	struct wl_display *display, uint32_t version, struct wlr_renderer *renderer) {
 	Preload &p = initialized_state();
 	if (p.real_compositor_create == nullptr) return nullptr; // no wlroots: nobody can be calling
 	wlr_compositor *compositor = p.real_compositor_create(display, version, renderer);
 	if (!p.active || compositor == nullptr) return compositor;
 	if (p.display == display) {
 		if (!p.api.attach_compositor(p.plugin, compositor)) {
-			log_line(1, "a second wlr_compositor on display %p: the plugin follows the first", static_cast<void *>(display));
+			log_line(1, "a second wlr_compositor on display %p: the plugin follows the first",
+				static_cast<void *>(display));
 		}
 	} else if (p.display == nullptr && p.early_display == nullptr) {
 		// wl_shm may still come; if it never does, wlroots' calls do not reach this module
@@ -446,13 +450,13 @@ PRELOAD_API struct wlr_compositor *wlr_compositor_create(struct wl_display *disp
  * commits, per-frame timing). Compositors call this for each new output before connecting their
  * own frame listener, which is where the plugin wants to be.
  */
-PRELOAD_API bool wlr_output_init_render(struct wlr_output *output, struct wlr_allocator *allocator,
-		struct wlr_renderer *renderer) {
+PRELOAD_API bool wlr_output_init_render(
+	struct wlr_output *output, struct wlr_allocator *allocator, struct wlr_renderer *renderer) {
 	Preload &p = initialized_state();
 	if (p.real_output_init_render == nullptr) return false; // no wlroots: nobody can be calling
 	bool ok = p.real_output_init_render(output, allocator, renderer);
 	if (ok && p.active && p.plugin != nullptr && output->event_loop == p.wl.get_event_loop(p.display) &&
-			p.api.attach_output != nullptr) {
+		p.api.attach_output != nullptr) {
 		p.api.attach_output(p.plugin, output);
 	}
 	return ok;

@@ -69,8 +69,9 @@ protected:
 	void SetUp() override {
 		binary_ = prefix() + "/bin/" + GetParam().name;
 		if (access(binary_.c_str(), X_OK) != 0) {
-			GTEST_SKIP() << "no " << binary_ << ": scripts/test builds sway, labwc and cage when the release "
-				"sources are present (../shared/sources or --sources DIR)";
+			GTEST_SKIP() << "no " << binary_
+				     << ": scripts/test builds sway, labwc and cage when the release "
+					"sources are present (../shared/sources or --sources DIR)";
 		}
 		dir_ = fx_.runtime_dir();
 		env_file_ = dir_ + "/child-env";
@@ -79,9 +80,10 @@ protected:
 	// Starts the host; its child (sway exec, labwc -s, cage's application) writes its environment.
 	bool start() {
 		std::map<std::string, std::string> env = {{"WLR_BACKENDS", "headless"}, {"WLR_RENDERER", "pixman"},
-			{"WLR_HEADLESS_OUTPUTS", "1"}, {"WLR_LIBINPUT_NO_DEVICES", "1"}, {"LD_LIBRARY_PATH", prefix() + "/lib"},
-			{"WAYLAND_DISPLAY", Process::kUnset}, {"DISPLAY", Process::kUnset}, {"HOME", dir_},
-			{"XDG_CONFIG_HOME", dir_ + "/config"}, {"PIXELPORT_STATS_FILE", dir_ + "/stats.json"}};
+			{"WLR_HEADLESS_OUTPUTS", "1"}, {"WLR_LIBINPUT_NO_DEVICES", "1"},
+			{"LD_LIBRARY_PATH", prefix() + "/lib"}, {"WAYLAND_DISPLAY", Process::kUnset},
+			{"DISPLAY", Process::kUnset}, {"HOME", dir_}, {"XDG_CONFIG_HOME", dir_ + "/config"},
+			{"PIXELPORT_STATS_FILE", dir_ + "/stats.json"}};
 		if (GetParam().preload) env["LD_PRELOAD"] = build_path("PIXELPORT_PRELOAD");
 		std::string child = "env > " + env_file_ + ".tmp && mv " + env_file_ + ".tmp " + env_file_;
 		std::string name = GetParam().name;
@@ -93,7 +95,8 @@ protected:
 				"default_floating_border none\n"
 				"floating_minimum_size 1 x 1\n"
 				"for_window [app_id=\".*\"] floating enable, move absolute position 0 0\n"
-				"exec " + child + "\n");
+				"exec " +
+					child + "\n");
 			argv = {binary_, "-V", "-c", config}; // -V: info lines, the module's among them
 		} else if (name == "labwc") {
 			std::string config = dir_ + "/labwc";
@@ -111,8 +114,9 @@ protected:
 		} else {
 			// cage exits when its application does and waits for it on SIGTERM: the application
 			// is a client that ends when the compositor goes away.
-			argv = {binary_, "--", "sh", "-c", child + " && exec " + build_path("PIXELPORT_PAINT") +
-				" --format XRGB8888 --size 8x8 --seed 99"};
+			argv = {binary_, "--", "sh", "-c",
+				child + " && exec " + build_path("PIXELPORT_PAINT") +
+					" --format XRGB8888 --size 8x8 --seed 99"};
 		}
 		if (!fx_.start_command(argv, env)) return false;
 		if (name == "cage") {
@@ -141,8 +145,9 @@ protected:
 
 	// The window's pixels in the host after pixelport-paint shows `format` (seed 1, 64x48).
 	void paint(const std::string &format, Process *client) {
-		ASSERT_TRUE(client->start({build_path("PIXELPORT_PAINT"), "--format", format, "--size", "64x48", "--seed",
-			"1"}, fx_.client_env()));
+		ASSERT_TRUE(client->start(
+			{build_path("PIXELPORT_PAINT"), "--format", format, "--size", "64x48", "--seed", "1"},
+			fx_.client_env()));
 		std::string line;
 		ASSERT_TRUE(client->read_line(&line, 10000)) << client->err() << fx_.compositor().err();
 		EXPECT_EQ(line, "presented " + format + " 64x48");
@@ -155,7 +160,7 @@ protected:
 		if (!ref.start()) return shot;
 		Process client;
 		if (!client.start({build_path("PIXELPORT_PAINT"), "--format", format, "--size", "64x48", "--seed", "1"},
-				ref.client_env())) {
+			    ref.client_env())) {
 			return shot;
 		}
 		std::string line;
@@ -204,7 +209,8 @@ TEST_P(RealCompositor, ServesTheRightFormatsShowsPixelsExactlyAndExitsCleanly) {
 		Image shot;
 		ASSERT_TRUE(fx_.screenshot(&shot)) << fx_.compositor().err();
 		// Against the independent decoder, then byte for byte against the reference compositor.
-		EXPECT_EQ(screen_mismatches(shot, pattern_reference(drm, 64, 48, 1), 64, 48, reference_tolerance(drm), false),
+		EXPECT_EQ(screen_mismatches(
+				  shot, pattern_reference(drm, 64, 48, 1), 64, 48, reference_tolerance(drm), false),
 			0);
 		Image ref = reference_shot(format);
 		ASSERT_GE(ref.width, 64);
@@ -239,9 +245,12 @@ TEST_P(RealCompositor, RunsAQuickSweep) {
 	ASSERT_TRUE(start()) << fx_.compositor().err();
 	std::string out_dir = dir_ + "/sweep", out, err;
 	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_SWEEP"), "--warmup", "1", "--frames", "3", "--min-frames", "2",
-		"--point-seconds", "0.05", "--timeout-ms", "5000", "--sizes", "16K,256K", "--formats",
-		GetParam().preload ? "XRGB8888,NV12" : "XRGB8888", "--pattern", "--no-plot", "-o", out_dir}, 60000, &out, &err),
-		0) << err << out;
+					 "--point-seconds", "0.05", "--timeout-ms", "5000", "--sizes", "16K,256K",
+					 "--formats", GetParam().preload ? "XRGB8888,NV12" : "XRGB8888", "--pattern",
+					 "--no-plot", "-o", out_dir},
+			  60000, &out, &err),
+		0)
+		<< err << out;
 	std::ifstream in(out_dir + "/sweep.json");
 	nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
 	ASSERT_FALSE(j.is_discarded()) << out;

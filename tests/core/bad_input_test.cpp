@@ -19,16 +19,14 @@ protected:
 	test::TestDst dst = test::make_dst(f::XRGB8888, 8, 6, 0, 0x33);
 	std::vector<uint8_t> before = dst.bytes();
 
-	void expect(Status want, const SrcImage &s, const DstImage &d, const ConvertOptions &o = {})
-	{
+	void expect(Status want, const SrcImage &s, const DstImage &d, const ConvertOptions &o = {}) {
 		EXPECT_EQ(convert_image(s, d, o), want) << status_str(want);
 		EXPECT_EQ(convert_rows(s, d, 0, 2, o), want) << status_str(want);
 		EXPECT_EQ(dst.bytes(), before) << "wrote despite " << status_str(want);
 	}
 };
 
-TEST_F(BadInput, UnknownFormatsAreRefused)
-{
+TEST_F(BadInput, UnknownFormatsAreRefused) {
 	SrcImage s = src.img;
 	s.fourcc = f::code('B', 'A', 'D', '!');
 	expect(Status::UnknownFormat, s, dst.img);
@@ -37,17 +35,15 @@ TEST_F(BadInput, UnknownFormatsAreRefused)
 	expect(Status::UnknownFormat, src.img, d);
 }
 
-TEST_F(BadInput, ConversionsNotInTheTableAreRefused)
-{
+TEST_F(BadInput, ConversionsNotInTheTableAreRefused) {
 	DstImage d = dst.img;
-	d.fourcc = f::XBGR2101010;   // NV12 is 8-bit
+	d.fourcc = f::XBGR2101010; // NV12 is 8-bit
 	expect(Status::UnsupportedConversion, src.img, d);
 	d.fourcc = f::NV12;
 	expect(Status::UnsupportedConversion, src.img, d);
 }
 
-TEST_F(BadInput, ZeroAndNegativeSizesAreRefused)
-{
+TEST_F(BadInput, ZeroAndNegativeSizesAreRefused) {
 	for (int32_t v : {0, -1, INT32_MIN}) {
 		SrcImage s = src.img;
 		DstImage d = dst.img;
@@ -60,15 +56,13 @@ TEST_F(BadInput, ZeroAndNegativeSizesAreRefused)
 	}
 }
 
-TEST_F(BadInput, DestinationOfAnotherSizeIsRefused)
-{
+TEST_F(BadInput, DestinationOfAnotherSizeIsRefused) {
 	DstImage d = dst.img;
 	d.width = 4;
 	expect(Status::SizeMismatch, src.img, d);
 }
 
-TEST_F(BadInput, NullPlanesAreRefused)
-{
+TEST_F(BadInput, NullPlanesAreRefused) {
 	SrcImage s = src.img;
 	s.planes[1].data = nullptr;
 	expect(Status::NullPointer, s, dst.img);
@@ -77,21 +71,19 @@ TEST_F(BadInput, NullPlanesAreRefused)
 	expect(Status::NullPointer, src.img, d);
 }
 
-TEST_F(BadInput, StridesSmallerThanTheRowAreRefused)
-{
+TEST_F(BadInput, StridesSmallerThanTheRowAreRefused) {
 	SrcImage s = src.img;
 	s.planes[0].stride = 7;
 	expect(Status::StrideTooSmall, s, dst.img);
 	s = src.img;
-	s.planes[1].stride = 7;   // chroma row of 8 pixels is 8 bytes
+	s.planes[1].stride = 7; // chroma row of 8 pixels is 8 bytes
 	expect(Status::StrideTooSmall, s, dst.img);
 	DstImage d = dst.img;
 	d.stride = 31;
 	expect(Status::StrideTooSmall, src.img, d);
 }
 
-TEST_F(BadInput, BuffersOneByteShortAreRefused)
-{
+TEST_F(BadInput, BuffersOneByteShortAreRefused) {
 	SrcImage s = src.img;
 	s.planes[1].size -= 1;
 	expect(Status::BufferTooSmall, s, dst.img);
@@ -100,8 +92,7 @@ TEST_F(BadInput, BuffersOneByteShortAreRefused)
 	expect(Status::BufferTooSmall, src.img, d);
 }
 
-TEST_F(BadInput, SizesThatOverflowAreRefused)
-{
+TEST_F(BadInput, SizesThatOverflowAreRefused) {
 	SrcImage s = src.img;
 	s.planes[0].stride = SIZE_MAX / 2;
 	s.planes[0].size = SIZE_MAX;
@@ -112,8 +103,7 @@ TEST_F(BadInput, SizesThatOverflowAreRefused)
 	expect(Status::Overflow, src.img, d);
 }
 
-TEST_F(BadInput, NegativeThreadCountsAreRefused)
-{
+TEST_F(BadInput, NegativeThreadCountsAreRefused) {
 	ConvertOptions o;
 	o.threads = -1;
 	expect(Status::InvalidOption, src.img, dst.img, o);
@@ -122,12 +112,11 @@ TEST_F(BadInput, NegativeThreadCountsAreRefused)
 	expect(Status::InvalidOption, src.img, dst.img, o);
 }
 
-TEST_F(BadInput, RectanglesOutsideTheImageAreRefusedBeforeAnyWrite)
-{
-	const Rect outside[] = {{-1, 0, 2, 2}, {0, -1, 2, 2}, {7, 0, 2, 1}, {0, 5, 1, 2},
-				{INT32_MAX, 0, 1, 1}, {1, 1, INT32_MAX, 1}, {0, 0, 9, 6}};
+TEST_F(BadInput, RectanglesOutsideTheImageAreRefusedBeforeAnyWrite) {
+	const Rect outside[] = {{-1, 0, 2, 2}, {0, -1, 2, 2}, {7, 0, 2, 1}, {0, 5, 1, 2}, {INT32_MAX, 0, 1, 1},
+		{1, 1, INT32_MAX, 1}, {0, 0, 9, 6}};
 	for (const Rect &r : outside) {
-		const Rect list[] = {{0, 0, 8, 6}, r};   // the good one first: still nothing written
+		const Rect list[] = {{0, 0, 8, 6}, r}; // the good one first: still nothing written
 		EXPECT_EQ(convert_rects(src.img, dst.img, list), Status::RectOutOfBounds) << r.x << "," << r.y;
 		EXPECT_EQ(dst.bytes(), before);
 	}
@@ -137,8 +126,7 @@ TEST_F(BadInput, RectanglesOutsideTheImageAreRefusedBeforeAnyWrite)
 	}
 }
 
-TEST(StatusStr, EveryStatusHasItsOwnText)
-{
+TEST(StatusStr, EveryStatusHasItsOwnText) {
 	std::set<std::string> seen;
 	for (int s = 0; s <= static_cast<int>(Status::InvalidOption); ++s) {
 		const std::string text = status_str(static_cast<Status>(s));
@@ -154,8 +142,7 @@ namespace pixelport::core::test {
 namespace {
 
 // The guard page the other tests rely on really faults on the first byte past the end.
-TEST(GuardedBufferDeathTest, ReadingOnePastTheEndFaults)
-{
+TEST(GuardedBufferDeathTest, ReadingOnePastTheEndFaults) {
 	GTEST_FLAG_SET(death_test_style, "threadsafe");
 	GuardedBuffer buf(37);
 	buf.data()[36] = 1;

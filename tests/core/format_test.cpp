@@ -12,8 +12,7 @@ namespace {
 
 namespace f = fourcc;
 
-TEST(Fourcc, ValuesMatchDrmFourccH)
-{
+TEST(Fourcc, ValuesMatchDrmFourccH) {
 	// Little-endian 'A' 'R' '2' '4' etc., as fourcc_code() in drm_fourcc.h.
 	EXPECT_EQ(f::ARGB8888, 0x34325241u);
 	EXPECT_EQ(f::XRGB8888, 0x34325258u);
@@ -24,12 +23,10 @@ TEST(Fourcc, ValuesMatchDrmFourccH)
 	EXPECT_EQ(f::ABGR2101010, 0x30334241u);
 }
 
-TEST(FormatTable, KnowsEverySourceTheIssueNames)
-{
-	const uint32_t sources[] = {f::RGB888, f::BGR888, f::RGB565, f::BGR565, f::XRGB1555, f::ARGB1555,
-				    f::XRGB4444, f::ARGB4444, f::XRGB2101010, f::ARGB2101010, f::XBGR2101010,
-				    f::ABGR2101010, f::XBGR16161616F, f::ABGR16161616F, f::YUYV, f::UYVY,
-				    f::NV12, f::NV21, f::NV16, f::YUV420, f::YVU420, f::P010};
+TEST(FormatTable, KnowsEverySourceTheIssueNames) {
+	const uint32_t sources[] = {f::RGB888, f::BGR888, f::RGB565, f::BGR565, f::XRGB1555, f::ARGB1555, f::XRGB4444,
+		f::ARGB4444, f::XRGB2101010, f::ARGB2101010, f::XBGR2101010, f::ABGR2101010, f::XBGR16161616F,
+		f::ABGR16161616F, f::YUYV, f::UYVY, f::NV12, f::NV21, f::NV16, f::YUV420, f::YVU420, f::P010};
 	for (uint32_t s : sources) {
 		const FormatInfo *fi = format_info(s);
 		ASSERT_NE(fi, nullptr) << s;
@@ -38,15 +35,13 @@ TEST(FormatTable, KnowsEverySourceTheIssueNames)
 	}
 }
 
-TEST(FormatTable, ReturnsNullForUnknownCodes)
-{
+TEST(FormatTable, ReturnsNullForUnknownCodes) {
 	EXPECT_EQ(format_info(0), nullptr);
 	EXPECT_EQ(format_info(f::code('N', 'O', 'P', 'E')), nullptr);
 	EXPECT_STREQ(format_name(0), "unknown");
 }
 
-TEST(FormatTable, NamesMatchTheirCodes)
-{
+TEST(FormatTable, NamesMatchTheirCodes) {
 	for (const FormatInfo &fi : all_formats()) {
 		EXPECT_EQ(format_info(fi.fourcc), &fi);
 		EXPECT_STREQ(format_name(fi.fourcc), fi.name);
@@ -55,8 +50,7 @@ TEST(FormatTable, NamesMatchTheirCodes)
 	}
 }
 
-TEST(FormatTable, MinimumStrideIsCeilOfUnitsTimesUnitBytes)
-{
+TEST(FormatTable, MinimumStrideIsCeilOfUnitsTimesUnitBytes) {
 	EXPECT_EQ(min_stride(*format_info(f::RGB888), 0, 5), 15u);
 	EXPECT_EQ(min_stride(*format_info(f::RGB565), 0, 5), 10u);
 	EXPECT_EQ(min_stride(*format_info(f::YUYV), 0, 5), 12u);
@@ -68,15 +62,13 @@ TEST(FormatTable, MinimumStrideIsCeilOfUnitsTimesUnitBytes)
 	EXPECT_EQ(min_stride(*format_info(f::NV12), 2, 5), 0u);
 }
 
-TEST(FormatTable, ChromaRowsRoundUpForOddHeights)
-{
+TEST(FormatTable, ChromaRowsRoundUpForOddHeights) {
 	EXPECT_EQ(plane_rows(*format_info(f::NV12), 1, 5), 3u);
 	EXPECT_EQ(plane_rows(*format_info(f::NV16), 1, 5), 5u);
 	EXPECT_EQ(plane_rows(*format_info(f::YVU420), 0, 5), 5u);
 }
 
-TEST(FormatTable, OffersTenBitTargetsOnlyForTenBitSources)
-{
+TEST(FormatTable, OffersTenBitTargetsOnlyForTenBitSources) {
 	for (const FormatInfo &fi : all_formats()) {
 		if (fi.num_targets == 0) {
 			// Targets and renderer-native-only entries: nothing converts from them.
@@ -91,14 +83,12 @@ TEST(FormatTable, OffersTenBitTargetsOnlyForTenBitSources)
 	EXPECT_FALSE(can_convert(0, f::ARGB8888));
 }
 
-TEST(PickTarget, ReturnsTheSourceWhenTheRendererTakesIt)
-{
+TEST(PickTarget, ReturnsTheSourceWhenTheRendererTakesIt) {
 	const uint32_t r[] = {f::ARGB8888, f::XRGB8888, f::RGB565};
 	EXPECT_EQ(pick_target(f::RGB565, r), f::RGB565);
 }
 
-TEST(PickTarget, KeepsAlphaAndPrefersOpaqueTargetsForOpaqueSources)
-{
+TEST(PickTarget, KeepsAlphaAndPrefersOpaqueTargetsForOpaqueSources) {
 	const uint32_t gles2[] = {f::ARGB8888, f::XRGB8888, f::ABGR8888, f::XBGR8888};
 	EXPECT_EQ(pick_target(f::RGB888, gles2), f::XRGB8888);
 	EXPECT_EQ(pick_target(f::NV12, gles2), f::XRGB8888);
@@ -108,8 +98,7 @@ TEST(PickTarget, KeepsAlphaAndPrefersOpaqueTargetsForOpaqueSources)
 	EXPECT_EQ(pick_target(f::YUYV, argb_only), f::ARGB8888);
 }
 
-TEST(PickTarget, KeepsTenBitsWhenTheRendererOffersThem)
-{
+TEST(PickTarget, KeepsTenBitsWhenTheRendererOffersThem) {
 	const uint32_t deep[] = {f::ARGB8888, f::XRGB8888, f::XBGR2101010, f::ABGR2101010};
 	EXPECT_EQ(pick_target(f::P010, deep), f::XBGR2101010);
 	EXPECT_EQ(pick_target(f::XRGB2101010, deep), f::XBGR2101010);
@@ -119,18 +108,16 @@ TEST(PickTarget, KeepsTenBitsWhenTheRendererOffersThem)
 	EXPECT_EQ(pick_target(f::ABGR16161616F, deep), f::ARGB8888);
 }
 
-TEST(PickTarget, ReturnsNoneWhenNothingFits)
-{
+TEST(PickTarget, ReturnsNoneWhenNothingFits) {
 	const uint32_t xrgb_only[] = {f::XRGB8888};
-	EXPECT_EQ(pick_target(f::ARGB1555, xrgb_only), 0u);   // alpha would be lost
+	EXPECT_EQ(pick_target(f::ARGB1555, xrgb_only), 0u); // alpha would be lost
 	EXPECT_EQ(pick_target(f::NV12, {}), 0u);
 	EXPECT_EQ(pick_target(0, xrgb_only), 0u);
 }
 
 // Every table pair has a kernel in every instruction set this CPU runs, and pairs
 // not in the table are refused: the table and the kernels agree.
-TEST(FormatTable, EveryListedConversionRunsOnEveryInstructionSet)
-{
+TEST(FormatTable, EveryListedConversionRunsOnEveryInstructionSet) {
 	for (const FormatInfo &s : all_formats()) {
 		for (const FormatInfo &d : all_formats()) {
 			auto src = test::make_src(s.fourcc, 2, 2, 0, 1);
@@ -139,8 +126,9 @@ TEST(FormatTable, EveryListedConversionRunsOnEveryInstructionSet)
 				ConvertOptions o;
 				o.max_isa = static_cast<Isa>(isa);
 				const Status st = convert_image(src.img, dst.img, o);
-				if (d.bits > 10 || d.num_planes != 1 || (d.fourcc != f::ARGB8888 && d.fourcc != f::XRGB8888 &&
-									d.fourcc != f::XBGR2101010 && d.fourcc != f::ABGR2101010)) {
+				if (d.bits > 10 || d.num_planes != 1 ||
+					(d.fourcc != f::ARGB8888 && d.fourcc != f::XRGB8888 &&
+						d.fourcc != f::XBGR2101010 && d.fourcc != f::ABGR2101010)) {
 					EXPECT_NE(st, Status::Ok) << s.name << " -> " << d.name;
 					continue;
 				}
@@ -151,8 +139,7 @@ TEST(FormatTable, EveryListedConversionRunsOnEveryInstructionSet)
 	}
 }
 
-TEST(FormatTable, FindsNamesInAnyLetterCase)
-{
+TEST(FormatTable, FindsNamesInAnyLetterCase) {
 	ASSERT_NE(format_by_name("NV12"), nullptr);
 	EXPECT_EQ(format_by_name("NV12")->fourcc, f::NV12);
 	EXPECT_EQ(format_by_name("xbgr16161616f")->fourcc, f::XBGR16161616F);
@@ -160,12 +147,10 @@ TEST(FormatTable, FindsNamesInAnyLetterCase)
 	EXPECT_EQ(format_by_name("NV1"), nullptr);
 	EXPECT_EQ(format_by_name("NV122"), nullptr);
 	EXPECT_EQ(format_by_name(""), nullptr);
-	for (const FormatInfo &fi : all_formats())
-		EXPECT_EQ(format_by_name(fi.name), &fi);
+	for (const FormatInfo &fi : all_formats()) EXPECT_EQ(format_by_name(fi.name), &fi);
 }
 
-TEST(FormatTable, MapsWlShmCodesToFourccs)
-{
+TEST(FormatTable, MapsWlShmCodesToFourccs) {
 	// wayland.xml: wl_shm.format argb8888 = 0, xrgb8888 = 1, every other value is the fourcc.
 	EXPECT_EQ(fourcc_from_shm_format(0), f::ARGB8888);
 	EXPECT_EQ(fourcc_from_shm_format(1), f::XRGB8888);
@@ -177,8 +162,7 @@ TEST(FormatTable, MapsWlShmCodesToFourccs)
 		EXPECT_EQ(fourcc_from_shm_format(shm_format_from_fourcc(fi.fourcc)), fi.fourcc) << fi.name;
 }
 
-TEST(ShmPlanes, LaysOutChromaAfterLumaAsWestonDoes)
-{
+TEST(ShmPlanes, LaysOutChromaAfterLumaAsWestonDoes) {
 	ShmPlanes p;
 	// NV12 61x37, stride 64: Y 64 x 37, then CbCr 64 x 19 with the same stride.
 	ASSERT_TRUE(shm_planes(*format_info(f::NV12), 61, 37, 64, &p));
@@ -201,8 +185,7 @@ TEST(ShmPlanes, LaysOutChromaAfterLumaAsWestonDoes)
 	EXPECT_EQ(p.size, 183u * 37);
 }
 
-TEST(ShmPlanes, RefusesStridesBelowAnyPlanesMinimum)
-{
+TEST(ShmPlanes, RefusesStridesBelowAnyPlanesMinimum) {
 	ShmPlanes p;
 	EXPECT_FALSE(shm_planes(*format_info(f::RGB888), 61, 37, 182, &p));
 	// YUV420 at 61 wide: chroma needs 31 bytes, so stride / 2 >= 31 and even.
@@ -217,8 +200,7 @@ TEST(ShmPlanes, RefusesStridesBelowAnyPlanesMinimum)
 	EXPECT_EQ(p.size, 0x7ffffffcull * 0x7fffffff + 2 * 0x3ffffffeull * 0x40000000);
 }
 
-TEST(ShmPlanes, MinimumStrideFitsEveryPlaneAtTheAlignment)
-{
+TEST(ShmPlanes, MinimumStrideFitsEveryPlaneAtTheAlignment) {
 	EXPECT_EQ(shm_min_stride(*format_info(f::RGB888), 61, 4), 184u);
 	EXPECT_EQ(shm_min_stride(*format_info(f::YUYV), 61, 4), 124u);
 	EXPECT_EQ(shm_min_stride(*format_info(f::YUV420), 61, 4), 64u); // chroma 32, a multiple of 4

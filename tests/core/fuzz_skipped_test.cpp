@@ -2,8 +2,7 @@
 // meson.build says when): a skip with the reason, counted as one by scripts/test.
 #include <gtest/gtest.h>
 
-TEST(StreamFuzz, LibFuzzerTarget)
-{
+TEST(StreamFuzz, LibFuzzerTarget) {
 	GTEST_SKIP() << "pixelport-core-fuzz-stream not built: " PP_FUZZ_WHY
 			"; the same body ran on random inputs in core-stream-layout (AssemblerFuzzBody)";
 }

@@ -8,7 +8,6 @@
 
 #include "stream_support.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	return pixelport::core::test::fuzz_stream_assembler(data, size);
 }

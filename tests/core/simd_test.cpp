@@ -17,22 +17,19 @@ struct Colour {
 	YuvMatrix m;
 	YuvRange r;
 };
-constexpr Colour kColours[] = {{YuvMatrix::BT601, YuvRange::Limited},
-			       {YuvMatrix::BT601, YuvRange::Full},
-			       {YuvMatrix::BT709, YuvRange::Limited},
-			       {YuvMatrix::BT709, YuvRange::Full}};
+constexpr Colour kColours[] = {{YuvMatrix::BT601, YuvRange::Limited}, {YuvMatrix::BT601, YuvRange::Full},
+	{YuvMatrix::BT709, YuvRange::Limited}, {YuvMatrix::BT709, YuvRange::Full}};
 
-TEST_P(SimdMatchesScalar, ForEveryWidthPaddingAndColourSetting)
-{
+TEST_P(SimdMatchesScalar, ForEveryWidthPaddingAndColourSetting) {
 	if (best_isa() == Isa::Scalar)
 		GTEST_SKIP() << "no SIMD kernels for this CPU (only the scalar table): nothing to compare";
 	const Pair p = GetParam();
 	const FormatInfo *fi = format_info(p.src);
 	const int n_colours = fi->model == ColorModel::YUV ? 4 : 1;
-	const int32_t h = fi->vsub == 2 ? 3 : 2;   // odd height for 4:2:0
+	const int32_t h = fi->vsub == 2 ? 3 : 2; // odd height for 4:2:0
 	uint32_t seed = 1;
 	for (int32_t w : kWidths) {
-		for (size_t pad : {size_t{0}, size_t{13}}) {   // odd padding: rows start unaligned
+		for (size_t pad : {size_t{0}, size_t{13}}) { // odd padding: rows start unaligned
 			auto src = test::make_src(p.src, w, h, pad, seed++);
 			auto ref = test::make_dst(p.dst, w, h, pad, 0xAB);
 			for (int c = 0; c < n_colours; ++c) {
@@ -46,8 +43,8 @@ TEST_P(SimdMatchesScalar, ForEveryWidthPaddingAndColourSetting)
 					o.max_isa = static_cast<Isa>(isa);
 					auto out = test::make_dst(p.dst, w, h, pad, 0xAB);
 					ASSERT_EQ(convert_image(src.img, out.img, o), Status::Ok);
-					ASSERT_EQ(out.bytes(), ref.bytes())
-						<< isa_name(o.max_isa) << " width " << w << " pad " << pad << " colour " << c;
+					ASSERT_EQ(out.bytes(), ref.bytes()) << isa_name(o.max_isa) << " width " << w
+									    << " pad " << pad << " colour " << c;
 				}
 			}
 		}
@@ -55,10 +52,9 @@ TEST_P(SimdMatchesScalar, ForEveryWidthPaddingAndColourSetting)
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPairs, SimdMatchesScalar, ::testing::ValuesIn(test::all_pairs()),
-			 [](const auto &info) { return test::pair_name(info.param); });
+	[](const auto &info) { return test::pair_name(info.param); });
 
-TEST(ForceScalar, EnvironmentVariableGivesTheScalarResult)
-{
+TEST(ForceScalar, EnvironmentVariableGivesTheScalarResult) {
 	auto src = test::make_src(fourcc::NV12, 65, 5, 3, 7);
 	auto a = test::make_dst(fourcc::XRGB8888, 65, 5, 0, 0);
 	auto b = test::make_dst(fourcc::XRGB8888, 65, 5, 0, 0);
@@ -79,8 +75,7 @@ namespace {
 
 // Random content may miss values; these cover every 10-bit code and every half float
 // exactly once, on every instruction set, against the scalar reference.
-void expect_all_isas_match(const test::TestSrc &src, uint32_t dst_code)
-{
+void expect_all_isas_match(const test::TestSrc &src, uint32_t dst_code) {
 	auto ref = test::make_dst(dst_code, src.img.width, src.img.height, 0, 0);
 	ConvertOptions o;
 	o.force_scalar = true;
@@ -90,13 +85,12 @@ void expect_all_isas_match(const test::TestSrc &src, uint32_t dst_code)
 		o = {};
 		o.max_isa = static_cast<Isa>(isa);
 		ASSERT_EQ(convert_image(src.img, out.img, o), Status::Ok);
-		EXPECT_EQ(out.bytes(), ref.bytes()) << format_name(src.img.fourcc) << " -> " << format_name(dst_code) << " "
-						    << isa_name(o.max_isa);
+		EXPECT_EQ(out.bytes(), ref.bytes())
+			<< format_name(src.img.fourcc) << " -> " << format_name(dst_code) << " " << isa_name(o.max_isa);
 	}
 }
 
-TEST(EveryValue, TenBitCodesConvertAlikeOnEveryIsa)
-{
+TEST(EveryValue, TenBitCodesConvertAlikeOnEveryIsa) {
 	if (best_isa() == Isa::Scalar)
 		GTEST_SKIP() << "no SIMD kernels for this CPU (only the scalar table): nothing to compare";
 	auto src = test::make_src(fourcc::ARGB2101010, 1024, 1, 0, 0);
@@ -109,8 +103,7 @@ TEST(EveryValue, TenBitCodesConvertAlikeOnEveryIsa)
 		expect_all_isas_match(src, d);
 }
 
-TEST(EveryValue, HalfFloatsConvertAlikeOnEveryIsa)
-{
+TEST(EveryValue, HalfFloatsConvertAlikeOnEveryIsa) {
 	if (best_isa() == Isa::Scalar)
 		GTEST_SKIP() << "no SIMD kernels for this CPU (only the scalar table): nothing to compare";
 	auto src = test::make_src(fourcc::ABGR16161616F, 16384, 1, 0, 0);

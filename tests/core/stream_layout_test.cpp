@@ -15,15 +15,12 @@ namespace {
 
 // A random rectangle of a w x h image that the stream accepts: on the chroma grid, and a
 // multiple of it in size unless it reaches the image's right or bottom edge.
-Rect random_stream_rect(const FormatInfo &fi, Rng &rng, int32_t w, int32_t h)
-{
+Rect random_stream_rect(const FormatInfo &fi, Rng &rng, int32_t w, int32_t h) {
 	Rect r{int32_t(rng.below(w)) / fi.hsub * fi.hsub, int32_t(rng.below(h)) / fi.vsub * fi.vsub, 0, 0};
 	r.width = 1 + int32_t(rng.below(w - r.x));
 	r.height = 1 + int32_t(rng.below(h - r.y));
-	if (r.x + r.width < w)
-		r.width = std::max<int32_t>(fi.hsub, r.width / fi.hsub * fi.hsub);
-	if (r.y + r.height < h)
-		r.height = std::max<int32_t>(fi.vsub, r.height / fi.vsub * fi.vsub);
+	if (r.x + r.width < w) r.width = std::max<int32_t>(fi.hsub, r.width / fi.hsub * fi.hsub);
+	if (r.y + r.height < h) r.height = std::max<int32_t>(fi.vsub, r.height / fi.vsub * fi.vsub);
 	return r;
 }
 
@@ -35,24 +32,22 @@ struct SizeCase {
 	uint64_t row0, group, total; // worked out by hand below
 };
 
-TEST(StreamLayout, SizesByHand)
-{
+TEST(StreamLayout, SizesByHand) {
 	const SizeCase cases[] = {
-		{f::XRGB8888, 7, 5, 28, 28, 140},          // 7 x 4 a row, 5 rows
-		{f::RGB888, 3, 3, 9, 9, 27},
-		{f::RGB565, 1, 1, 2, 2, 2},
-		{f::YUYV, 5, 2, 12, 12, 24},                // ceil(5 / 2) = 3 units of 4 bytes
-		{f::XBGR16161616F, 3, 1, 24, 24, 24},
-		{f::NV12, 4, 4, 4, 12, 24},                 // Y 4 + Y 4 + CbCr 2 x 2
-		{f::NV12, 5, 3, 5, 16, 27},                 // groups: 5 + 5 + 6, then 5 + 6
-		{f::NV16, 5, 3, 5, 11, 33},                 // one row a group: 5 + 6
-		{f::YUV420, 6, 4, 6, 18, 36},               // 6 + 6 + 3 + 3
-		{f::YVU420, 7, 5, 7, 22, 59},               // 7 + 7 + 4 + 4, twice, then 7 + 4 + 4
-		{f::P010, 3, 3, 6, 20, 34},                 // 6 + 6 + 2 x 4; then 6 + 8
-		{f::P010, 1, 1, 2, 8, 6},                   // full group 2 + 2 + 4; the short one 2 + 4
+		{f::XRGB8888, 7, 5, 28, 28, 140}, // 7 x 4 a row, 5 rows
+		{f::RGB888, 3, 3, 9, 9, 27}, {f::RGB565, 1, 1, 2, 2, 2},
+		{f::YUYV, 5, 2, 12, 12, 24}, // ceil(5 / 2) = 3 units of 4 bytes
+		{f::XBGR16161616F, 3, 1, 24, 24, 24}, {f::NV12, 4, 4, 4, 12, 24}, // Y 4 + Y 4 + CbCr 2 x 2
+		{f::NV12, 5, 3, 5, 16, 27}, // groups: 5 + 5 + 6, then 5 + 6
+		{f::NV16, 5, 3, 5, 11, 33}, // one row a group: 5 + 6
+		{f::YUV420, 6, 4, 6, 18, 36}, // 6 + 6 + 3 + 3
+		{f::YVU420, 7, 5, 7, 22, 59}, // 7 + 7 + 4 + 4, twice, then 7 + 4 + 4
+		{f::P010, 3, 3, 6, 20, 34}, // 6 + 6 + 2 x 4; then 6 + 8
+		{f::P010, 1, 1, 2, 8, 6}, // full group 2 + 2 + 4; the short one 2 + 4
 	};
 	for (const SizeCase &c : cases) {
-		SCOPED_TRACE(std::string(format_name(c.fourcc)) + " " + std::to_string(c.w) + "x" + std::to_string(c.h));
+		SCOPED_TRACE(
+			std::string(format_name(c.fourcc)) + " " + std::to_string(c.w) + "x" + std::to_string(c.h));
 		PackedLayout l;
 		ASSERT_EQ(packed_layout(c.fourcc, c.w, c.h, &l), Status::Ok);
 		EXPECT_EQ(l.row_bytes[0], c.row0);
@@ -63,8 +58,7 @@ TEST(StreamLayout, SizesByHand)
 }
 
 // Every byte of every plane of the rectangle is on the wire exactly once.
-TEST(StreamLayout, TotalIsTheSumOfThePlanes)
-{
+TEST(StreamLayout, TotalIsTheSumOfThePlanes) {
 	for (const FormatInfo &fi : all_formats()) {
 		for (int32_t w : {1, 2, 3, 17, 640, 1921}) {
 			for (int32_t h : {1, 2, 3, 9, 1080}) {
@@ -75,16 +69,14 @@ TEST(StreamLayout, TotalIsTheSumOfThePlanes)
 				ASSERT_EQ(packed_layout(fi.fourcc, w, h, &l), Status::Ok);
 				EXPECT_EQ(l.total_bytes, sum) << fi.name << " " << w << "x" << h;
 				uint64_t groups = 0;
-				for (int64_t g = 0; g < l.groups; ++g)
-					groups += l.group_size(g);
+				for (int64_t g = 0; g < l.groups; ++g) groups += l.group_size(g);
 				EXPECT_EQ(groups, sum) << fi.name << " " << w << "x" << h;
 			}
 		}
 	}
 }
 
-TEST(StreamLayout, Errors)
-{
+TEST(StreamLayout, Errors) {
 	PackedLayout l;
 	EXPECT_EQ(packed_layout(0x20202020, 4, 4, &l), Status::UnknownFormat);
 	EXPECT_EQ(packed_layout(f::NV12, 0, 4, &l), Status::InvalidSize);
@@ -95,8 +87,7 @@ TEST(StreamLayout, Errors)
 	EXPECT_EQ(l.total_bytes, uint64_t{INT32_MAX} * 8);
 }
 
-TEST(StreamLayout, RectRules)
-{
+TEST(StreamLayout, RectRules) {
 	const FormatInfo &nv12 = *format_info(f::NV12);
 	const FormatInfo &xrgb = *format_info(f::XRGB8888);
 	struct {
@@ -104,12 +95,12 @@ TEST(StreamLayout, RectRules)
 		Rect r;
 		Status want;
 	} cases[] = {
-		{nv12, {0, 0, 6, 5}, Status::Ok},            // odd height reaching the bottom edge
+		{nv12, {0, 0, 6, 5}, Status::Ok}, // odd height reaching the bottom edge
 		{nv12, {2, 2, 4, 3}, Status::Ok},
-		{nv12, {1, 0, 2, 2}, Status::BadRowRange},   // x off the grid
-		{nv12, {0, 1, 2, 2}, Status::BadRowRange},   // y off the grid
-		{nv12, {0, 0, 3, 2}, Status::BadRowRange},   // odd width short of the right edge
-		{nv12, {0, 0, 2, 3}, Status::BadRowRange},   // odd height short of the bottom edge
+		{nv12, {1, 0, 2, 2}, Status::BadRowRange}, // x off the grid
+		{nv12, {0, 1, 2, 2}, Status::BadRowRange}, // y off the grid
+		{nv12, {0, 0, 3, 2}, Status::BadRowRange}, // odd width short of the right edge
+		{nv12, {0, 0, 2, 3}, Status::BadRowRange}, // odd height short of the bottom edge
 		{nv12, {0, 0, 7, 2}, Status::RectOutOfBounds},
 		{nv12, {-2, 0, 2, 2}, Status::RectOutOfBounds},
 		{nv12, {4, 4, 2, 2}, Status::RectOutOfBounds},
@@ -126,8 +117,7 @@ TEST(StreamLayout, RectRules)
 
 // Random rectangles on the grid of every format; the spans, walked in pieces of random
 // offsets, budgets and iovec counts, give the protocol's bytes.
-TEST(StreamLayout, SpansGiveTheWireBytes)
-{
+TEST(StreamLayout, SpansGiveTheWireBytes) {
 	Rng rng{0x1234567};
 	for (const FormatInfo &fi : all_formats()) {
 		for (int iter = 0; iter < 40; ++iter) {
@@ -149,7 +139,8 @@ TEST(StreamLayout, SpansGiveTheWireBytes)
 				iovec iov[5];
 				uint64_t covered = 0;
 				const size_t max = iter % 3 == 0 ? 5 : 1 + rng.below(5);
-				const size_t n = packed_spans(l, r.x, r.y, planes, off, 1 + rng.below(200), iov, max, &covered);
+				const size_t n =
+					packed_spans(l, r.x, r.y, planes, off, 1 + rng.below(200), iov, max, &covered);
 				ASSERT_GT(n, 0u);
 				ASSERT_LE(n, max);
 				uint64_t sum = 0;
@@ -172,8 +163,7 @@ TEST(StreamLayout, SpansGiveTheWireBytes)
 	}
 }
 
-TEST(StreamLayout, TightRowsAreOneSpan)
-{
+TEST(StreamLayout, TightRowsAreOneSpan) {
 	TestSrc src = make_src(f::XRGB8888, 64, 32, 0, 1);
 	PackedLayout l;
 	ASSERT_EQ(packed_layout(f::XRGB8888, 64, 30, &l), Status::Ok);
@@ -196,8 +186,7 @@ class Assembler : public ::testing::TestWithParam<Pair> {};
 // The same bytes in one piece, one byte at a time, in random pieces and through writable():
 // the destination equals one convert_rects() of the rectangle (a row copy when in place),
 // byte for byte, outside the rectangle included.
-TEST_P(Assembler, AnySplitGivesOneConvert)
-{
+TEST_P(Assembler, AnySplitGivesOneConvert) {
 	const Pair pair = GetParam();
 	const FormatInfo &fi = *format_info(pair.src);
 	Rng rng{0x9e3779b97f4a7c15ull ^ pair.src ^ (uint64_t{pair.dst} << 32)};
@@ -205,16 +194,15 @@ TEST_P(Assembler, AnySplitGivesOneConvert)
 		const int32_t w = 1 + int32_t(rng.below(70)), h = 1 + int32_t(rng.below(9));
 		TestSrc src = make_src(pair.src, w, h, rng.below(5), uint32_t(iter + 7));
 		Rect r = random_stream_rect(fi, rng, w, h);
-		if (iter == 0)
-			r = {0, 0, w, h};
+		if (iter == 0) r = {0, 0, w, h};
 		const std::vector<uint8_t> wire = pack_rect(src.img, r);
 		const size_t pad = rng.below(9);
 		TestDst want = make_dst_any(pair.dst, w, h, pad, 0x5a);
 		reference_put(src.img, r, want.img);
 		for (int split = 0; split < 4; ++split) {
 			SCOPED_TRACE(pair_name(pair) + " " + std::to_string(w) + "x" + std::to_string(h) + " rect " +
-				     std::to_string(r.x) + "," + std::to_string(r.y) + " " + std::to_string(r.width) + "x" +
-				     std::to_string(r.height) + " split " + std::to_string(split));
+				std::to_string(r.x) + "," + std::to_string(r.y) + " " + std::to_string(r.width) + "x" +
+				std::to_string(r.height) + " split " + std::to_string(split));
 			TestDst got = make_dst_any(pair.dst, w, h, pad, 0x5a);
 			StreamAssembler a;
 			ASSERT_EQ(a.init(pair.src, got.img), Status::Ok);
@@ -239,12 +227,11 @@ TEST_P(Assembler, AnySplitGivesOneConvert)
 }
 
 INSTANTIATE_TEST_SUITE_P(Pairs, Assembler, ::testing::ValuesIn(assembler_pairs()),
-			 [](const ::testing::TestParamInfo<Pair> &i) { return pair_name(i.param); });
+	[](const ::testing::TestParamInfo<Pair> &i) { return pair_name(i.param); });
 
 // A full-width NV12 rectangle fed group by group: rows appear in the destination as soon as
 // their group is complete, not before.
-TEST(AssemblerProgress, ConvertsEachGroupWhenComplete)
-{
+TEST(AssemblerProgress, ConvertsEachGroupWhenComplete) {
 	TestSrc src = make_src(f::NV12, 8, 6, 0, 3);
 	const Rect r{0, 0, 8, 6};
 	const std::vector<uint8_t> wire = pack_rect(src.img, r);
@@ -265,17 +252,16 @@ TEST(AssemblerProgress, ConvertsEachGroupWhenComplete)
 	EXPECT_EQ(a.rows_done(), 6);
 }
 
-TEST(AssemblerErrors, InitRefusesWhatConvertRefuses)
-{
+TEST(AssemblerErrors, InitRefusesWhatConvertRefuses) {
 	TestDst d = make_dst(f::XRGB8888, 8, 4, 0, 0);
 	StreamAssembler a;
 	EXPECT_EQ(a.init(0x20202020, d.img), Status::UnknownFormat);
 	EXPECT_EQ(a.init(f::XRGB8888, {0x20202020, 8, 4, d.img.data, d.img.stride, d.img.size}), Status::UnknownFormat);
-	EXPECT_EQ(a.init(f::ARGB8888, d.img), Status::UnsupportedConversion);   // no such kernel
+	EXPECT_EQ(a.init(f::ARGB8888, d.img), Status::UnsupportedConversion); // no such kernel
 	TestDst nv = make_dst(f::XRGB8888, 8, 4, 0, 0);
 	DstImage as_nv12 = nv.img;
 	as_nv12.fourcc = f::NV12;
-	EXPECT_EQ(a.init(f::NV12, as_nv12), Status::UnsupportedConversion);    // in place into two planes
+	EXPECT_EQ(a.init(f::NV12, as_nv12), Status::UnsupportedConversion); // in place into two planes
 	DstImage bad = d.img;
 	bad.data = nullptr;
 	EXPECT_EQ(a.init(f::NV12, bad), Status::NullPointer);
@@ -299,8 +285,7 @@ TEST(AssemblerErrors, InitRefusesWhatConvertRefuses)
 	EXPECT_EQ(a.arrived(1), AssemblyStatus::NotReady);
 }
 
-TEST(AssemblerErrors, BadRectanglesAndWindows)
-{
+TEST(AssemblerErrors, BadRectanglesAndWindows) {
 	TestDst d = make_dst(f::XRGB8888, 8, 5, 0, 0x11);
 	const std::vector<uint8_t> before = d.bytes();
 	StreamAssembler a;
@@ -317,8 +302,7 @@ TEST(AssemblerErrors, BadRectanglesAndWindows)
 	EXPECT_EQ(d.bytes(), before);
 }
 
-TEST(AssemblerErrors, MoreBytesThanTheRectangle)
-{
+TEST(AssemblerErrors, MoreBytesThanTheRectangle) {
 	TestDst d = make_dst(f::XRGB8888, 8, 4, 0, 0x11);
 	const std::vector<uint8_t> before = d.bytes();
 	StreamAssembler a;
@@ -353,14 +337,12 @@ TEST(AssemblerErrors, MoreBytesThanTheRectangle)
 }
 
 // The fuzz target's body on random inputs, so every build runs it (libFuzzer needs clang).
-TEST(AssemblerFuzzBody, RandomInputs)
-{
+TEST(AssemblerFuzzBody, RandomInputs) {
 	Rng rng{42};
 	std::vector<uint8_t> in;
 	for (int i = 0; i < 3000; ++i) {
 		in.resize(rng.below(64));
-		for (uint8_t &b : in)
-			b = uint8_t(rng.next());
+		for (uint8_t &b : in) b = uint8_t(rng.next());
 		ASSERT_EQ(fuzz_stream_assembler(in.data(), in.size()), 0);
 	}
 }

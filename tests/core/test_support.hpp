@@ -25,16 +25,13 @@ namespace pixelport::core::test {
 // it, so odd sizes give unaligned pointers.
 class GuardedBuffer {
 public:
-	explicit GuardedBuffer(size_t size) : size_(size)
-	{
+	explicit GuardedBuffer(size_t size) : size_(size) {
 		const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 		map_len_ = (size + page - 1) / page * page + page;
 		void *m = mmap(nullptr, map_len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m == MAP_FAILED)
-			throw std::runtime_error("mmap failed");
+		if (m == MAP_FAILED) throw std::runtime_error("mmap failed");
 		map_ = static_cast<uint8_t *>(m);
-		if (mprotect(map_ + map_len_ - page, page, PROT_NONE) != 0)
-			throw std::runtime_error("mprotect failed");
+		if (mprotect(map_ + map_len_ - page, page, PROT_NONE) != 0) throw std::runtime_error("mprotect failed");
 		data_ = map_ + map_len_ - page - size;
 	}
 	~GuardedBuffer() { munmap(map_, map_len_); }
@@ -51,9 +48,8 @@ private:
 	size_t size_ = 0;
 };
 
-inline size_t exact_size(size_t stride, uint64_t rows, uint64_t row_bytes)
-{
-	return stride * (rows - 1) + row_bytes;   // no padding after the last row
+inline size_t exact_size(size_t stride, uint64_t rows, uint64_t row_bytes) {
+	return stride * (rows - 1) + row_bytes; // no padding after the last row
 }
 
 struct TestSrc {
@@ -62,8 +58,7 @@ struct TestSrc {
 };
 
 // Random content (padding included); stride = minimum + pad.
-inline TestSrc make_src(uint32_t code, int32_t w, int32_t h, size_t pad, uint32_t seed)
-{
+inline TestSrc make_src(uint32_t code, int32_t w, int32_t h, size_t pad, uint32_t seed) {
 	const FormatInfo *fi = format_info(code);
 	TestSrc t;
 	t.img.fourcc = code;
@@ -75,8 +70,7 @@ inline TestSrc make_src(uint32_t code, int32_t w, int32_t h, size_t pad, uint32_
 		const size_t stride = row + pad;
 		const size_t size = exact_size(stride, plane_rows(*fi, i, static_cast<uint32_t>(h)), row);
 		auto b = std::make_unique<GuardedBuffer>(size);
-		for (size_t k = 0; k < size; ++k)
-			b->data()[k] = static_cast<uint8_t>(rng());
+		for (size_t k = 0; k < size; ++k) b->data()[k] = static_cast<uint8_t>(rng());
 		t.img.planes[i] = {b->data(), stride, size};
 		t.bufs.push_back(std::move(b));
 	}
@@ -87,8 +81,7 @@ struct TestDst {
 	std::unique_ptr<GuardedBuffer> buf;
 	DstImage img;
 
-	uint32_t px(int32_t x, int32_t y) const
-	{
+	uint32_t px(int32_t x, int32_t y) const {
 		uint32_t v;
 		std::memcpy(&v, img.data + y * img.stride + 4 * static_cast<size_t>(x), 4);
 		return v;
@@ -96,8 +89,7 @@ struct TestDst {
 	std::vector<uint8_t> bytes() const { return {img.data, img.data + img.size}; }
 };
 
-inline TestDst make_dst(uint32_t code, int32_t w, int32_t h, size_t pad, uint8_t fill)
-{
+inline TestDst make_dst(uint32_t code, int32_t w, int32_t h, size_t pad, uint8_t fill) {
 	TestDst t;
 	const size_t stride = 4 * static_cast<size_t>(w) + pad;
 	const size_t size = exact_size(stride, static_cast<uint64_t>(h), 4 * static_cast<size_t>(w));
@@ -111,19 +103,14 @@ inline TestDst make_dst(uint32_t code, int32_t w, int32_t h, size_t pad, uint8_t
 struct Pair {
 	uint32_t src, dst;
 };
-inline std::vector<Pair> all_pairs()
-{
+inline std::vector<Pair> all_pairs() {
 	std::vector<Pair> out;
 	for (const FormatInfo &fi : all_formats())
-		for (int i = 0; i < fi.num_targets; ++i)
-			out.push_back({fi.fourcc, fi.targets[i]});
+		for (int i = 0; i < fi.num_targets; ++i) out.push_back({fi.fourcc, fi.targets[i]});
 	return out;
 }
 
-inline std::string pair_name(const Pair &p)
-{
-	return std::string(format_name(p.src)) + "_to_" + format_name(p.dst);
-}
+inline std::string pair_name(const Pair &p) { return std::string(format_name(p.src)) + "_to_" + format_name(p.dst); }
 inline void PrintTo(const Pair &p, std::ostream *os) { *os << pair_name(p); }
 
 } // namespace pixelport::core::test

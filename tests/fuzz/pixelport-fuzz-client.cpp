@@ -57,17 +57,17 @@ struct Options {
 	uint64_t seed = 1;
 	double seconds = 10;
 	int64_t only_connection = -1; // --connection: replay from this one
-	int64_t connections = -1;     // --connections: how many (with --connection: 1)
-	int64_t max_ops = -1;         // per connection
+	int64_t connections = -1; // --connections: how many (with --connection: 1)
+	int64_t max_ops = -1; // per connection
 	std::string log_path;
 	double stall_ms = 100;
-	int bad_permille = 10;        // how often an argument is picked to be invalid
+	int bad_permille = 10; // how often an argument is picked to be invalid
 	int probe_interval_ms = 10;
 	// Attack classes (issue 12); each can be left out while its fix is open.
-	bool clear_nonblock = true;   // clear O_NONBLOCK on our copy of a stream's data fd (case 1)
-	bool odd_stream_fds = true;   // datagram/seqpacket/UDP/listening sockets, FIFO read-write (case 2)
-	bool huge = true;             // buffers and pools up to 16384 px / 1 GiB (cases 4, 5, 6)
-	bool short_writes = true;     // announce more than is sent and keep the fd open
+	bool clear_nonblock = true; // clear O_NONBLOCK on our copy of a stream's data fd (case 1)
+	bool odd_stream_fds = true; // datagram/seqpacket/UDP/listening sockets, FIFO read-write (case 2)
+	bool huge = true; // buffers and pools up to 16384 px / 1 GiB (cases 4, 5, 6)
+	bool short_writes = true; // announce more than is sent and keep the fd open
 	// An xdg role for a surface that had a buffer attached (an error unless that commit is
 	// still held for stream bytes: then wlroots asserts once it applies, see README.md).
 	bool role_after_buffer = true;
@@ -88,7 +88,9 @@ public:
 	}
 	uint32_t below(uint32_t n) { return n == 0 ? 0 : static_cast<uint32_t>(next() % n); }
 	bool chance(uint32_t percent) { return below(100) < percent; }
-	int64_t range(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+	int64_t range(int64_t lo, int64_t hi) {
+		return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
+	}
 
 private:
 	uint64_t state_;
@@ -204,13 +206,27 @@ struct Probe {
 // ---- fds of every kind a client can pass ----
 
 enum class FdKind {
-	Memfd, SealedMemfd, PipeRead, PipeWrite, SocketStream, SocketDgram, SocketSeqpacket, DevNull,
-	Directory, Eventfd, FifoRead, FifoReadWrite, UdpSocket, ListeningSocket, Count
+	Memfd,
+	SealedMemfd,
+	PipeRead,
+	PipeWrite,
+	SocketStream,
+	SocketDgram,
+	SocketSeqpacket,
+	DevNull,
+	Directory,
+	Eventfd,
+	FifoRead,
+	FifoReadWrite,
+	UdpSocket,
+	ListeningSocket,
+	Count
 };
 
 const char *fd_kind_name(FdKind k) {
-	static const char *names[] = {"memfd", "sealed-memfd", "pipe-read", "pipe-write", "socket-stream", "socket-dgram",
-		"socket-seqpacket", "dev-null", "directory", "eventfd", "fifo-read", "fifo-rdwr", "udp", "listening"};
+	static const char *names[] = {"memfd", "sealed-memfd", "pipe-read", "pipe-write", "socket-stream",
+		"socket-dgram", "socket-seqpacket", "dev-null", "directory", "eventfd", "fifo-read", "fifo-rdwr", "udp",
+		"listening"};
 	return names[static_cast<int>(k)];
 }
 
@@ -254,7 +270,9 @@ MadeFd make_fd(FdKind k, size_t memfd_size) {
 	case FdKind::SocketStream:
 	case FdKind::SocketDgram:
 	case FdKind::SocketSeqpacket: {
-		int type = k == FdKind::SocketStream ? SOCK_STREAM : k == FdKind::SocketDgram ? SOCK_DGRAM : SOCK_SEQPACKET;
+		int type = k == FdKind::SocketStream ? SOCK_STREAM
+			: k == FdKind::SocketDgram   ? SOCK_DGRAM
+						     : SOCK_SEQPACKET;
 		if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, p) == 0) {
 			m.pass = p[0];
 			m.peer = p[1];
@@ -267,9 +285,11 @@ MadeFd make_fd(FdKind k, size_t memfd_size) {
 	case FdKind::FifoRead:
 	case FdKind::FifoReadWrite: {
 		static int counter = 0;
-		std::string path = fifo_dir() + "/pp-fuzz-fifo-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+		std::string path =
+			fifo_dir() + "/pp-fuzz-fifo-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
 		if (mkfifo(path.c_str(), 0600) == 0) {
-			m.pass = open(path.c_str(), (k == FdKind::FifoRead ? O_RDONLY : O_RDWR) | O_NONBLOCK | O_CLOEXEC);
+			m.pass = open(
+				path.c_str(), (k == FdKind::FifoRead ? O_RDONLY : O_RDWR) | O_NONBLOCK | O_CLOEXEC);
 			m.peer = open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 			unlink(path.c_str());
 		}
@@ -314,13 +334,13 @@ struct Surface {
 	bool ack_configure = true;
 	bool configured = false;
 	bool attached = false; // a buffer was attached at some point
-	int role = 0;          // 0 none, 1 xdg_surface, 2 subsurface: a wl_surface keeps its role
-	int parent = -1;       // surface index, while a subsurface
+	int role = 0; // 0 none, 1 xdg_surface, 2 subsurface: a wl_surface keeps its role
+	int parent = -1; // surface index, while a subsurface
 };
 struct Stream {
 	pp_stream_v1 *stream = nullptr;
 	int shared = -1; // our copy of the fd the compositor reads
-	int peer = -1;   // where we write
+	int peer = -1; // where we write
 	FdKind kind = FdKind::Count;
 	uint64_t owed = 0; // announced but not yet sent
 };
@@ -340,7 +360,8 @@ public:
 
 	// The requests (public for the op table below).
 	void log(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-	template <typename T> int pick(const std::vector<T> &v, bool (*alive)(const T &));
+	template <typename T>
+	int pick(const std::vector<T> &v, bool (*alive)(const T &));
 	uint32_t random_shm_format();
 	uint32_t random_stream_format();
 	int random_dim();
@@ -408,11 +429,11 @@ struct Run {
 	FILE *log = nullptr;
 	bool compositor_gone = false;
 	std::map<uint64_t, std::deque<std::string>> recent; // last requests of the last connections
-	std::map<uint64_t, std::deque<std::string>> kept;   // ... and of those with a finding
+	std::map<uint64_t, std::deque<std::string>> kept; // ... and of those with a finding
 };
 
-Session::Session(const Options &o, Run &run, uint64_t index)
-	: o_(o), run_(run), index_(index), rng_(Rng(Rng(o.seed).next() ^ index).next()), log_(run.log) {}
+Session::Session(const Options &o, Run &run, uint64_t index) :
+	o_(o), run_(run), index_(index), rng_(Rng(Rng(o.seed).next() ^ index).next()), log_(run.log) {}
 
 Session::~Session() {
 	// Proxies still alive go without a request; then the fds.
@@ -449,7 +470,8 @@ void Session::log(const char *fmt, ...) {
 	if (recent_.size() > 40) recent_.pop_front();
 }
 
-template <typename T> int Session::pick(const std::vector<T> &v, bool (*alive)(const T &)) {
+template <typename T>
+int Session::pick(const std::vector<T> &v, bool (*alive)(const T &)) {
 	if (v.empty()) return -1;
 	int start = static_cast<int>(rng_.below(static_cast<uint32_t>(v.size())));
 	for (size_t i = 0; i < v.size(); i++) {
@@ -497,15 +519,16 @@ int Session::random_dim() {
 
 void Session::bind_extras() {
 	static const wl_registry_listener listener = {
-		.global = [](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
-			auto *s = static_cast<Session *>(data);
-			if (strcmp(interface, wl_subcompositor_interface.name) == 0) {
-				s->subcompositor_ = static_cast<wl_subcompositor *>(
-					wl_registry_bind(registry, name, &wl_subcompositor_interface, 1));
-			} else if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0) {
-				s->timing_ = static_cast<pp_timing_manager_v1 *>(
-					wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
-			}
+		.global =
+			[](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
+		auto *s = static_cast<Session *>(data);
+		if (strcmp(interface, wl_subcompositor_interface.name) == 0) {
+			s->subcompositor_ = static_cast<wl_subcompositor *>(
+				wl_registry_bind(registry, name, &wl_subcompositor_interface, 1));
+		} else if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0) {
+			s->timing_ = static_cast<pp_timing_manager_v1 *>(
+				wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
+		}
 		},
 		.global_remove = [](void *, wl_registry *, uint32_t) {},
 	};
@@ -519,18 +542,21 @@ void Session::bind_extras() {
 void Session::create_pool() {
 	if (pools_.size() >= 64) return;
 	FdKind k = !bad() ? (rng_.chance(85) ? FdKind::Memfd : FdKind::SealedMemfd)
-				   : static_cast<FdKind>(rng_.below(static_cast<uint32_t>(FdKind::Count)));
+			  : static_cast<FdKind>(rng_.below(static_cast<uint32_t>(FdKind::Count)));
 	size_t file = rng_.chance(90) ? static_cast<size_t>(rng_.range(1, 1 << 20))
-		: o_.huge ? static_cast<size_t>(rng_.range(1, 1ll << 30)) : static_cast<size_t>(rng_.range(1, 4 << 20));
+		: o_.huge             ? static_cast<size_t>(rng_.range(1, 1ll << 30))
+				      : static_cast<size_t>(rng_.range(1, 4 << 20));
 	MadeFd m = make_fd(k, file);
 	if (m.pass < 0) return;
 	fds_.push_back(m.pass);
 	if (m.peer >= 0) fds_.push_back(m.peer);
-	int64_t size = !bad() ? static_cast<int64_t>(m.size ? m.size : 4096)
-		: rng_.chance(50) ? rng_.range(-4096, 0) : rng_.range(1, 2ll * static_cast<int64_t>(m.size ? m.size : 4096));
+	int64_t size = !bad()     ? static_cast<int64_t>(m.size ? m.size : 4096)
+		: rng_.chance(50) ? rng_.range(-4096, 0)
+				  : rng_.range(1, 2ll * static_cast<int64_t>(m.size ? m.size : 4096));
 	size = std::clamp<int64_t>(size, INT32_MIN, INT32_MAX);
 	log("create_pool pool%zu fd=%s(%zu) size=%" PRId64, pools_.size(), fd_kind_name(k), m.size, size);
-	pools_.push_back({wl_shm_create_pool(conn_.shm, m.pass, static_cast<int32_t>(size)), m.pass, size, static_cast<int64_t>(m.size)});
+	pools_.push_back({wl_shm_create_pool(conn_.shm, m.pass, static_cast<int32_t>(size)), m.pass, size,
+		static_cast<int64_t>(m.size)});
 }
 
 void Session::pool_create_buffer() {
@@ -574,8 +600,8 @@ void Session::pool_create_buffer() {
 	stride = std::clamp<int64_t>(stride, INT32_MIN, INT32_MAX);
 	log("pool%d.create_buffer buf%zu %s %dx%d stride=%" PRId64 " offset=%" PRId64, p, buffers_.size(),
 		format_name(format).c_str(), w, h, stride, offset);
-	wl_buffer *b = wl_shm_pool_create_buffer(pools_[p].pool, static_cast<int32_t>(offset), w, h,
-		static_cast<int32_t>(stride), format);
+	wl_buffer *b = wl_shm_pool_create_buffer(
+		pools_[p].pool, static_cast<int32_t>(offset), w, h, static_cast<int32_t>(stride), format);
 	buffers_.push_back({b, -1, w, h, format});
 }
 
@@ -642,14 +668,16 @@ void Session::make_toplevel() {
 	s.xsurface = xdg_wm_base_get_xdg_surface(conn_.wm_base, s.surface);
 	s.role = 1;
 	s.configured = false;
-	static const xdg_surface_listener listener = {
-		.configure = [](void *data, xdg_surface *xs, uint32_t serial) {
-			auto *surface = static_cast<Surface *>(data);
-			if (surface->ack_configure) {
-				xdg_surface_ack_configure(xs, serial);
-				surface->configured = true;
-			}
-		},
+	static const xdg_surface_listener listener =
+		{
+			.configure =
+				[](void *data, xdg_surface *xs, uint32_t serial) {
+		auto *surface = static_cast<Surface *>(data);
+		if (surface->ack_configure) {
+			xdg_surface_ack_configure(xs, serial);
+			surface->configured = true;
+		}
+			},
 	};
 	xdg_surface_add_listener(s.xsurface, &listener, &s);
 	s.toplevel = xdg_surface_get_toplevel(s.xsurface);
@@ -659,7 +687,8 @@ void Session::make_toplevel() {
 
 // True if surface `a` is `b` or one of b's ancestors (as a subsurface parent).
 bool ancestor_or_self(const std::vector<std::unique_ptr<Surface>> &surfaces, int a, int b) {
-	for (int k = b, depth = 0; k >= 0 && depth < 64; k = surfaces[k]->subsurface ? surfaces[k]->parent : -1, depth++) {
+	for (int k = b, depth = 0; k >= 0 && depth < 64;
+		k = surfaces[k]->subsurface ? surfaces[k]->parent : -1, depth++) {
 		if (k == a) return true;
 	}
 	return false;
@@ -671,7 +700,8 @@ void Session::make_subsurface() {
 	if ((surfaces_[i]->role == 1 || ancestor_or_self(surfaces_, i, parent)) && !bad()) return;
 	bool sync = rng_.chance(50) && o_.sync_subsurfaces;
 	log("surf%d get_subsurface parent=surf%d %s", i, parent, sync ? "sync" : "desync");
-	surfaces_[i]->subsurface = wl_subcompositor_get_subsurface(subcompositor_, surfaces_[i]->surface, surfaces_[parent]->surface);
+	surfaces_[i]->subsurface =
+		wl_subcompositor_get_subsurface(subcompositor_, surfaces_[i]->surface, surfaces_[parent]->surface);
 	if (!sync) wl_subsurface_set_desync(surfaces_[i]->subsurface);
 	surfaces_[i]->role = 2;
 	surfaces_[i]->parent = parent;
@@ -688,7 +718,10 @@ void Session::subsurface_op() {
 		log("surf%d subsurface.set_sync", i);
 		wl_subsurface_set_sync(sub);
 		break;
-	case 1: log("surf%d subsurface.set_desync", i); wl_subsurface_set_desync(sub); break;
+	case 1:
+		log("surf%d subsurface.set_desync", i);
+		wl_subsurface_set_desync(sub);
+		break;
 	case 2: {
 		int x = static_cast<int>(rng_.range(-300, 300)), y = static_cast<int>(rng_.range(-300, 300));
 		log("surf%d subsurface.set_position %d,%d", i, x, y);
@@ -697,11 +730,16 @@ void Session::subsurface_op() {
 	}
 	default:
 		// Siblings or the parent are valid; anything else is an error.
-		if (!(j == surfaces_[i]->parent || (surfaces_[j]->subsurface && surfaces_[j]->parent == surfaces_[i]->parent)) && !bad()) return;
+		if (!(j == surfaces_[i]->parent ||
+			    (surfaces_[j]->subsurface && surfaces_[j]->parent == surfaces_[i]->parent)) &&
+			!bad())
+			return;
 		bool above = rng_.chance(50);
 		log("surf%d subsurface.place_%s surf%d", i, above ? "above" : "below", j);
-		if (above) wl_subsurface_place_above(sub, surfaces_[j]->surface);
-		else wl_subsurface_place_below(sub, surfaces_[j]->surface);
+		if (above)
+			wl_subsurface_place_above(sub, surfaces_[j]->surface);
+		else
+			wl_subsurface_place_below(sub, surfaces_[j]->surface);
 		break;
 	}
 }
@@ -751,7 +789,8 @@ void Session::attach() {
 	Surface &s = *surfaces_[i];
 	if (b >= 0 && s.xsurface && !s.configured && !bad()) return; // a buffer before the first configure
 	s.attached = s.attached || b >= 0;
-	int x = rng_.chance(90) ? 0 : static_cast<int>(rng_.range(-16, 16)), y = rng_.chance(90) ? 0 : static_cast<int>(rng_.range(-16, 16));
+	int x = rng_.chance(90) ? 0 : static_cast<int>(rng_.range(-16, 16)),
+	    y = rng_.chance(90) ? 0 : static_cast<int>(rng_.range(-16, 16));
 	log("surf%d.attach buf%d %d,%d", i, b, x, y);
 	wl_surface_attach(surfaces_[i]->surface, b >= 0 ? buffers_[b].buffer : nullptr, x, y);
 }
@@ -768,8 +807,10 @@ void Session::damage() {
 	}
 	bool buffer = rng_.chance(70);
 	log("surf%d.%s %d,%d %dx%d", i, buffer ? "damage_buffer" : "damage", x, y, w, h);
-	if (buffer) wl_surface_damage_buffer(surfaces_[i]->surface, x, y, w, h);
-	else wl_surface_damage(surfaces_[i]->surface, x, y, w, h);
+	if (buffer)
+		wl_surface_damage_buffer(surfaces_[i]->surface, x, y, w, h);
+	else
+		wl_surface_damage(surfaces_[i]->surface, x, y, w, h);
 }
 
 void Session::commit() {
@@ -784,12 +825,14 @@ void Session::frame() {
 	if (i < 0 || callbacks_.size() >= 256) return;
 	log("surf%d.frame", i);
 	wl_callback *cb = wl_surface_frame(surfaces_[i]->surface);
-	static const wl_callback_listener listener = {
-		.done = [](void *data, wl_callback *cb, uint32_t) {
-			auto *list = static_cast<std::vector<wl_callback *> *>(data);
-			list->erase(std::remove(list->begin(), list->end(), cb), list->end());
-			wl_callback_destroy(cb);
-		},
+	static const wl_callback_listener listener =
+		{
+			.done =
+				[](void *data, wl_callback *cb, uint32_t) {
+		auto *list = static_cast<std::vector<wl_callback *> *>(data);
+		list->erase(std::remove(list->begin(), list->end(), cb), list->end());
+		wl_callback_destroy(cb);
+			},
 	};
 	wl_callback_add_listener(cb, &listener, &callbacks_);
 	callbacks_.push_back(cb);
@@ -799,7 +842,8 @@ void Session::scale_transform() {
 	int i = pick(surfaces_, surface_alive);
 	if (i < 0) return;
 	if (rng_.chance(50)) {
-		int scale = bad() ? static_cast<int>(rng_.range(-1, 3)) : 1; // any other scale needs a matching buffer size
+		int scale =
+			bad() ? static_cast<int>(rng_.range(-1, 3)) : 1; // any other scale needs a matching buffer size
 		log("surf%d.set_buffer_scale %d", i, scale);
 		wl_surface_set_buffer_scale(surfaces_[i]->surface, scale);
 	} else {
@@ -815,8 +859,10 @@ void Session::create_stream() {
 	if (conn_.stream_manager == nullptr || streams_.size() >= 32) return;
 	FdKind k;
 	do {
-		k = !bad() ? (rng_.chance(45) ? FdKind::SocketStream : rng_.chance(80) ? FdKind::PipeRead : FdKind::FifoRead)
-				   : static_cast<FdKind>(rng_.below(static_cast<uint32_t>(FdKind::Count)));
+		k = !bad() ? (rng_.chance(45)                  ? FdKind::SocketStream
+					     : rng_.chance(80) ? FdKind::PipeRead
+							       : FdKind::FifoRead)
+			   : static_cast<FdKind>(rng_.below(static_cast<uint32_t>(FdKind::Count)));
 	} while (!o_.odd_stream_fds && odd_stream_kind(k));
 	MadeFd m = make_fd(k, 4096);
 	if (m.pass < 0) return;
@@ -853,7 +899,8 @@ void Session::stream_create_buffer() {
 uint64_t packed_bytes(const core::FormatInfo &info, int w, int h) {
 	uint64_t n = 0;
 	for (int p = 0; p < info.num_planes; p++) {
-		n += core::min_stride(info, p, static_cast<uint32_t>(w)) * core::plane_rows(info, p, static_cast<uint32_t>(h));
+		n += core::min_stride(info, p, static_cast<uint32_t>(w)) *
+			core::plane_rows(info, p, static_cast<uint32_t>(h));
 	}
 	return n;
 }
@@ -897,8 +944,10 @@ void Session::stream_write() {
 	streams_[s].owed += length;
 	// Send all of it, part of it, none of it yet, or more than announced.
 	uint32_t r = rng_.below(100);
-	if (r < 60 || !o_.short_writes) feed(s, UINT64_MAX);
-	else if (r < 75) feed(s, rng_.range(0, static_cast<int64_t>(std::min<uint64_t>(length, 1 << 20))));
+	if (r < 60 || !o_.short_writes)
+		feed(s, UINT64_MAX);
+	else if (r < 75)
+		feed(s, rng_.range(0, static_cast<int64_t>(std::min<uint64_t>(length, 1 << 20))));
 	else if (r < 85) {
 		feed(s, UINT64_MAX);
 		stream_unannounced();
@@ -1073,7 +1122,8 @@ bool Session::go(uint64_t deadline_ns) {
 	run_.connections++;
 	uint64_t stalls_at_start = g_stalls;
 	// Mostly short connections, some long ones: both early teardown and deep states.
-	uint64_t planned = rng_.chance(75) ? static_cast<uint64_t>(rng_.range(1, 300)) : static_cast<uint64_t>(rng_.range(300, 3000));
+	uint64_t planned = rng_.chance(75) ? static_cast<uint64_t>(rng_.range(1, 300))
+					   : static_cast<uint64_t>(rng_.range(300, 3000));
 	if (o_.max_ops >= 0) planned = std::min<uint64_t>(planned, static_cast<uint64_t>(o_.max_ops));
 	if (log_) fprintf(log_, "c%" PRIu64 " connect, %" PRIu64 " requests planned\n", index_, planned);
 	std::string ending = "planned";
@@ -1099,10 +1149,10 @@ bool Session::go(uint64_t deadline_ns) {
 				int flushed = wl_display_flush(conn_.display);
 				char line[240];
 				snprintf(line, sizeof(line),
-					"fuzz-roundtrip-timeout: %.0f ms, seed %" PRIu64 " connection %" PRIu64 " op %" PRIu64
-					" (socket: %d bytes unsent, %d unread; flush %d%s%s)",
-					ms_since(t0), o_.seed, index_, ops_, unsent, unread, flushed, flushed < 0 ? " " : "",
-					flushed < 0 ? strerror(errno) : "");
+					"fuzz-roundtrip-timeout: %.0f ms, seed %" PRIu64 " connection %" PRIu64
+					" op %" PRIu64 " (socket: %d bytes unsent, %d unread; flush %d%s%s)",
+					ms_since(t0), o_.seed, index_, ops_, unsent, unread, flushed,
+					flushed < 0 ? " " : "", flushed < 0 ? strerror(errno) : "");
 				run_.findings.push_back(line);
 				ending = "timeout";
 				break;
@@ -1140,8 +1190,10 @@ int main(int argc, char *argv[]) {
 	CLI::App app{"random request sequences against the pixelport globals, with a probe client"};
 	app.add_option("--seed", o.seed, "seed of the run (connection K's requests depend on seed and K only)");
 	app.add_option("--seconds", o.seconds, "how long to run");
-	app.add_option("--connection", o.only_connection, "replay connection K of the seed (and --connections - 1 after it)");
-	app.add_option("--connections", o.connections, "run this many connections at most (default: 1 with --connection)");
+	app.add_option(
+		"--connection", o.only_connection, "replay connection K of the seed (and --connections - 1 after it)");
+	app.add_option(
+		"--connections", o.connections, "run this many connections at most (default: 1 with --connection)");
 	app.add_option("--max-ops", o.max_ops, "at most N requests per connection");
 	app.add_option("--log", o.log_path, "write every request to this file");
 	app.add_option("--stall-ms", o.stall_ms, "probe roundtrips longer than this are findings");
@@ -1151,7 +1203,8 @@ int main(int argc, char *argv[]) {
 	app.add_flag("!--no-odd-stream-fds", o.odd_stream_fds, "streams only over the fd kinds the protocol documents");
 	app.add_flag("!--no-huge", o.huge, "buffers and pools at most 512 px / 4 MiB");
 	app.add_flag("!--no-short-writes", o.short_writes, "always send everything announced at once");
-	app.add_flag("!--no-role-after-buffer", o.role_after_buffer, "no xdg role for a surface that had a buffer attached");
+	app.add_flag(
+		"!--no-role-after-buffer", o.role_after_buffer, "no xdg role for a surface that had a buffer attached");
 	app.add_flag("!--no-sync-subsurfaces", o.sync_subsurfaces, "every subsurface desynchronized");
 	CLI11_PARSE(app, argc, argv);
 	signal(SIGPIPE, SIG_IGN);
@@ -1165,9 +1218,10 @@ int main(int argc, char *argv[]) {
 			return 2;
 		}
 	}
-	printf("fuzz seed=%" PRIu64 " seconds=%.1f classes:%s%s%s%s%s%s\n", o.seed, o.seconds, o.clear_nonblock ? " clear-nonblock" : "",
-		o.odd_stream_fds ? " odd-stream-fds" : "", o.huge ? " huge" : "", o.short_writes ? " short-writes" : "", o.role_after_buffer ? " role-after-buffer" : "",
-		o.sync_subsurfaces ? " sync-subsurfaces" : "");
+	printf("fuzz seed=%" PRIu64 " seconds=%.1f classes:%s%s%s%s%s%s\n", o.seed, o.seconds,
+		o.clear_nonblock ? " clear-nonblock" : "", o.odd_stream_fds ? " odd-stream-fds" : "",
+		o.huge ? " huge" : "", o.short_writes ? " short-writes" : "",
+		o.role_after_buffer ? " role-after-buffer" : "", o.sync_subsurfaces ? " sync-subsurfaces" : "");
 	fflush(stdout);
 
 	Probe probe;
@@ -1181,7 +1235,9 @@ int main(int argc, char *argv[]) {
 
 	uint64_t deadline = run.t_start + static_cast<uint64_t>(o.seconds * 1e9);
 	uint64_t first = o.only_connection >= 0 ? static_cast<uint64_t>(o.only_connection) : 0;
-	uint64_t count = o.connections >= 0 ? static_cast<uint64_t>(o.connections) : o.only_connection >= 0 ? 1 : UINT64_MAX;
+	uint64_t count = o.connections >= 0 ? static_cast<uint64_t>(o.connections)
+		: o.only_connection >= 0    ? 1
+					    : UINT64_MAX;
 	for (uint64_t k = first; k - first < count && now_ns() < deadline; k++) {
 		Session s(o, run, k);
 		if (!s.go(deadline) || probe.lost) break;
@@ -1193,7 +1249,8 @@ int main(int argc, char *argv[]) {
 
 	for (const Stall &s : probe.stalls) {
 		char line[200];
-		snprintf(line, sizeof(line), "probe-stall: %.1f ms at %.2f s, seed %" PRIu64 " connection %" PRIu64 " op %" PRIu64 " (%s)",
+		snprintf(line, sizeof(line),
+			"probe-stall: %.1f ms at %.2f s, seed %" PRIu64 " connection %" PRIu64 " op %" PRIu64 " (%s)",
 			s.ms, s.at_s, o.seed, s.conn, s.op, s.op_name);
 		run.findings.push_back(line);
 	}
@@ -1207,8 +1264,8 @@ int main(int argc, char *argv[]) {
 			for (const std::string &l : lines) printf("  %s\n", l.c_str());
 		}
 	}
-	printf("fuzz connections=%" PRIu64 " requests=%" PRIu64 " fuzz_stalls=%" PRIu64 " findings=%zu\n", run.connections,
-		run.requests, run.fuzz_stalls, run.findings.size());
+	printf("fuzz connections=%" PRIu64 " requests=%" PRIu64 " fuzz_stalls=%" PRIu64 " findings=%zu\n",
+		run.connections, run.requests, run.fuzz_stalls, run.findings.size());
 	printf("endings");
 	for (auto &[what, n] : run.endings) printf(" %s=%" PRIu64, what.c_str(), n);
 	printf("\n");

@@ -60,19 +60,22 @@ double field(const std::string &out, const std::string &prefix, const std::strin
 	std::string line;
 	while (std::getline(in, line)) {
 		size_t k = line.find(key);
-		if (line.rfind(prefix, 0) == 0 && k != std::string::npos) return std::strtod(line.c_str() + k + key.size(), nullptr);
+		if (line.rfind(prefix, 0) == 0 && k != std::string::npos)
+			return std::strtod(line.c_str() + k + key.size(), nullptr);
 	}
 	return -1;
 }
 
 TEST(Fuzz, RandomRequestsLeaveTheCompositorServingAndNothingBehind) {
 	const char *seed_env = getenv("PIXELPORT_FUZZ_SEED");
-	uint64_t seed = seed_env && *seed_env ? std::strtoull(seed_env, nullptr, 10) : static_cast<uint64_t>(time(nullptr));
+	uint64_t seed =
+		seed_env && *seed_env ? std::strtoull(seed_env, nullptr, 10) : static_cast<uint64_t>(time(nullptr));
 	const char *seconds_env = getenv("PIXELPORT_FUZZ_SECONDS");
 	double seconds = seconds_env && *seconds_env ? std::strtod(seconds_env, nullptr) : kDefaultSeconds;
 	char secs[32];
 	snprintf(secs, sizeof(secs), "%g", seconds);
-	std::vector<std::string> argv = {build_path("PIXELPORT_FUZZ_CLIENT"), "--seed", std::to_string(seed), "--seconds", secs};
+	std::vector<std::string> argv = {
+		build_path("PIXELPORT_FUZZ_CLIENT"), "--seed", std::to_string(seed), "--seconds", secs};
 	const char *args_env = getenv("PIXELPORT_FUZZ_ARGS");
 	if (args_env) {
 		std::istringstream in(args_env);
@@ -82,7 +85,8 @@ TEST(Fuzz, RandomRequestsLeaveTheCompositorServingAndNothingBehind) {
 	}
 	std::string command;
 	for (const std::string &a : argv) command += (command.empty() ? "" : " ") + a;
-	printf("fuzz seed %" PRIu64 " for %.0f s; again: PIXELPORT_FUZZ_SEED=%" PRIu64 " meson test fuzz, or against any "
+	printf("fuzz seed %" PRIu64 " for %.0f s; again: PIXELPORT_FUZZ_SEED=%" PRIu64
+	       " meson test fuzz, or against any "
 	       "compositor: %s\n",
 		seed, seconds, seed, command.c_str());
 	RecordProperty("seed", std::to_string(seed));
@@ -147,13 +151,15 @@ TEST(Fuzz, RandomRequestsLeaveTheCompositorServingAndNothingBehind) {
 		for (std::string line; std::getline(lines, line) && replayed < 5;) {
 			unsigned long long s = 0, k = 0, n = 0;
 			double ms = 0;
-			if (sscanf(line.c_str(), "finding probe-stall: %lf ms at %*f s, seed %llu connection %llu op %llu", &ms, &s, &k,
-					&n) != 4) {
+			if (sscanf(line.c_str(),
+				    "finding probe-stall: %lf ms at %*f s, seed %llu connection %llu op %llu", &ms, &s,
+				    &k, &n) != 4) {
 				continue;
 			}
 			replayed++;
 			std::vector<std::string> again = argv;
-			again.insert(again.end(), {"--connection", std::to_string(k), "--max-ops", std::to_string(n + 10)});
+			again.insert(
+				again.end(), {"--connection", std::to_string(k), "--max-ops", std::to_string(n + 10)});
 			double best = 1e9;
 			for (int i = 0; i < 3 && best >= kWorstRoundtripMs; i++) {
 				std::string rout, rerr;
@@ -161,11 +167,13 @@ TEST(Fuzz, RandomRequestsLeaveTheCompositorServingAndNothingBehind) {
 				double w = field(rout, "probe ", "worst_ms=");
 				if (w >= 0) best = std::min(best, w);
 			}
-			printf("replay of seed %llu connection %llu up to op %llu (stall %.1f ms): probe worst %.1f ms\n", s, k, n + 10,
-				ms, best);
+			printf("replay of seed %llu connection %llu up to op %llu (stall %.1f ms): probe worst %.1f "
+			       "ms\n",
+				s, k, n + 10, ms, best);
 			EXPECT_LT(best, kWorstRoundtripMs) << "a probe stall that comes back on replay: " << line;
 		}
-		EXPECT_GT(replayed, 0) << "probe worst " << worst << " ms but no stall finding to replay (seed " << seed << ")";
+		EXPECT_GT(replayed, 0) << "probe worst " << worst << " ms but no stall finding to replay (seed " << seed
+				       << ")";
 	}
 	for (const char *fatal : {"finding compositor-gone", "finding probe-lost", "finding fuzz-roundtrip-timeout"}) {
 		EXPECT_EQ(out.find(fatal), std::string::npos) << fatal << " (seed " << seed << ")";

@@ -22,10 +22,10 @@
 #include <thread>
 #include <vector>
 
+#include "listener.hpp"
 #include "pattern.hpp"
 #include "pixelport/pixelport.h"
 #include "reference.hpp"
-#include "listener.hpp"
 #include "transport.hpp"
 #include "wlr.hpp"
 
@@ -73,10 +73,12 @@ struct Server {
 			? get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr)
 			: EGL_NO_DISPLAY;
 		if (egl_display == EGL_NO_DISPLAY || !eglInitialize(egl_display, nullptr, nullptr)) {
-			auto query_devices = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
+			auto query_devices =
+				reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
 			EGLDeviceEXT device = nullptr;
 			EGLint n = 0;
-			if (get_platform_display != nullptr && query_devices != nullptr && query_devices(1, &device, &n) && n > 0) {
+			if (get_platform_display != nullptr && query_devices != nullptr &&
+				query_devices(1, &device, &n) && n > 0) {
 				egl_display = get_platform_display(EGL_PLATFORM_DEVICE_EXT, device, nullptr);
 			}
 			if (egl_display == EGL_NO_DISPLAY || !eglInitialize(egl_display, nullptr, nullptr)) {
@@ -111,17 +113,20 @@ struct Server {
 		new_surface.connect(&compositor->events.new_surface,
 			[&](void *data) { surfaces.push_back(static_cast<wlr_surface *>(data)); });
 		wl_event_loop *loop = wl_display_get_event_loop(display);
-		wl_event_source *stop_source = wl_event_loop_add_fd(loop, stop_fd, WL_EVENT_READABLE,
+		wl_event_source *stop_source = wl_event_loop_add_fd(
+			loop, stop_fd, WL_EVENT_READABLE,
 			[](int, uint32_t, void *data) {
-				wl_display_terminate(static_cast<wl_display *>(data));
-				return 0;
-			}, display);
+			wl_display_terminate(static_cast<wl_display *>(data));
+			return 0;
+			},
+			display);
 		wl_client_create(display, client_fd);
 		wl_display_run(display);
 
 		// Read back every surface's texture before the client goes.
 		for (wlr_surface *surface : surfaces) {
-			if (surface->buffer == nullptr && surface->role == nullptr) continue; // a parent, never drawn into
+			if (surface->buffer == nullptr && surface->role == nullptr)
+				continue; // a parent, never drawn into
 			ReadBack rb;
 			if (surface->buffer != nullptr && surface->buffer->texture != nullptr) {
 				wlr_texture *texture = surface->buffer->texture;
@@ -137,7 +142,8 @@ struct Server {
 					.src_box = {},
 				};
 				if (wlr_texture_read_pixels(texture, &options)) {
-					for (uint32_t p : pixels) rb.rgb.push_back((p & 0xff) << 16 | (p & 0xff00) | ((p >> 16) & 0xff));
+					for (uint32_t p : pixels)
+						rb.rgb.push_back((p & 0xff) << 16 | (p & 0xff00) | ((p >> 16) & 0xff));
 				}
 			}
 			textures.push_back(std::move(rb));
@@ -240,9 +246,12 @@ TEST(Gles2, NativeConvertedAndStreamedUploadsMatchTheReference) {
 		int tol = test::reference_tolerance(frames[i].format), bad = 0;
 		for (size_t p = 0; p < rb.rgb.size(); p++) {
 			for (int c = 0; c < 24; c += 8) {
-				int d = static_cast<int>((rb.rgb[p] >> c) & 0xff) - static_cast<int>((want[i][p] >> c) & 0xff);
+				int d = static_cast<int>((rb.rgb[p] >> c) & 0xff) -
+					static_cast<int>((want[i][p] >> c) & 0xff);
 				if (std::abs(d) > tol) {
-					if (bad++ < 3) ADD_FAILURE() << "surface " << i << " pixel " << p << std::hex << " got " << rb.rgb[p] << " want " << want[i][p];
+					if (bad++ < 3)
+						ADD_FAILURE() << "surface " << i << " pixel " << p << std::hex
+							      << " got " << rb.rgb[p] << " want " << want[i][p];
 					break;
 				}
 			}
@@ -286,10 +295,12 @@ TEST(Gles2, EachSurfaceShowsItsOwnCommitsOfASharedConvertedBuffer) {
 		wl_buffer *buffer = nullptr;
 		bool released = false;
 	} a, b;
-	static const wl_buffer_listener listener = {.release = [](void *data, wl_buffer *) { static_cast<Buf *>(data)->released = true; }};
+	static const wl_buffer_listener listener = {
+		.release = [](void *data, wl_buffer *) { static_cast<Buf *>(data)->released = true; }};
 	for (Buf *buf : {&a, &b}) {
 		ASSERT_TRUE(buf->pool.create(&conn, size, &error)) << error;
-		buf->buffer = wl_shm_pool_create_buffer(buf->pool.pool, 0, w, h, static_cast<int32_t>(stride), drm_to_shm(format));
+		buf->buffer = wl_shm_pool_create_buffer(
+			buf->pool.pool, 0, w, h, static_cast<int32_t>(stride), drm_to_shm(format));
 		wl_buffer_add_listener(buf->buffer, &listener, buf);
 	}
 	auto *pa = static_cast<uint8_t *>(a.pool.data), *pb = static_cast<uint8_t *>(b.pool.data);
@@ -297,7 +308,8 @@ TEST(Gles2, EachSurfaceShowsItsOwnCommitsOfASharedConvertedBuffer) {
 	encode_pattern(format, w, h, stride, pb, 2, 0, 0, w, h);
 	std::vector<uint32_t> want1 = expected(std::vector<uint8_t>(pa, pa + size), format, w, h, stride);
 	std::vector<uint32_t> want2 = expected(std::vector<uint8_t>(pb, pb + size), format, w, h, stride);
-	wl_surface *s1 = wl_compositor_create_surface(conn.compositor), *s2 = wl_compositor_create_surface(conn.compositor);
+	wl_surface *s1 = wl_compositor_create_surface(conn.compositor),
+		   *s2 = wl_compositor_create_surface(conn.compositor);
 	auto commit = [](wl_surface *s, wl_buffer *buffer, int x, int y, int dw, int dh) {
 		if (buffer != nullptr) wl_surface_attach(s, buffer, 0, 0);
 		wl_surface_damage_buffer(s, x, y, dw, dh);
@@ -327,9 +339,12 @@ TEST(Gles2, EachSurfaceShowsItsOwnCommitsOfASharedConvertedBuffer) {
 		int bad = 0;
 		for (size_t p = 0; p < rb.rgb.size(); p++) {
 			for (int c = 0; c < 24; c += 8) {
-				int d = static_cast<int>((rb.rgb[p] >> c) & 0xff) - static_cast<int>(((*want[i])[p] >> c) & 0xff);
+				int d = static_cast<int>((rb.rgb[p] >> c) & 0xff) -
+					static_cast<int>(((*want[i])[p] >> c) & 0xff);
 				if (std::abs(d) > test::reference_tolerance(format)) {
-					if (bad++ < 3) ADD_FAILURE() << "surface " << i << " pixel " << p << std::hex << " got " << rb.rgb[p];
+					if (bad++ < 3)
+						ADD_FAILURE() << "surface " << i << " pixel " << p << std::hex
+							      << " got " << rb.rgb[p];
 					break;
 				}
 			}

@@ -36,7 +36,8 @@ const Sets &sets() {
 		wlr_renderer *r = wlr_pixman_renderer_create();
 		if (r != nullptr) {
 			const wlr_drm_format_set *set = wlr_renderer_get_texture_formats(r, WLR_BUFFER_CAP_DATA_PTR);
-			for (size_t i = 0; set != nullptr && i < set->len; i++) native.push_back(set->formats[i].format);
+			for (size_t i = 0; set != nullptr && i < set->len; i++)
+				native.push_back(set->formats[i].format);
 			wlr_renderer_destroy(r);
 		}
 		for (uint32_t f : native) out.native.insert(fourcc_name(f));

@@ -210,8 +210,8 @@ CompositorFixture::~CompositorFixture() {
 }
 
 bool CompositorFixture::start(const std::vector<std::string> &args, const std::string &output) {
-	std::vector<std::string> argv = {build_path("PIXELPORT_COMPOSITOR"), "--socket", socket_, "--output",
-		output, "--log-level", "error"};
+	std::vector<std::string> argv = {
+		build_path("PIXELPORT_COMPOSITOR"), "--socket", socket_, "--output", output, "--log-level", "error"};
 	argv.insert(argv.end(), args.begin(), args.end());
 	// Rerender whole outputs: the screenshot then shows each surface's full texture, not
 	// only what the last damage repainted, so tests see exactly what the plugin produced.
@@ -242,7 +242,7 @@ static std::string find_socket(const std::string &dir, const std::string &name) 
 }
 
 bool CompositorFixture::start_command(const std::vector<std::string> &argv,
-		const std::map<std::string, std::string> &env, const std::string &socket_name) {
+	const std::map<std::string, std::string> &env, const std::string &socket_name) {
 	std::map<std::string, std::string> full_env = env;
 	full_env["XDG_RUNTIME_DIR"] = runtime_dir_;
 	if (!compositor_.start(argv, full_env)) return false;
@@ -264,8 +264,8 @@ std::map<std::string, std::string> CompositorFixture::client_env() const {
 	return {{"XDG_RUNTIME_DIR", runtime_dir_}, {"WAYLAND_DISPLAY", socket_}, {"LD_LIBRARY_PATH", Process::kUnset}};
 }
 
-int CompositorFixture::run_client(const std::vector<std::string> &argv, int timeout_ms, std::string *out,
-		std::string *err) {
+int CompositorFixture::run_client(
+	const std::vector<std::string> &argv, int timeout_ms, std::string *out, std::string *err) {
 	Process client;
 	if (!client.start(argv, client_env())) {
 		if (err) *err = client.err();
@@ -296,11 +296,11 @@ bool CompositorFixture::screenshot(Image *image) {
 	return static_cast<size_t>(in.gcount()) == image->rgb.size();
 }
 
-int screen_mismatches(const Image &shot, const std::vector<uint32_t> &want, int w, int h, int tolerance,
-		bool rest_black) {
+int screen_mismatches(
+	const Image &shot, const std::vector<uint32_t> &want, int w, int h, int tolerance, bool rest_black) {
 	if (shot.width < w || shot.height < h || want.size() < static_cast<size_t>(w) * static_cast<size_t>(h)) {
-		ADD_FAILURE() << "screenshot " << shot.width << "x" << shot.height << " smaller than the " << w << "x" << h
-			<< " frame (or no reference)";
+		ADD_FAILURE() << "screenshot " << shot.width << "x" << shot.height << " smaller than the " << w << "x"
+			      << h << " frame (or no reference)";
 		return -1;
 	}
 	int bad = 0;
@@ -312,7 +312,8 @@ int screen_mismatches(const Image &shot, const std::vector<uint32_t> &want, int 
 				int d = static_cast<int>((got >> c) & 0xff) - static_cast<int>((exp >> c) & 0xff);
 				if (std::abs(d) > (inside ? tolerance : 0)) {
 					if (bad++ < 3) {
-						ADD_FAILURE() << "pixel (" << x << "," << y << "): got " << std::hex << got << " want " << exp;
+						ADD_FAILURE() << "pixel (" << x << "," << y << "): got " << std::hex
+							      << got << " want " << exp;
 					}
 					break;
 				}
@@ -345,8 +346,8 @@ void expect_protocol_error(const std::string &program, const ErrorCase &c) {
 	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
 }
 
-void start_holding(CompositorFixture &fx, Process *client, const std::string &program, const char *mode,
-		std::string *verdict) {
+void start_holding(
+	CompositorFixture &fx, Process *client, const std::string &program, const char *mode, std::string *verdict) {
 	ASSERT_TRUE(client->start({program, mode}, fx.client_env()));
 	ASSERT_TRUE(client->read_line(verdict, 20000)) << client->err();
 	std::string holding;
@@ -426,8 +427,8 @@ void PeakSampler::stop() {
 bool parse_probe_line(const std::string &line, ProbeStats *stats) {
 	unsigned long long rt = 0, worst = 0, frames = 0, gap = 0;
 	int used = 0;
-	if (sscanf(line.c_str(), "probe roundtrips=%llu worst_roundtrip_us=%llu frames=%llu worst_frame_gap_us=%llu%n", &rt,
-			&worst, &frames, &gap, &used) != 4) {
+	if (sscanf(line.c_str(), "probe roundtrips=%llu worst_roundtrip_us=%llu frames=%llu worst_frame_gap_us=%llu%n",
+		    &rt, &worst, &frames, &gap, &used) != 4) {
 		return false;
 	}
 	*stats = ProbeStats{rt, worst, frames, gap, ""};
@@ -510,10 +511,11 @@ void AttackArena::expect_back_to_baseline(size_t extra_fds) {
 void AttackArena::print(const char *name, const ProbeStats &stats) {
 	peaks.stop();
 	printf("fairness %s worst_roundtrip_us=%llu frames=%llu worst_frame_gap_us=%llu peak_rss_kib=%zu "
-		"base_rss_kib=%zu peak_fds=%zu base_fds=%zu\n",
+	       "base_rss_kib=%zu peak_fds=%zu base_fds=%zu\n",
 		name, static_cast<unsigned long long>(stats.worst_roundtrip_us),
-		static_cast<unsigned long long>(stats.frames), static_cast<unsigned long long>(stats.worst_frame_gap_us),
-		peaks.peak_rss_kib(), rss0, peaks.peak_fds(), fds0);
+		static_cast<unsigned long long>(stats.frames),
+		static_cast<unsigned long long>(stats.worst_frame_gap_us), peaks.peak_rss_kib(), rss0, peaks.peak_fds(),
+		fds0);
 	fflush(stdout);
 }
 

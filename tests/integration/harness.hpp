@@ -72,8 +72,8 @@ struct Image {
  * exactly black too. The first few are reported as test failures; a shot smaller than w x h
  * is reported and counts -1.
  */
-int screen_mismatches(const Image &shot, const std::vector<uint32_t> &want, int w, int h, int tolerance,
-	bool rest_black);
+int screen_mismatches(
+	const Image &shot, const std::vector<uint32_t> &want, int w, int h, int tolerance, bool rest_black);
 
 /** A private runtime dir (mode 0700) and a running pixelport-compositor on a unique socket. */
 class CompositorFixture {
@@ -138,8 +138,8 @@ void expect_compositor_serves_others(CompositorFixture &fx);
  * Starts `program MODE` as a client and reads its verdict line, then expects "holding":
  * the client stays connected until terminated.
  */
-void start_holding(CompositorFixture &fx, Process *client, const std::string &program, const char *mode,
-	std::string *verdict);
+void start_holding(
+	CompositorFixture &fx, Process *client, const std::string &program, const char *mode, std::string *verdict);
 
 /** Open file descriptors and memory mappings of a process (from /proc). */
 size_t count_fds(pid_t pid);

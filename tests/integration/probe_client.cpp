@@ -62,15 +62,17 @@ struct Probe {
 	}
 
 	void send_sync() {
-		static const wl_callback_listener listener = {
-			.done = [](void *data, wl_callback *cb, uint32_t) {
-				auto *p = static_cast<Probe *>(data);
-				uint64_t rt = now_ns() - p->sync_sent;
-				p->roundtrips++;
-				p->worst_roundtrip = std::max(p->worst_roundtrip, rt);
-				wl_callback_destroy(cb);
-				p->sync = nullptr;
-			},
+		static const wl_callback_listener listener =
+			{
+				.done =
+					[](void *data, wl_callback *cb, uint32_t) {
+			auto *p = static_cast<Probe *>(data);
+			uint64_t rt = now_ns() - p->sync_sent;
+			p->roundtrips++;
+			p->worst_roundtrip = std::max(p->worst_roundtrip, rt);
+			wl_callback_destroy(cb);
+			p->sync = nullptr;
+				},
 		};
 		sync = wl_display_sync(conn.display);
 		sync_sent = now_ns();
@@ -78,22 +80,24 @@ struct Probe {
 	}
 
 	void commit_frame() {
-		static const wl_callback_listener listener = {
-			.done = [](void *data, wl_callback *cb, uint32_t) {
-				auto *p = static_cast<Probe *>(data);
-				uint64_t now = now_ns();
-				if (p->first_frame_seen) {
-					p->frames++;
-					p->worst_gap = std::max(p->worst_gap, now - p->last_frame);
-				} else {
-					p->first_frame_seen = true;
-					printf("probe ready\n");
-					fflush(stdout);
-				}
-				p->last_frame = now;
-				wl_callback_destroy(cb);
-				p->frame = nullptr;
-			},
+		static const wl_callback_listener listener =
+			{
+				.done =
+					[](void *data, wl_callback *cb, uint32_t) {
+			auto *p = static_cast<Probe *>(data);
+			uint64_t now = now_ns();
+			if (p->first_frame_seen) {
+				p->frames++;
+				p->worst_gap = std::max(p->worst_gap, now - p->last_frame);
+			} else {
+				p->first_frame_seen = true;
+				printf("probe ready\n");
+				fflush(stdout);
+			}
+			p->last_frame = now;
+			wl_callback_destroy(cb);
+			p->frame = nullptr;
+				},
 		};
 		wl_surface_attach(window.surface, buffers[next_buffer], 0, 0);
 		next_buffer ^= 1;
@@ -125,7 +129,7 @@ int main() {
 	Probe p;
 	std::string error;
 	if (!p.conn.connect(&error) || !p.window.create(&p.conn, "probe", &error) ||
-			!p.pool.create(&p.conn, 2 * kSize * kSize * 4, &error)) {
+		!p.pool.create(&p.conn, 2 * kSize * kSize * 4, &error)) {
 		fprintf(stderr, "pixelport-probe-client: %s\n", error.c_str());
 		return 1;
 	}
@@ -135,8 +139,8 @@ int main() {
 		px[kSize * kSize + i] = 0xff40a020;
 	}
 	for (int b = 0; b < 2; b++) {
-		p.buffers[b] = wl_shm_pool_create_buffer(p.pool.pool, b * kSize * kSize * 4, kSize, kSize, kSize * 4,
-			WL_SHM_FORMAT_XRGB8888);
+		p.buffers[b] = wl_shm_pool_create_buffer(
+			p.pool.pool, b * kSize * kSize * 4, kSize, kSize, kSize * 4, WL_SHM_FORMAT_XRGB8888);
 	}
 	p.commit_frame();
 

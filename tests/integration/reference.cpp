@@ -62,17 +62,25 @@ std::vector<uint32_t> pattern_reference(uint32_t fmt, int width, int height, uin
 int reference_tolerance(uint32_t fmt) {
 	switch (fmt) {
 	case DRM_FORMAT_P010: return 2; // 10-bit YUV -> 10-bit RGB -> 8 bits: two roundings
-	case DRM_FORMAT_YUYV: case DRM_FORMAT_UYVY: case DRM_FORMAT_NV12: case DRM_FORMAT_NV21:
-	case DRM_FORMAT_NV16: case DRM_FORMAT_YUV420: case DRM_FORMAT_YVU420:
-	case DRM_FORMAT_XRGB2101010: case DRM_FORMAT_ARGB2101010: case DRM_FORMAT_XBGR2101010:
-	case DRM_FORMAT_ABGR2101010: case DRM_FORMAT_XBGR16161616F: case DRM_FORMAT_ABGR16161616F:
-		return 1; // fixed-point matrix or 10-bit -> 8-bit rounding in the renderer
+	case DRM_FORMAT_YUYV:
+	case DRM_FORMAT_UYVY:
+	case DRM_FORMAT_NV12:
+	case DRM_FORMAT_NV21:
+	case DRM_FORMAT_NV16:
+	case DRM_FORMAT_YUV420:
+	case DRM_FORMAT_YVU420:
+	case DRM_FORMAT_XRGB2101010:
+	case DRM_FORMAT_ARGB2101010:
+	case DRM_FORMAT_XBGR2101010:
+	case DRM_FORMAT_ABGR2101010:
+	case DRM_FORMAT_XBGR16161616F:
+	case DRM_FORMAT_ABGR16161616F: return 1; // fixed-point matrix or 10-bit -> 8-bit rounding in the renderer
 	default: return 0;
 	}
 }
 
-bool reference_rgb(uint32_t fmt, int width, int height, size_t stride, const uint8_t *base,
-		std::vector<uint32_t> *out) {
+bool reference_rgb(
+	uint32_t fmt, int width, int height, size_t stride, const uint8_t *base, std::vector<uint32_t> *out) {
 	ShmLayout l;
 	if (!shm_layout(fmt, width, height, stride, &l)) return false;
 	out->assign(static_cast<size_t>(width) * static_cast<size_t>(height), 0);
@@ -81,14 +89,18 @@ bool reference_rgb(uint32_t fmt, int width, int height, size_t stride, const uin
 		for (int x = 0; x < width; x++) {
 			uint32_t &o = (*out)[static_cast<size_t>(y) * width + x];
 			switch (fmt) {
-			case DRM_FORMAT_ARGB8888: case DRM_FORMAT_XRGB8888: o = get32(row + 4 * x) & 0xffffff; break;
-			case DRM_FORMAT_ABGR8888: case DRM_FORMAT_XBGR8888: {
+			case DRM_FORMAT_ARGB8888:
+			case DRM_FORMAT_XRGB8888: o = get32(row + 4 * x) & 0xffffff; break;
+			case DRM_FORMAT_ABGR8888:
+			case DRM_FORMAT_XBGR8888: {
 				uint32_t v = get32(row + 4 * x);
 				o = (v & 0xff) << 16 | (v & 0xff00) | ((v >> 16) & 0xff);
 				break;
 			}
-			case DRM_FORMAT_RGBA8888: case DRM_FORMAT_RGBX8888: o = get32(row + 4 * x) >> 8; break;
-			case DRM_FORMAT_BGRA8888: case DRM_FORMAT_BGRX8888: {
+			case DRM_FORMAT_RGBA8888:
+			case DRM_FORMAT_RGBX8888: o = get32(row + 4 * x) >> 8; break;
+			case DRM_FORMAT_BGRA8888:
+			case DRM_FORMAT_BGRX8888: {
 				uint32_t v = get32(row + 4 * x);
 				o = ((v >> 8) & 0xff) << 16 | ((v >> 16) & 0xff) << 8 | (v >> 24);
 				break;
@@ -103,36 +115,45 @@ bool reference_rgb(uint32_t fmt, int width, int height, size_t stride, const uin
 				o = static_cast<uint32_t>(p[0]) << 16 | p[1] << 8 | p[2];
 				break;
 			}
-			case DRM_FORMAT_RGB565: case DRM_FORMAT_BGR565: {
+			case DRM_FORMAT_RGB565:
+			case DRM_FORMAT_BGR565: {
 				uint32_t v = get16(row + 2 * x);
 				uint32_t hi = widen(v >> 11, 5), g = widen((v >> 5) & 63, 6), lo = widen(v & 31, 5);
 				o = fmt == DRM_FORMAT_RGB565 ? rgb8(hi, g, lo) : rgb8(lo, g, hi);
 				break;
 			}
-			case DRM_FORMAT_XRGB1555: case DRM_FORMAT_ARGB1555: {
+			case DRM_FORMAT_XRGB1555:
+			case DRM_FORMAT_ARGB1555: {
 				uint32_t v = get16(row + 2 * x);
 				o = rgb8(widen((v >> 10) & 31, 5), widen((v >> 5) & 31, 5), widen(v & 31, 5));
 				break;
 			}
-			case DRM_FORMAT_XRGB4444: case DRM_FORMAT_ARGB4444: {
+			case DRM_FORMAT_XRGB4444:
+			case DRM_FORMAT_ARGB4444: {
 				uint32_t v = get16(row + 2 * x);
 				o = rgb8(widen((v >> 8) & 15, 4), widen((v >> 4) & 15, 4), widen(v & 15, 4));
 				break;
 			}
-			case DRM_FORMAT_XRGB2101010: case DRM_FORMAT_ARGB2101010: case DRM_FORMAT_XBGR2101010:
+			case DRM_FORMAT_XRGB2101010:
+			case DRM_FORMAT_ARGB2101010:
+			case DRM_FORMAT_XBGR2101010:
 			case DRM_FORMAT_ABGR2101010: {
 				uint32_t v = get32(row + 4 * x);
-				double hi = ((v >> 20) & 1023) / 1023.0, g = ((v >> 10) & 1023) / 1023.0, lo = (v & 1023) / 1023.0;
+				double hi = ((v >> 20) & 1023) / 1023.0, g = ((v >> 10) & 1023) / 1023.0,
+				       lo = (v & 1023) / 1023.0;
 				bool rgb = fmt == DRM_FORMAT_XRGB2101010 || fmt == DRM_FORMAT_ARGB2101010;
 				o = rgb ? pack(hi, g, lo) : pack(lo, g, hi);
 				break;
 			}
-			case DRM_FORMAT_XBGR16161616F: case DRM_FORMAT_ABGR16161616F: {
+			case DRM_FORMAT_XBGR16161616F:
+			case DRM_FORMAT_ABGR16161616F: {
 				const uint8_t *p = row + 8 * x;
-				o = pack(half_to_double(get16(p)), half_to_double(get16(p + 2)), half_to_double(get16(p + 4)));
+				o = pack(half_to_double(get16(p)), half_to_double(get16(p + 2)),
+					half_to_double(get16(p + 4)));
 				break;
 			}
-			case DRM_FORMAT_YUYV: case DRM_FORMAT_UYVY: {
+			case DRM_FORMAT_YUYV:
+			case DRM_FORMAT_UYVY: {
 				const uint8_t *p = row + (x / 2) * 4;
 				bool yuyv = fmt == DRM_FORMAT_YUYV;
 				double yv = p[yuyv ? (x % 2) * 2 : 1 + (x % 2) * 2];

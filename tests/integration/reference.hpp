@@ -14,8 +14,8 @@ namespace pixelport::test {
  * client/pattern.hpp) into 0xRRGGBB, premultiplied colour as it appears over black.
  * YUV is BT.601 limited range with chroma replicated over its block. False if unknown.
  */
-bool reference_rgb(uint32_t drm_format, int width, int height, size_t stride, const uint8_t *base,
-	std::vector<uint32_t> *out);
+bool reference_rgb(
+	uint32_t drm_format, int width, int height, size_t stride, const uint8_t *base, std::vector<uint32_t> *out);
 
 /** reference_rgb() of pattern `seed` encoded over a whole `drm_format` buffer at its minimum stride. */
 std::vector<uint32_t> pattern_reference(uint32_t drm_format, int width, int height, uint32_t seed);

@@ -44,7 +44,8 @@ TEST_P(ConversionShare, OneBufferOnManySurfacesSharesOneImage) {
 	ASSERT_NO_FATAL_FAILURE(a.start({"--image-budget-client", kBudget, "--print-stats"}));
 	Process client;
 	std::string s = std::to_string(side);
-	ASSERT_TRUE(client.start({build_path("PIXELPORT_CONVERSION_ATTACK"), "share-burst", "18", s, s}, a.fx.client_env()));
+	ASSERT_TRUE(client.start(
+		{build_path("PIXELPORT_CONVERSION_ATTACK"), "share-burst", "18", s, s}, a.fx.client_env()));
 	std::string verdict, holding;
 	ASSERT_TRUE(client.read_line(&verdict, 20000)) << client.err();
 	EXPECT_EQ(verdict, "ok"); // 18 images would exceed the budget: they share one
@@ -74,7 +75,9 @@ TEST(ConversionLimits, ImagesOverTheClientBudgetAreANoMemoryError) {
 	std::string out, err;
 	// Released between surfaces: each commit is new content and needs its own image.
 	ASSERT_EQ(a.fx.run_client({build_path("PIXELPORT_CONVERSION_ATTACK"), "share-sequential", "18", "1024", "1024"},
-		60000, &out, &err), 0) << err;
+			  60000, &out, &err),
+		0)
+		<< err;
 	// wl_display.error no_memory (libwayland-client reports it as ENOMEM), with the reason.
 	EXPECT_EQ(out, "disconnected Cannot allocate memory\nholding\n");
 	EXPECT_NE(err.find("would exceed the client's budget of 67108864 bytes"), std::string::npos) << err;
@@ -96,8 +99,8 @@ TEST(ConversionLimits, ABurstOfCommitsConvertsOnlyWhatCanBeShownWithoutStallingO
 	AttackArena a;
 	ASSERT_NO_FATAL_FAILURE(a.start({"--print-stats"}));
 	Process client;
-	ASSERT_TRUE(client.start({build_path("PIXELPORT_CONVERSION_ATTACK"), "storm", "60", "4096", "4096"},
-		a.fx.client_env()));
+	ASSERT_TRUE(client.start(
+		{build_path("PIXELPORT_CONVERSION_ATTACK"), "storm", "60", "4096", "4096"}, a.fx.client_env()));
 	std::string shown, verdict, holding;
 	ASSERT_TRUE(client.read_line(&shown, 40000)) << client.err();
 	EXPECT_EQ(shown, "presented");

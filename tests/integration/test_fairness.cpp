@@ -64,15 +64,15 @@ TEST_P(FairnessBlockingRead, NeverStallsOthersAndSigtermStillWorks) {
 
 INSTANTIATE_TEST_SUITE_P(Fairness, FairnessBlockingRead, testing::Values("block-pipe", "block-socket"),
 	[](const auto &info) {
-		std::string name = info.param;
-		for (char &c : name) c = c == '-' ? '_' : c;
-		return name;
-	});
+	std::string name = info.param;
+	for (char &c : name) c = c == '-' ? '_' : c;
+	return name;
+});
 
 // ---- case 2: only fds that end; nothing outlives its client ----------------------------------
 
 constexpr int kInvalidFd = 0, kManagerLimit = 1; // pp_stream_manager_v1 errors
-constexpr int kLimit = 6;                        // pp_stream_v1.limit_exceeded
+constexpr int kLimit = 6; // pp_stream_v1.limit_exceeded
 
 class FairnessFdKind : public testing::TestWithParam<ErrorCase> {};
 
@@ -147,7 +147,8 @@ TEST(FairnessTeardown, DisconnectingWithWritersKeptAliveLeavesNothingBehind) {
 	Arena a;
 	ASSERT_NO_FATAL_FAILURE(a.start());
 	Process parent;
-	ASSERT_TRUE(parent.start({build_path("PIXELPORT_STREAM_CLIENT"), "orphan-cycles", "20", "16"}, a.fx.client_env()));
+	ASSERT_TRUE(
+		parent.start({build_path("PIXELPORT_STREAM_CLIENT"), "orphan-cycles", "20", "16"}, a.fx.client_env()));
 	std::string line;
 	ASSERT_TRUE(parent.read_line(&line, 10000)) << parent.err();
 	ASSERT_EQ(line, "connected");
@@ -195,7 +196,9 @@ TEST(FairnessBudget, ExceedingABudgetIsLimitExceeded) {
 		CompositorFixture fx;
 		ASSERT_TRUE(fx.start({"--stream-max-client-bytes", std::to_string(65ull << 28)}));
 		std::string out, err;
-		ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "big-buffers", "65"}, 30000, &out, &err), 0)
+		ASSERT_EQ(
+			fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "big-buffers", "65"}, 30000, &out, &err),
+			0)
 			<< err;
 		EXPECT_NE(out.find("\nerror 6 pp_stream_v1\n"), std::string::npos) << out; // max_buffers = 64
 	}
@@ -203,7 +206,8 @@ TEST(FairnessBudget, ExceedingABudgetIsLimitExceeded) {
 		CompositorFixture fx;
 		ASSERT_TRUE(fx.start());
 		std::string out, err;
-		ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "big-buffers", "5"}, 30000, &out, &err), 0)
+		ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "big-buffers", "5"}, 30000, &out, &err),
+			0)
 			<< err;
 		EXPECT_NE(out.find("\nerror 6 pp_stream_v1\n"), std::string::npos) << out; // 1 GiB per client
 	}

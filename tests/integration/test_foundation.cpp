@@ -36,8 +36,9 @@ TEST_P(PatternOnOutput, AppearsPixelExact) {
 	const int w = 123, h = 77; // odd sizes catch stride mistakes
 	Process client;
 	ASSERT_TRUE(client.start({build_path("PIXELPORT_PAINT"), "--format", c.format, "--size",
-		std::to_string(w) + "x" + std::to_string(h), "--seed", "7", "--stride-pad",
-		std::to_string(c.stride_pad)}, fx.client_env()));
+					 std::to_string(w) + "x" + std::to_string(h), "--seed", "7", "--stride-pad",
+					 std::to_string(c.stride_pad)},
+		fx.client_env()));
 	std::string line;
 	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
 	EXPECT_EQ(line, std::string("presented ") + c.format + " 123x77");
@@ -58,9 +59,8 @@ TEST_P(PatternOnOutput, AppearsPixelExact) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shm, PatternOnOutput,
-	testing::Values(PaintCase{"XRGB8888", true, 0}, PaintCase{"ARGB8888", true, 0},
-		PaintCase{"XRGB8888", true, 12}, PaintCase{"ARGB8888", true, 4},
-		PaintCase{"XRGB8888", false, 0}, PaintCase{"ARGB8888", false, 0}),
+	testing::Values(PaintCase{"XRGB8888", true, 0}, PaintCase{"ARGB8888", true, 0}, PaintCase{"XRGB8888", true, 12},
+		PaintCase{"ARGB8888", true, 4}, PaintCase{"XRGB8888", false, 0}, PaintCase{"ARGB8888", false, 0}),
 	case_name);
 
 TEST(Compositor, WestonSimpleShmRunsWithoutProtocolError) {
@@ -154,8 +154,9 @@ TEST(Compositor, OutputsAreExactlyWhatTheOptionsSayWhenWlrBackendsIsSet) {
 		CompositorFixture fx;
 		std::map<std::string, std::string> env = {{"WLR_BACKENDS", "headless"}, {"WLR_RENDERER", "pixman"}};
 		if (!extra.empty()) env["WLR_HEADLESS_OUTPUTS"] = extra;
-		ASSERT_TRUE(fx.start_command({build_path("PIXELPORT_COMPOSITOR"), "--socket", "pp-outputs", "--output", "320x200",
-			"--outputs", std::to_string(n), "--log-level", "error"}, env, "pp-outputs"));
+		ASSERT_TRUE(fx.start_command({build_path("PIXELPORT_COMPOSITOR"), "--socket", "pp-outputs", "--output",
+						     "320x200", "--outputs", std::to_string(n), "--log-level", "error"},
+			env, "pp-outputs"));
 		std::string out, err;
 		ASSERT_EQ(fx.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
 		size_t count = 0;

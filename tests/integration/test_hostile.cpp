@@ -16,7 +16,9 @@ constexpr int kInvalidFormat = 0, kInvalidStride = 1, kInvalidFd = 2; // wl_shm.
 
 class HostileShm : public testing::TestWithParam<ErrorCase> {};
 
-TEST_P(HostileShm, GetsTheProtocolErrorAndOthersGoOn) { expect_protocol_error(build_path("PIXELPORT_HOSTILE_CLIENT"), GetParam()); }
+TEST_P(HostileShm, GetsTheProtocolErrorAndOthersGoOn) {
+	expect_protocol_error(build_path("PIXELPORT_HOSTILE_CLIENT"), GetParam());
+}
 
 INSTANTIATE_TEST_SUITE_P(Shm, HostileShm,
 	testing::Values(ErrorCase{"pool-size-zero", kInvalidStride, "wl_shm"},

@@ -30,7 +30,7 @@ std::string read_file(const std::string &path) {
 }
 
 // Waits until `path` exists with a whole line in it that satisfies `done`; returns that text.
-template<typename Pred>
+template <typename Pred>
 std::string wait_for_file(const std::string &path, Pred done, int timeout_ms = 5000) {
 	std::string text;
 	for (int waited = 0; waited <= timeout_ms; waited += 20) {
@@ -91,8 +91,9 @@ protected:
 TEST_F(Tinywl, ServesConvertedFormatsThroughThePreloadedPlugin) {
 	std::string stats = fx_.runtime_dir() + "/stats.json";
 	std::string startup_env = fx_.runtime_dir() + "/startup-env";
-	ASSERT_TRUE(start({{"PIXELPORT_STATS_FILE", stats}}, "env > " + startup_env + ".tmp && mv " + startup_env +
-		".tmp " + startup_env)) << fx_.compositor().err();
+	ASSERT_TRUE(start({{"PIXELPORT_STATS_FILE", stats}},
+		"env > " + startup_env + ".tmp && mv " + startup_env + ".tmp " + startup_env))
+		<< fx_.compositor().err();
 
 	// One wl_shm, the plugin's: pixman's formats plus the converted ones.
 	std::string out, err;
@@ -102,8 +103,10 @@ TEST_F(Tinywl, ServesConvertedFormatsThroughThePreloadedPlugin) {
 
 	// Two converted formats and a native one, each shown on the output (frame callback).
 	Process paint;
-	ASSERT_TRUE(paint.start({build_path("PIXELPORT_PAINT"), "--frame", "format=NV12,size=64x48,seed=1", "--frame",
-		"format=RGB888,size=64x48,seed=2", "--frame", "format=XRGB8888,size=64x48,seed=3"}, fx_.client_env()));
+	ASSERT_TRUE(
+		paint.start({build_path("PIXELPORT_PAINT"), "--frame", "format=NV12,size=64x48,seed=1", "--frame",
+				    "format=RGB888,size=64x48,seed=2", "--frame", "format=XRGB8888,size=64x48,seed=3"},
+			fx_.client_env()));
 	for (const char *want : {"presented NV12 64x48", "presented RGB888 64x48", "presented XRGB8888 64x48"}) {
 		std::string line;
 		ASSERT_TRUE(paint.read_line(&line, 10000)) << paint.err() << fx_.compositor().err();
@@ -140,14 +143,21 @@ TEST_F(Tinywl, StreamsAndReportsTimingThroughThePreloadedPlugin) {
 	ASSERT_TRUE(start({{"PIXELPORT_TIMING_LOG", log}}, "")) << fx_.compositor().err();
 	std::string out, err;
 	for (const char *transport : {"socket", "pipe"}) {
-		ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0", "--transport", transport, "--frame",
-			"format=NV12,size=64x48,seed=1", "--frame", "format=NV12,size=64x48,seed=2"}, 10000, &out, &err), 0) << err;
-		EXPECT_EQ(out, std::string("presented NV12 64x48 via ") + transport + "\npresented NV12 64x48 via " + transport + "\n");
+		ASSERT_EQ(fx_.run_client(
+				  {build_path("PIXELPORT_PAINT"), "--hold-ms", "0", "--transport", transport, "--frame",
+					  "format=NV12,size=64x48,seed=1", "--frame", "format=NV12,size=64x48,seed=2"},
+				  10000, &out, &err),
+			0)
+			<< err;
+		EXPECT_EQ(out,
+			std::string("presented NV12 64x48 via ") + transport + "\npresented NV12 64x48 via " +
+				transport + "\n");
 	}
 	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "subscribe"}, 20000, &out, &err), 0) << err;
 	EXPECT_EQ(out, "info 3 done 3 presented 3 ordered 1\nok\n");
 	fx_.stop();
-	std::string text = wait_for_file(log, [](const std::string &t) { return t.find("\"stream\"") != std::string::npos; });
+	std::string text =
+		wait_for_file(log, [](const std::string &t) { return t.find("\"stream\"") != std::string::npos; });
 	EXPECT_GE(count(text, "\"transport\":\"stream\""), 4u) << text.substr(0, 2000);
 	EXPECT_NE(text.find("\"output\":\"HEADLESS-1\""), std::string::npos);
 }
@@ -157,9 +167,11 @@ TEST_F(Tinywl, StreamsAndReportsTimingThroughThePreloadedPlugin) {
 // SIGUSR1 (and once a second after commits, and when the display goes).
 TEST_F(Tinywl, WritesATimingLogThatPixelportCompareReadsAndASummaryOnSigusr1) {
 	std::string log = fx_.runtime_dir() + "/timing.jsonl", trace = fx_.runtime_dir() + "/trace.json",
-		summary = fx_.runtime_dir() + "/summary.txt";
+		    summary = fx_.runtime_dir() + "/summary.txt";
 	ASSERT_TRUE(start({{"PIXELPORT_TIMING_LOG", log}, {"PIXELPORT_TIMING_TRACE", trace},
-		{"PIXELPORT_TIMING_SUMMARY", summary}}, "")) << fx_.compositor().err();
+				  {"PIXELPORT_TIMING_SUMMARY", summary}},
+		""))
+		<< fx_.compositor().err();
 	std::string out, err;
 	std::vector<std::string> paint = {build_path("PIXELPORT_PAINT"), "--hold-ms", "0"};
 	for (int seed = 1; seed <= 6; seed++) {
@@ -169,13 +181,16 @@ TEST_F(Tinywl, WritesATimingLogThatPixelportCompareReadsAndASummaryOnSigusr1) {
 	EXPECT_EQ(count(out, "presented NV12 64x48\n"), 6u) << out;
 	std::remove(summary.c_str());
 	ASSERT_EQ(kill(fx_.compositor().pid(), SIGUSR1), 0);
-	std::string text = wait_for_file(summary, [](const std::string &t) { return t.find("NV12") != std::string::npos; });
+	std::string text =
+		wait_for_file(summary, [](const std::string &t) { return t.find("NV12") != std::string::npos; });
 	EXPECT_NE(text.find("convert"), std::string::npos) << text;
 	EXPECT_TRUE(fx_.compositor().running());
 	fx_.stop();
-	std::string jsonl = wait_for_file(log, [](const std::string &t) { return count(t, "\"type\":\"commit\"") >= 6; });
+	std::string jsonl =
+		wait_for_file(log, [](const std::string &t) { return count(t, "\"type\":\"commit\"") >= 6; });
 	EXPECT_GE(count(jsonl, "\"format\":\"NV12\""), 6u) << jsonl.substr(0, 2000);
-	EXPECT_NE(wait_for_file(trace, [](const std::string &t) { return !t.empty(); }).find("traceEvents"), std::string::npos);
+	EXPECT_NE(wait_for_file(trace, [](const std::string &t) { return !t.empty(); }).find("traceEvents"),
+		std::string::npos);
 	// The log of this run against itself: one paired group for the frame, ratio 1.
 	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_COMPARE"), log, log}, 20000, &out, &err), 0) << err;
 	EXPECT_NE(out.find("== NV12 64x48 shm"), std::string::npos) << out;
@@ -190,8 +205,11 @@ TEST_F(Tinywl, RunsTheQuickSweepOverEveryTransport) {
 	std::string out_dir = fx_.runtime_dir() + "/sweep";
 	std::string out, err;
 	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_SWEEP"), "--warmup", "1", "--frames", "3", "--min-frames", "2",
-		"--point-seconds", "0.05", "--timeout-ms", "5000", "--sizes", "16K,256K", "--formats", "XRGB8888,NV12",
-		"--pattern", "--no-plot", "-o", out_dir}, 60000, &out, &err), 0) << err << out;
+					 "--point-seconds", "0.05", "--timeout-ms", "5000", "--sizes", "16K,256K",
+					 "--formats", "XRGB8888,NV12", "--pattern", "--no-plot", "-o", out_dir},
+			  60000, &out, &err),
+		0)
+		<< err << out;
 	std::ifstream in(out_dir + "/sweep.json");
 	nlohmann::json j = nlohmann::json::parse(in);
 	// 2 sizes x 2 formats x 4 transports, none skipped, with the compositor's upload times.
@@ -223,12 +241,15 @@ TEST_F(Tinywl, IsStockWlrootsWhenASymbolIsMissing) {
 	ASSERT_EQ(fx_.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
 	EXPECT_EQ(shm_formats_from_wayland_info(out), native_shm_formats()) << out;
 
-	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_PAINT"), "--format", "XRGB8888", "--size", "64x64",
-		"--hold-ms", "0"}, 10000, &out,
-		&err), 0) << err;
+	ASSERT_EQ(fx_.run_client(
+			  {build_path("PIXELPORT_PAINT"), "--format", "XRGB8888", "--size", "64x64", "--hold-ms", "0"},
+			  10000, &out, &err),
+		0)
+		<< err;
 	EXPECT_EQ(out, "presented XRGB8888 64x64\n");
-	EXPECT_EQ(fx_.run_client({build_path("PIXELPORT_PAINT"), "--format", "NV12", "--hold-ms", "0"}, 10000, &out,
-		&err), 1);
+	EXPECT_EQ(fx_.run_client(
+			  {build_path("PIXELPORT_PAINT"), "--format", "NV12", "--hold-ms", "0"}, 10000, &out, &err),
+		1);
 	EXPECT_NE(err.find("does not advertise NV12"), std::string::npos) << err;
 
 	fx_.stop();
@@ -262,11 +283,16 @@ TEST(Preload, DestroysThePluginWithTheDisplay) {
 	std::string stats = fx.runtime_dir() + "/stats.json";
 	std::map<std::string, std::string> env = preload_env();
 	env["PIXELPORT_STATS_FILE"] = stats;
-	ASSERT_TRUE(fx.start_command({build_path("PIXELPORT_COMPOSITOR"), "--no-plugin", "--output", "128x128",
-		"--log-level", "debug"}, env)) << fx.compositor().err();
+	ASSERT_TRUE(fx.start_command(
+		{build_path("PIXELPORT_COMPOSITOR"), "--no-plugin", "--output", "128x128", "--log-level", "debug"},
+		env))
+		<< fx.compositor().err();
 	std::string out, err;
-	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--format", "YUYV", "--size", "32x16", "--hold-ms",
-		"0"}, 10000, &out, &err), 0) << err;
+	ASSERT_EQ(
+		fx.run_client({build_path("PIXELPORT_PAINT"), "--format", "YUYV", "--size", "32x16", "--hold-ms", "0"},
+			10000, &out, &err),
+		0)
+		<< err;
 	EXPECT_EQ(out, "presented YUYV 32x16\n");
 	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
 	const std::string &log = fx.compositor().err();

@@ -26,16 +26,17 @@ TEST_P(Semantics, ScreenShowsEachSurfacesOwnCommit) {
 	bool stock = std::string(c.transport) == "stock";
 	ASSERT_TRUE(fx.start(stock ? std::vector<std::string>{"--no-plugin"} : std::vector<std::string>{}));
 	std::string out, err;
-	int status = fx.run_client({build_path("PIXELPORT_SEMANTICS_CLIENT"), c.scenario, c.format, stock ? "shm" : c.transport},
-		60000, &out, &err);
+	int status = fx.run_client(
+		{build_path("PIXELPORT_SEMANTICS_CLIENT"), c.scenario, c.format, stock ? "shm" : c.transport}, 60000,
+		&out, &err);
 	EXPECT_EQ(status, 0) << out << err;
 	EXPECT_NE(out.find("all ok"), std::string::npos) << out << err;
 	EXPECT_EQ(out.find("FAIL"), std::string::npos) << out;
 	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
 }
 
-const char *const kScenarios[] = {"shared-then-replaced", "three-surfaces", "sync-cached", "destroyed-while-shown",
-	"burst", "size-and-format"};
+const char *const kScenarios[] = {
+	"shared-then-replaced", "three-surfaces", "sync-cached", "destroyed-while-shown", "burst", "size-and-format"};
 
 std::vector<Case> cases() {
 	std::vector<Case> all;

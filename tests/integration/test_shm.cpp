@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "harness.hpp"
-#include "pixelport/core/format.hpp"
 #include "pattern.hpp"
+#include "pixelport/core/format.hpp"
 #include "reference.hpp"
 
 using namespace pixelport;
@@ -66,18 +66,22 @@ public:
 			dh = f.height;
 		}
 		if (f.fill_all) {
-			encode_pattern(drm, f.width, f.height, slot.stride, slot.bytes.data(), f.seed, 0, 0, f.width, f.height);
+			encode_pattern(drm, f.width, f.height, slot.stride, slot.bytes.data(), f.seed, 0, 0, f.width,
+				f.height);
 		} else {
 			encode_pattern(drm, f.width, f.height, slot.stride, slot.bytes.data(), f.seed, dx, dy, dw, dh);
 		}
 		std::vector<uint32_t> decoded;
 		ASSERT_TRUE(reference_rgb(drm, f.width, f.height, slot.stride, slot.bytes.data(), &decoded));
-		bool partial = converted && last_converted_ && width_ == f.width && height_ == f.height && format_ == drm;
+		bool partial =
+			converted && last_converted_ && width_ == f.width && height_ == f.height && format_ == drm;
 		if (!partial) {
 			shown_ = decoded;
 		} else {
 			for (int y = dy; y < dy + dh; y++)
-				for (int x = dx; x < dx + dw; x++) shown_[static_cast<size_t>(y) * f.width + x] = decoded[static_cast<size_t>(y) * f.width + x];
+				for (int x = dx; x < dx + dw; x++)
+					shown_[static_cast<size_t>(y) * f.width + x] =
+						decoded[static_cast<size_t>(y) * f.width + x];
 		}
 		width_ = f.width;
 		height_ = f.height;
@@ -116,13 +120,14 @@ bool parse_stats(const std::string &out, Stats *s) {
 	size_t at = out.find("pixelport-stats ");
 	if (at == std::string::npos) return false;
 	return sscanf(out.c_str() + at,
-		"pixelport-stats {\"native_uploads\":%lu,\"converted_uploads\":%lu,\"converted_pixels\":%lu,\"shm_buffers\":%lu",
-		&s->native_uploads, &s->converted_uploads, &s->converted_pixels, &s->shm_buffers) == 4;
+		       "pixelport-stats "
+		       "{\"native_uploads\":%lu,\"converted_uploads\":%lu,\"converted_pixels\":%lu,\"shm_buffers\":%lu",
+		       &s->native_uploads, &s->converted_uploads, &s->converted_pixels, &s->shm_buffers) == 4;
 }
 
 // Runs the frames through pixelport-paint, checks the screen after the last one, returns stats.
 void run_frames(const std::vector<Frame> &frames, Stats *stats = nullptr,
-		const std::vector<std::string> &compositor_args = {}, const std::string &output = "256x256") {
+	const std::vector<std::string> &compositor_args = {}, const std::string &output = "256x256") {
 	CompositorFixture fx;
 	std::vector<std::string> args = {"--print-stats"};
 	args.insert(args.end(), compositor_args.begin(), compositor_args.end());
@@ -138,7 +143,8 @@ void run_frames(const std::vector<Frame> &frames, Stats *stats = nullptr,
 	for (const Frame &f : frames) {
 		std::string line;
 		ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
-		ASSERT_EQ(line, "presented " + f.format + " " + std::to_string(f.width) + "x" + std::to_string(f.height));
+		ASSERT_EQ(
+			line, "presented " + f.format + " " + std::to_string(f.width) + "x" + std::to_string(f.height));
 		model.apply(f, !is_native(f.format));
 	}
 	Image shot;
@@ -231,7 +237,8 @@ TEST_P(ShmStride, OddStridesDisplayExactly) {
 	ASSERT_TRUE(fx.start());
 	Process c;
 	ASSERT_TRUE(c.start({build_path("PIXELPORT_PAINT"), "--format", format, "--size", "61x37", "--seed", "4",
-		"--stride-pad", std::to_string(pad)}, fx.client_env()));
+				    "--stride-pad", std::to_string(pad)},
+		fx.client_env()));
 	std::string line;
 	ASSERT_TRUE(c.read_line(&line, 10000)) << c.err();
 	Image shot;

@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "harness.hpp"
-#include "pixelport/core/format.hpp"
 #include "pattern.hpp"
+#include "pixelport/core/format.hpp"
 #include "reference.hpp"
 
 using namespace pixelport;
@@ -31,7 +31,7 @@ int mismatches(const Image &shot, const std::string &format, int w, int h, uint3
 // pixelport-paint with `args` must print `frames` "presented ... via TRANSPORT" lines; the
 // screen then shows the last frame's pattern.
 void paint_and_check(const std::vector<std::string> &args, const std::string &format, int w, int h, uint32_t seed,
-		const std::string &via, std::string *compositor_out = nullptr, const std::string &output = "256x256") {
+	const std::string &via, std::string *compositor_out = nullptr, const std::string &output = "256x256") {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start({"--print-stats"}, output));
 	std::vector<std::string> argv = {build_path("PIXELPORT_PAINT"), "--format", format, "--size",
@@ -76,10 +76,10 @@ INSTANTIATE_TEST_SUITE_P(Stream, StreamSplit,
 	testing::Values(std::pair{"XRGB8888", "1"}, std::pair{"NV12", "1"}, std::pair{"RGB888", "random:97"},
 		std::pair{"YUV420", "random:13"}, std::pair{"XRGB8888", "random:4096"}),
 	[](const auto &info) {
-		std::string name = info.param.first + "_" + info.param.second;
-		for (char &c : name) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
-		return name;
-	});
+	std::string name = info.param.first + "_" + info.param.second;
+	for (char &c : name) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
+	return name;
+});
 
 // auto follows the compositor's size_hint (1 MiB by default): 48 KiB streams, 4 MiB uses shm.
 TEST(StreamAuto, PicksTheStreamBelowTheSizeHintAndShmAbove) {
@@ -89,14 +89,14 @@ TEST(StreamAuto, PicksTheStreamBelowTheSizeHintAndShmAbove) {
 
 TEST(StreamLarge, OneHugeFrameArrivesWhole) {
 	// 1920x1080 XRGB8888: 8 MiB in one writev, more than the socket and one dispatch take.
-	paint_and_check({"--transport", "socket", "--frame", "size=1920x1080,seed=8"}, "XRGB8888", 1920, 1080, 8, "socket",
-		nullptr, "1920x1080");
+	paint_and_check({"--transport", "socket", "--frame", "size=1920x1080,seed=8"}, "XRGB8888", 1920, 1080, 8,
+		"socket", nullptr, "1920x1080");
 }
 
 TEST(StreamLarge, ALargeConvertedFramePassesTheWindowManyTimes) {
 	// NV12 1280x720: 1.3 MiB through a 1 MiB receive window.
-	paint_and_check({"--transport", "pipe", "--frame", "size=1280x720,seed=9"}, "NV12", 1280, 720, 9, "pipe", nullptr,
-		"1280x720");
+	paint_and_check({"--transport", "pipe", "--frame", "size=1280x720,seed=9"}, "NV12", 1280, 720, 9, "pipe",
+		nullptr, "1280x720");
 }
 
 TEST(StreamDamage, DoubleBufferedFramesWithPartialDamageStayExact) {
@@ -104,9 +104,11 @@ TEST(StreamDamage, DoubleBufferedFramesWithPartialDamageStayExact) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
 	Process client;
-	ASSERT_TRUE(client.start({build_path("PIXELPORT_PAINT"), "--transport", "socket", "--format", "NV12", "--size", "64x48", "--frame",
-		"size=64x48,seed=1", "--frame", "seed=2,fill=damage,damage=8:8:16:16", "--frame",
-		"seed=3,fill=damage,damage=32:20:20:10", "--frame", "seed=4,fill=damage,damage=0:40:64:8"}, fx.client_env()));
+	ASSERT_TRUE(client.start(
+		{build_path("PIXELPORT_PAINT"), "--transport", "socket", "--format", "NV12", "--size", "64x48",
+			"--frame", "size=64x48,seed=1", "--frame", "seed=2,fill=damage,damage=8:8:16:16", "--frame",
+			"seed=3,fill=damage,damage=32:20:20:10", "--frame", "seed=4,fill=damage,damage=0:40:64:8"},
+		fx.client_env()));
 	for (int i = 0; i < 4; i++) {
 		std::string line;
 		ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
@@ -129,13 +131,15 @@ TEST(StreamDamage, DoubleBufferedFramesWithPartialDamageStayExact) {
 
 // ---- the stream client's modes --------------------------------------------------------------
 
-constexpr int kInvalidFd = 0;                                              // manager errors
+constexpr int kInvalidFd = 0; // manager errors
 constexpr int kInvalidFormat = 0, kInvalidSize = 1, kInvalidRect = 2, kBadLength = 3, kForeign = 4, kDataFd = 5,
-	kLimit = 6;                                                            // stream errors
+	      kLimit = 6; // stream errors
 
 class StreamBadInput : public testing::TestWithParam<ErrorCase> {};
 
-TEST_P(StreamBadInput, GetsTheProtocolErrorAndOthersGoOn) { expect_protocol_error(build_path("PIXELPORT_STREAM_CLIENT"), GetParam()); }
+TEST_P(StreamBadInput, GetsTheProtocolErrorAndOthersGoOn) {
+	expect_protocol_error(build_path("PIXELPORT_STREAM_CLIENT"), GetParam());
+}
 
 INSTANTIATE_TEST_SUITE_P(Stream, StreamBadInput,
 	testing::Values(ErrorCase{"not-a-socket", kInvalidFd, "pp_stream_manager_v1"},
@@ -186,7 +190,10 @@ TEST(StreamHeld, AStalledClientHoldsOnlyItsOwnSurface) {
 	// Another client keeps committing and every frame is presented.
 	std::string out, err;
 	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0", "--frame", "seed=1", "--frame",
-		"seed=2,buffer=1", "--frame", "seed=3"}, 10000, &out, &err), 0) << err;
+					"seed=2,buffer=1", "--frame", "seed=3"},
+			  10000, &out, &err),
+		0)
+		<< err;
 	EXPECT_EQ(out, "presented XRGB8888 128x96\npresented XRGB8888 128x96\npresented XRGB8888 128x96\n");
 	stalled.terminate();
 	EXPECT_EQ(fx.stop(), 0);
@@ -221,11 +228,15 @@ TEST(StreamHeld, ACommitBeforeTheSurfaceHasARoleIsNotHeld) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
 	std::string shm_out, stream_out, err;
-	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "role-after-held-commit", "shm"}, 10000, &shm_out,
-		&err), 0) << err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "role-after-held-commit", "shm"}, 10000,
+			  &shm_out, &err),
+		0)
+		<< err;
 	EXPECT_EQ(shm_out, "error 3 xdg_wm_base\n"); // xdg_surface.unconfigured_buffer: a buffer at creation
-	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "role-after-held-commit"}, 10000, &stream_out,
-		&err), 0) << err;
+	ASSERT_EQ(fx.run_client(
+			  {build_path("PIXELPORT_STREAM_CLIENT"), "role-after-held-commit"}, 10000, &stream_out, &err),
+		0)
+		<< err;
 	EXPECT_EQ(stream_out, shm_out);
 	expect_compositor_serves_others(fx);
 	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
@@ -260,15 +271,15 @@ TEST(StreamHeld, AnUnmapOrARoleChangeBehindAHeldCommitAppliesItFirst) {
 		EXPECT_EQ(stock.stop(), 0) << stock.compositor().err();
 	}
 	EXPECT_EQ(stock_out[0], "error 3 xdg_surface\n"); // xdg_surface.unconfigured_buffer after the unmap
-	EXPECT_EQ(stock_out[1], "configured\nok\n");      // the new toplevel's initial commit
-	EXPECT_EQ(stock_out[2], "error 3 xdg_wm_base\n");  // a new xdg_surface, but the surface has a buffer
+	EXPECT_EQ(stock_out[1], "configured\nok\n"); // the new toplevel's initial commit
+	EXPECT_EQ(stock_out[2], "error 3 xdg_wm_base\n"); // a new xdg_surface, but the surface has a buffer
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start({"--print-stats"}));
 	for (size_t i = 0; i < sequences.size(); i++) {
 		for (const char *kind : {"shm", "stream", "large"}) {
 			std::string out;
-			ASSERT_EQ(fx.run_client(argv(sequences[i], kind), 10000, &out, &err), 0) << sequences[i][0] << " " << kind
-				<< ": " << err;
+			ASSERT_EQ(fx.run_client(argv(sequences[i], kind), 10000, &out, &err), 0)
+				<< sequences[i][0] << " " << kind << ": " << err;
 			EXPECT_EQ(out, stock_out[i]) << sequences[i][0] << " " << kind;
 		}
 	}
@@ -295,7 +306,7 @@ TEST(StreamMany, BuffersAndSurfacesInterleaveOnOneStream) {
 	for (int y = 0; y < 64; y++)
 		for (int x = 0; x < 96; x++) {
 			uint32_t want = x < 32 && y < 32 ? reinterpret_cast<uint32_t *>(small.data())[y * 32 + x]
-			                                 : reinterpret_cast<uint32_t *>(big.data())[y * 96 + x];
+							 : reinterpret_cast<uint32_t *>(big.data())[y * 96 + x];
 			bad += shot.pixel(x, y) != (want & 0xffffff);
 		}
 	EXPECT_EQ(bad, 0);
@@ -310,7 +321,9 @@ TEST(StreamLifetime, ADisconnectMidFrameFreesEverything) {
 	size_t fds0 = count_fds(pid), maps0 = count_maps(pid);
 	for (int i = 0; i < 20; i++) {
 		std::string out, err;
-		ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "disconnect-mid-frame"}, 10000, &out, &err), 0);
+		ASSERT_EQ(fx.run_client(
+				  {build_path("PIXELPORT_STREAM_CLIENT"), "disconnect-mid-frame"}, 10000, &out, &err),
+			0);
 	}
 	expect_compositor_serves_others(fx);
 	EXPECT_LE(settle_at_most(count_fds, pid, fds0 + 1), fds0 + 1);

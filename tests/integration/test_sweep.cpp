@@ -44,8 +44,8 @@ const json *find_point(const json &j, const std::string &format, const std::stri
 }
 
 // One error line on stderr naming the problem, a non-zero status, no files measured.
-void expect_error(CompositorFixture &fx, const std::vector<std::string> &argv, int want_status, const std::string &needle,
-		const std::map<std::string, std::string> &env_override = {}, bool only_line = true) {
+void expect_error(CompositorFixture &fx, const std::vector<std::string> &argv, int want_status,
+	const std::string &needle, const std::map<std::string, std::string> &env_override = {}, bool only_line = true) {
 	Process p;
 	auto env = fx.client_env();
 	for (const auto &[k, v] : env_override) env[k] = v;
@@ -71,9 +71,13 @@ TEST(Sweep, QuickSweepWritesEveryFileWithSaneValues) {
 	ASSERT_TRUE(fx.start());
 	fs::path out = fs::path(fx.runtime_dir()) / "quick";
 	std::string so, se;
-	ASSERT_EQ(fx.run_client(sweep({"--sizes", "16K,256K", "--formats", "XRGB8888,NV12", "--pattern", "-o", out.string()}),
-		30000, &so, &se), 0) << se;
-	for (const char *f : {"sweep.csv", "sweep.json", "frames.csv", "table.txt", "sweep.png", "verdict.txt", "verdict.json"}) {
+	ASSERT_EQ(fx.run_client(
+			  sweep({"--sizes", "16K,256K", "--formats", "XRGB8888,NV12", "--pattern", "-o", out.string()}),
+			  30000, &so, &se),
+		0)
+		<< se;
+	for (const char *f :
+		{"sweep.csv", "sweep.json", "frames.csv", "table.txt", "sweep.png", "verdict.txt", "verdict.json"}) {
 		EXPECT_GT(fs::file_size(out / f), 0u) << f;
 	}
 	json j = read_json(out / "sweep.json");
@@ -92,7 +96,8 @@ TEST(Sweep, QuickSweepWritesEveryFileWithSaneValues) {
 		for (const char *ph : {"fill", "submit", "cost"}) {
 			ASSERT_FALSE(p["phases"][ph].is_null()) << ph;
 			EXPECT_GT(p["phases"][ph]["median_ns"].get<double>(), 0) << ph;
-			EXPECT_GE(p["phases"][ph]["p95_ns"].get<double>(), p["phases"][ph]["median_ns"].get<double>()) << ph;
+			EXPECT_GE(p["phases"][ph]["p95_ns"].get<double>(), p["phases"][ph]["median_ns"].get<double>())
+				<< ph;
 		}
 		double mbs = p["throughput_mbs"].get<double>();
 		EXPECT_TRUE(std::isfinite(mbs) && mbs > 0) << mbs;
@@ -128,7 +133,9 @@ TEST(Sweep, QuickSweepWritesEveryFileWithSaneValues) {
 	ASSERT_EQ(j["crossovers"].size(), 2u * 6u);
 	for (const json &c : j["crossovers"]) {
 		std::string text = c["text"];
-		EXPECT_TRUE(text.find(" beats ") != std::string::npos || text.find("none in range") != std::string::npos) << text;
+		EXPECT_TRUE(
+			text.find(" beats ") != std::string::npos || text.find("none in range") != std::string::npos)
+			<< text;
 		if (c["found"].get<bool>()) {
 			EXPECT_GE(c["at_bytes"].get<double>(), c["between_bytes"][0].get<double>());
 			EXPECT_LE(c["at_bytes"].get<double>(), c["between_bytes"][1].get<double>());
@@ -154,8 +161,11 @@ TEST(Sweep, RealImagesDecodeAsContent) {
 	ASSERT_EQ(fx.run_client({"grim", png.string()}, 10000), 0);
 	fs::path out = fs::path(fx.runtime_dir()) / "png";
 	std::string so, se;
-	ASSERT_EQ(fx.run_client(sweep({"--sizes", "64x48,8K", "--formats", "XRGB8888,RGB888,NV12", "--transports", "shm,socket",
-		"--image", png.string(), "--no-plot", "-o", out.string()}), 30000, &so, &se), 0) << se;
+	ASSERT_EQ(fx.run_client(sweep({"--sizes", "64x48,8K", "--formats", "XRGB8888,RGB888,NV12", "--transports",
+					"shm,socket", "--image", png.string(), "--no-plot", "-o", out.string()}),
+			  30000, &so, &se),
+		0)
+		<< se;
 	json j = read_json(out / "sweep.json");
 	ASSERT_EQ(j["points"].size(), 2u * 3u * 2u);
 	EXPECT_EQ(j["points"][0]["width"], 64);
@@ -170,8 +180,12 @@ TEST(Sweep, PressureModeReportsEveryInstance) {
 	ASSERT_TRUE(fx.start());
 	fs::path out = fs::path(fx.runtime_dir()) / "pressure";
 	std::string so, se;
-	ASSERT_EQ(fx.run_client(sweep({"--instances", "2", "--pressure-size", "320x240", "--pressure-frames", "2", "--pattern",
-		"-o", out.string()}, false), 30000, &so, &se), 0) << se;
+	ASSERT_EQ(fx.run_client(sweep({"--instances", "2", "--pressure-size", "320x240", "--pressure-frames", "2",
+					      "--pattern", "-o", out.string()},
+					false),
+			  30000, &so, &se),
+		0)
+		<< se;
 	json j = read_json(out / "pressure.json");
 	ASSERT_EQ(j["instances_result"].size(), 2u);
 	for (const json &r : j["instances_result"]) {
@@ -198,9 +212,12 @@ TEST(Sweep, WaypipePeerRowOrAClearNote) {
 	ASSERT_TRUE(fx.start());
 	fs::path out = fs::path(fx.runtime_dir()) / "peer";
 	std::string so, se;
-	ASSERT_EQ(fx.run_client(sweep({"--sizes", "64x48", "--formats", "XRGB8888,NV12", "--transports", "shm", "--pattern",
-		"--no-plot", "--peer", "waypipe", "--peer-compress", "none", "--peer-timeout", "20", "-o", out.string()}),
-		40000, &so, &se), 0) << se;
+	ASSERT_EQ(fx.run_client(sweep({"--sizes", "64x48", "--formats", "XRGB8888,NV12", "--transports", "shm",
+					"--pattern", "--no-plot", "--peer", "waypipe", "--peer-compress", "none",
+					"--peer-timeout", "20", "-o", out.string()}),
+			  40000, &so, &se),
+		0)
+		<< se;
 	json j = read_json(out / "sweep.json");
 	const json *peer = find_point(j, "XRGB8888", "shm@waypipe-none");
 	if (system("command -v waypipe >/dev/null 2>&1") != 0) {
@@ -239,13 +256,17 @@ TEST(Sweep, PointsWithWrongPixelsAreInvalidAndLeftOut) {
 	ASSERT_TRUE(fx.start());
 	fs::path out = fs::path(fx.runtime_dir()) / "wrong";
 	std::string so, se;
-	ASSERT_EQ(fx.run_client(sweep({"--sizes", "8K,64K", "--formats", "XRGB8888", "--transports", "shm,socket", "--pattern",
-		"--no-plot", "--test-wrong-reference", "-o", out.string()}), 30000, &so, &se), 0) << se;
+	ASSERT_EQ(fx.run_client(sweep({"--sizes", "8K,64K", "--formats", "XRGB8888", "--transports", "shm,socket",
+					"--pattern", "--no-plot", "--test-wrong-reference", "-o", out.string()}),
+			  30000, &so, &se),
+		0)
+		<< se;
 	json j = read_json(out / "sweep.json");
 	ASSERT_EQ(j["points"].size(), 4u);
 	for (const json &p : j["points"]) {
 		EXPECT_EQ(p["pixels"]["status"], "wrong");
-		EXPECT_NE(p["pixels"]["note"].get<std::string>().find("sampled pixels differ by more than"), std::string::npos);
+		EXPECT_NE(p["pixels"]["note"].get<std::string>().find("sampled pixels differ by more than"),
+			std::string::npos);
 		EXPECT_FALSE(p["valid"].get<bool>());
 		EXPECT_TRUE(p["throughput_mbs"].is_null());
 	}
@@ -260,8 +281,11 @@ TEST(Sweep, WithoutThePluginShmRunsAndTheStreamIsSkipped) {
 	ASSERT_TRUE(fx.start({"--no-plugin"}));
 	fs::path out = fs::path(fx.runtime_dir()) / "stock";
 	std::string so, se;
-	ASSERT_EQ(fx.run_client(sweep({"--sizes", "16K", "--formats", "XRGB8888", "--pattern", "--no-plot", "-o", out.string()}),
-		30000, &so, &se), 0) << se;
+	ASSERT_EQ(fx.run_client(sweep({"--sizes", "16K", "--formats", "XRGB8888", "--pattern", "--no-plot", "-o",
+					out.string()}),
+			  30000, &so, &se),
+		0)
+		<< se;
 	json j = read_json(out / "sweep.json");
 	for (const char *t : {"shm", "shm-new"}) {
 		const json *p = find_point(j, "XRGB8888", t);
@@ -290,20 +314,26 @@ TEST(Sweep, EachBadInputGivesOneClearError) {
 	SCOPED_TRACE("unreadable file");
 	expect_error(fx, sweep({"--image", (dir / "missing.jpg").string(), "-o", out.string()}), 2, "cannot open");
 	SCOPED_TRACE("not an image");
-	expect_error(fx, sweep({"--image", (dir / "notes.txt").string(), "-o", out.string()}), 2, "not a JPEG, PNG or WebP");
+	expect_error(
+		fx, sweep({"--image", (dir / "notes.txt").string(), "-o", out.string()}), 2, "not a JPEG, PNG or WebP");
 	SCOPED_TRACE("sizes that do not fit");
 	expect_error(fx, sweep({"--pattern", "--sizes", "40000x40000", "-o", out.string()}), 2, "does not fit");
-	expect_error(fx, sweep({"--pattern", "--sizes", "30000x30000", "-o", out.string()}), 2, "wl_shm pools hold at most 2 GiB");
+	expect_error(fx, sweep({"--pattern", "--sizes", "30000x30000", "-o", out.string()}), 2,
+		"wl_shm pools hold at most 2 GiB");
 	expect_error(fx, sweep({"--pattern", "--sizes", "lots", "-o", out.string()}), 2, "bad size");
-	expect_error(fx, sweep({"--pattern", "--formats", "NV12", "--sizes", "33x33", "-o", out.string()}), 2, "chroma grid");
+	expect_error(fx, sweep({"--pattern", "--formats", "NV12", "--sizes", "33x33", "-o", out.string()}), 2,
+		"chroma grid");
 	SCOPED_TRACE("output folder that cannot be written");
-	expect_error(fx, sweep({"--pattern", "-o", (dir / "notes.txt" / "sub").string()}), 2, "cannot write to output folder");
+	expect_error(fx, sweep({"--pattern", "-o", (dir / "notes.txt" / "sub").string()}), 2,
+		"cannot write to output folder");
 }
 
 TEST(Sweep, NothingMeasurableIsAnError) {
 	// Stock wlroots wl_shm has no NV12 and no stream: not one point can run.
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start({"--no-plugin"}));
-	expect_error(fx, sweep({"--pattern", "--formats", "NV12", "--sizes", "16K", "--no-plot", "-o",
-		(fs::path(fx.runtime_dir()) / "none").string()}), 1, "nothing could be measured", {}, false);
+	expect_error(fx,
+		sweep({"--pattern", "--formats", "NV12", "--sizes", "16K", "--no-plot", "-o",
+			(fs::path(fx.runtime_dir()) / "none").string()}),
+		1, "nothing could be measured", {}, false);
 }

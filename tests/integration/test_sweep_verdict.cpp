@@ -175,10 +175,12 @@ TEST(SweepVerify, ComparesSampledPixelsAgainstTheDecodedFrame) {
 	PixelCheck bad = check_pixels(sent_lost, w, h, shot);
 	EXPECT_EQ(bad.status, "wrong");
 	EXPECT_EQ(bad.wrong, 256);
-	EXPECT_NE(bad.note.find("256 of 256 sampled pixels differ by more than 24 (worst at ("), std::string::npos) << bad.note;
+	EXPECT_NE(bad.note.find("256 of 256 sampled pixels differ by more than 24 (worst at ("), std::string::npos)
+		<< bad.note;
 	// A few pixels off by a little are within the tolerance.
 	Shot near = shot;
-	for (size_t i = 0; i < near.rgb.size(); i += 7) near.rgb[i] = static_cast<uint8_t>(std::min(255, near.rgb[i] + 10));
+	for (size_t i = 0; i < near.rgb.size(); i += 7)
+		near.rgb[i] = static_cast<uint8_t>(std::min(255, near.rgb[i] + 10));
 	EXPECT_EQ(check_pixels(want, w, h, near).status, "ok");
 	// A format without a reference decoder says so.
 	EXPECT_FALSE(reference_argb(DRM_FORMAT_P010, w, h, w * 2, nv12.data(), nv12.size(), w, h, &want));

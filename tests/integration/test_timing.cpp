@@ -33,11 +33,20 @@ TEST(TimingLog, RecordsEveryCommitWithOrderedTimestamps) {
 	std::string out, err;
 	// shm native, shm converted, stream converted: three frames each.
 	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0", "--format", "XRGB8888", "--frame",
-		"seed=1", "--frame", "seed=2,buffer=1", "--frame", "seed=3"}, 10000, &out, &err), 0) << err;
+					"seed=1", "--frame", "seed=2,buffer=1", "--frame", "seed=3"},
+			  10000, &out, &err),
+		0)
+		<< err;
 	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0", "--format", "RGB888", "--frame",
-		"seed=1", "--frame", "seed=2,buffer=1", "--frame", "seed=3"}, 10000, &out, &err), 0) << err;
+					"seed=1", "--frame", "seed=2,buffer=1", "--frame", "seed=3"},
+			  10000, &out, &err),
+		0)
+		<< err;
 	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_PAINT"), "--hold-ms", "0", "--transport", "socket", "--format",
-		"NV12", "--frame", "seed=1", "--frame", "seed=2", "--frame", "seed=3"}, 10000, &out, &err), 0) << err;
+					"NV12", "--frame", "seed=1", "--frame", "seed=2", "--frame", "seed=3"},
+			  10000, &out, &err),
+		0)
+		<< err;
 	ASSERT_EQ(fx.stop(), 0);
 	// The summary goes to stderr at exit.
 	EXPECT_NE(fx.compositor().err().find("output HEADLESS-1"), std::string::npos) << fx.compositor().err();
@@ -125,7 +134,8 @@ TEST(TimingProtocol, AVersionTwoBurstIsReportedOnceEachInOrder) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
 	std::string out, err;
-	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "subscribe-v2-burst"}, 20000, &out, &err), 0) << err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "subscribe-v2-burst"}, 20000, &out, &err), 0)
+		<< err;
 	EXPECT_EQ(out, "reports 20 ordered 1 last presented 1 some discarded 1\nok\n");
 }
 
@@ -143,7 +153,8 @@ TEST(TimingProtocol, ASubscriptionToASurfaceTheClientDoesNotOwnIsAProtocolError)
 	std::string line;
 	ASSERT_TRUE(other.read_line(&line, 10000));
 	std::string out, err;
-	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "foreign-subscribe"}, 10000, &out, &err), 0) << err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "foreign-subscribe"}, 10000, &out, &err), 0)
+		<< err;
 	EXPECT_EQ(out, "disconnected Invalid argument\n");
 	EXPECT_TRUE(fx.compositor().running());
 	other.terminate();

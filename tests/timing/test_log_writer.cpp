@@ -22,151 +22,154 @@ namespace {
 using nlohmann::json;
 
 class LogWriterTest : public test::TempDirTest {
- protected:
-  LogWriter::Options options(std::size_t capacity = 1024) {
-    LogWriter::Options o;
-    o.jsonl_path = path("log.jsonl");
-    o.trace_path = path("trace.json");
-    o.capacity = capacity;
-    return o;
-  }
-  std::vector<json> jsonl() {
-    std::vector<json> out;
-    for (const std::string& line : test::read_lines(path("log.jsonl"))) {
-      out.push_back(json::parse(line));  // throws, failing the test, on a bad line
-    }
-    return out;
-  }
-  json trace() { return json::parse(test::read_file(path("trace.json"))); }
+protected:
+	LogWriter::Options options(std::size_t capacity = 1024) {
+		LogWriter::Options o;
+		o.jsonl_path = path("log.jsonl");
+		o.trace_path = path("trace.json");
+		o.capacity = capacity;
+		return o;
+	}
+	std::vector<json> jsonl() {
+		std::vector<json> out;
+		for (const std::string &line : test::read_lines(path("log.jsonl"))) {
+			out.push_back(json::parse(line)); // throws, failing the test, on a bad line
+		}
+		return out;
+	}
+	json trace() { return json::parse(test::read_file(path("trace.json"))); }
 
-  // Events of the trace with the given phase ("X", "i", "M").
-  static std::vector<json> events(const json& trace, const std::string& ph) {
-    std::vector<json> out;
-    for (const json& e : trace.at("traceEvents")) {
-      if (e.at("ph") == ph) out.push_back(e);
-    }
-    return out;
-  }
+	// Events of the trace with the given phase ("X", "i", "M").
+	static std::vector<json> events(const json &trace, const std::string &ph) {
+		std::vector<json> out;
+		for (const json &e : trace.at("traceEvents")) {
+			if (e.at("ph") == ph) out.push_back(e);
+		}
+		return out;
+	}
 };
 
 TEST_F(LogWriterTest, RecordsWrittenParseLineByLineAndCarryThePushedValues) {
-  LogWriter w(options());
-  const CommitRecord c = test::sample_commit(1, 1'000'000);
-  const FrameRecord f = test::sample_frame(9, 2'000'000);
-  ASSERT_TRUE(w.push(c));
-  ASSERT_TRUE(w.push(f));
-  w.close();
-  EXPECT_EQ(w.written(), 2u);
-  EXPECT_EQ(w.dropped(), 0u);
+	LogWriter w(options());
+	const CommitRecord c = test::sample_commit(1, 1'000'000);
+	const FrameRecord f = test::sample_frame(9, 2'000'000);
+	ASSERT_TRUE(w.push(c));
+	ASSERT_TRUE(w.push(f));
+	w.close();
+	EXPECT_EQ(w.written(), 2u);
+	EXPECT_EQ(w.dropped(), 0u);
 
-  const std::vector<json> lines = jsonl();
-  ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[0], json::parse(R"({"v":1,"type":"header","clock":"CLOCK_MONOTONIC","unit":"ns",
-      "pid":)" + std::to_string(::getpid()) + R"(,"start_ns":)" + lines[0]["start_ns"].dump() + "}"));
-  const json expected_commit = {
-      {"v", 1}, {"type", "commit"}, {"surface", 12}, {"pid", 4242}, {"app_id", "foot"},
-      {"title", "~ — shell"}, {"seq", 1}, {"transport", "shm"}, {"format", "XRGB8888"},
-      {"width", 800}, {"height", 600}, {"bytes", 1'920'000}, {"damage_bytes", 4096},
-      {"t_commit", 1'000'000}, {"t_data_complete", nullptr}, {"t_convert_start", 1'000'100},
-      {"t_convert_end", 1'001'100}, {"t_upload_start", 1'002'000}, {"t_upload_end", 1'052'000},
-      {"t_present", 9'000'000}, {"output", "HEADLESS-1"}, {"discarded", false}};
-  EXPECT_EQ(lines[1], expected_commit);
-  const json expected_frame = {{"v", 1}, {"type", "frame"}, {"output", "HEADLESS-1"}, {"seq", 9},
-                               {"t_render_start", 2'000'000}, {"t_render_end", 2'300'000},
-                               {"t_present", 6'000'000}, {"refresh_ns", 16'666'666}, {"missed", false}};
-  EXPECT_EQ(lines[2], expected_frame);
+	const std::vector<json> lines = jsonl();
+	ASSERT_EQ(lines.size(), 3u);
+	EXPECT_EQ(lines[0],
+		json::parse(R"({"v":1,"type":"header","clock":"CLOCK_MONOTONIC","unit":"ns",
+      "pid":)" + std::to_string(::getpid()) +
+			R"(,"start_ns":)" + lines[0]["start_ns"].dump() + "}"));
+	const json expected_commit = {{"v", 1}, {"type", "commit"}, {"surface", 12}, {"pid", 4242}, {"app_id", "foot"},
+		{"title", "~ — shell"}, {"seq", 1}, {"transport", "shm"}, {"format", "XRGB8888"}, {"width", 800},
+		{"height", 600}, {"bytes", 1'920'000}, {"damage_bytes", 4096}, {"t_commit", 1'000'000},
+		{"t_data_complete", nullptr}, {"t_convert_start", 1'000'100}, {"t_convert_end", 1'001'100},
+		{"t_upload_start", 1'002'000}, {"t_upload_end", 1'052'000}, {"t_present", 9'000'000},
+		{"output", "HEADLESS-1"}, {"discarded", false}};
+	EXPECT_EQ(lines[1], expected_commit);
+	const json expected_frame = {{"v", 1}, {"type", "frame"}, {"output", "HEADLESS-1"}, {"seq", 9},
+		{"t_render_start", 2'000'000}, {"t_render_end", 2'300'000}, {"t_present", 6'000'000},
+		{"refresh_ns", 16'666'666}, {"missed", false}};
+	EXPECT_EQ(lines[2], expected_frame);
 }
 
 TEST_F(LogWriterTest, RecordsKeepPushOrderAndTheirTimestampsStayMonotonic) {
-  LogWriter w(options(64));
-  std::uint64_t t = 1'000'000;
-  std::size_t accepted = 0;
-  for (std::uint64_t seq = 0; seq < 2000; ++seq) {
-    t += 1000;
-    // A small queue with a running writer: retry instead of dropping, to test ordering.
-    while (!(seq % 3 ? w.push(test::sample_commit(seq, t)) : w.push(test::sample_frame(seq, t)))) {
-      std::this_thread::yield();
-    }
-    ++accepted;
-  }
-  w.close();
-  std::vector<json> lines;
-  for (json& j : jsonl()) {
-    if (j["type"] == "commit" || j["type"] == "frame") lines.push_back(std::move(j));
-  }
-  ASSERT_EQ(lines.size(), accepted);
-  std::uint64_t prev_seq = 0, prev_t = 0;
-  bool first = true;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const std::uint64_t seq = lines[i]["seq"];
-    const std::uint64_t ts = lines[i]["type"] == "commit" ? lines[i]["t_commit"] : lines[i]["t_render_start"];
-    if (!first) {
-      EXPECT_EQ(seq, prev_seq + 1);
-      EXPECT_GT(ts, prev_t);
-    }
-    first = false;
-    prev_seq = seq;
-    prev_t = ts;
-  }
+	LogWriter w(options(64));
+	std::uint64_t t = 1'000'000;
+	std::size_t accepted = 0;
+	for (std::uint64_t seq = 0; seq < 2000; ++seq) {
+		t += 1000;
+		// A small queue with a running writer: retry instead of dropping, to test ordering.
+		while (!(seq % 3 ? w.push(test::sample_commit(seq, t)) : w.push(test::sample_frame(seq, t)))) {
+			std::this_thread::yield();
+		}
+		++accepted;
+	}
+	w.close();
+	std::vector<json> lines;
+	for (json &j : jsonl()) {
+		if (j["type"] == "commit" || j["type"] == "frame") lines.push_back(std::move(j));
+	}
+	ASSERT_EQ(lines.size(), accepted);
+	std::uint64_t prev_seq = 0, prev_t = 0;
+	bool first = true;
+	for (std::size_t i = 0; i < lines.size(); ++i) {
+		const std::uint64_t seq = lines[i]["seq"];
+		const std::uint64_t ts =
+			lines[i]["type"] == "commit" ? lines[i]["t_commit"] : lines[i]["t_render_start"];
+		if (!first) {
+			EXPECT_EQ(seq, prev_seq + 1);
+			EXPECT_GT(ts, prev_t);
+		}
+		first = false;
+		prev_seq = seq;
+		prev_t = ts;
+	}
 }
 
 TEST_F(LogWriterTest, TraceAfterCloseIsJsonWithOneNamedTrackPerSurfaceAndOutput) {
-  LogWriter w(options());
-  CommitRecord stream = test::sample_commit(2, 3'000'000);
-  stream.surface_id = 13;
-  stream.app_id = "mpv";
-  stream.transport = Transport::Stream;
-  stream.t_data_complete = stream.t_commit + 5000;
-  w.push(test::sample_commit(1, 1'000'000));
-  w.push(stream);
-  w.push(test::sample_frame(1, 2'000'000));
-  w.close();
+	LogWriter w(options());
+	CommitRecord stream = test::sample_commit(2, 3'000'000);
+	stream.surface_id = 13;
+	stream.app_id = "mpv";
+	stream.transport = Transport::Stream;
+	stream.t_data_complete = stream.t_commit + 5000;
+	w.push(test::sample_commit(1, 1'000'000));
+	w.push(stream);
+	w.push(test::sample_frame(1, 2'000'000));
+	w.close();
 
-  const json t = trace();
-  EXPECT_EQ(t.at("displayTimeUnit"), "ns");
-  std::map<int, std::string> names;
-  for (const json& m : events(t, "M")) {
-    if (m["name"] == "thread_name") names[m["tid"]] = m["args"]["name"];
-  }
-  std::set<std::string> tracks;
-  for (const auto& [tid, name] : names) tracks.insert(name);
-  EXPECT_EQ(tracks, (std::set<std::string>{"surface 12 (foot)", "surface 13 (mpv)", "output HEADLESS-1"}));
+	const json t = trace();
+	EXPECT_EQ(t.at("displayTimeUnit"), "ns");
+	std::map<int, std::string> names;
+	for (const json &m : events(t, "M")) {
+		if (m["name"] == "thread_name") names[m["tid"]] = m["args"]["name"];
+	}
+	std::set<std::string> tracks;
+	for (const auto &[tid, name] : names) tracks.insert(name);
+	EXPECT_EQ(tracks, (std::set<std::string>{"surface 12 (foot)", "surface 13 (mpv)", "output HEADLESS-1"}));
 
-  std::multiset<std::string> spans;
-  for (const json& x : events(t, "X")) {
-    spans.insert(names.at(x["tid"]) + ":" + x["name"].get<std::string>());
-    EXPECT_GE(x["dur"].get<double>(), 0.0);
-  }
-  EXPECT_EQ(spans, (std::multiset<std::string>{
-                       "surface 12 (foot):convert", "surface 12 (foot):upload", "surface 13 (mpv):transfer",
-                       "surface 13 (mpv):convert", "surface 13 (mpv):upload", "output HEADLESS-1:render"}));
-  std::multiset<std::string> instants;
-  for (const json& i : events(t, "i")) instants.insert(names.at(i["tid"]) + ":" + i["name"].get<std::string>());
-  EXPECT_EQ(instants.count("surface 12 (foot):commit"), 1u);
-  EXPECT_EQ(instants.count("surface 12 (foot):present"), 1u);
-  EXPECT_EQ(instants.count("output HEADLESS-1:present"), 1u);
+	std::multiset<std::string> spans;
+	for (const json &x : events(t, "X")) {
+		spans.insert(names.at(x["tid"]) + ":" + x["name"].get<std::string>());
+		EXPECT_GE(x["dur"].get<double>(), 0.0);
+	}
+	EXPECT_EQ(spans,
+		(std::multiset<std::string>{"surface 12 (foot):convert", "surface 12 (foot):upload",
+			"surface 13 (mpv):transfer", "surface 13 (mpv):convert", "surface 13 (mpv):upload",
+			"output HEADLESS-1:render"}));
+	std::multiset<std::string> instants;
+	for (const json &i : events(t, "i")) instants.insert(names.at(i["tid"]) + ":" + i["name"].get<std::string>());
+	EXPECT_EQ(instants.count("surface 12 (foot):commit"), 1u);
+	EXPECT_EQ(instants.count("surface 12 (foot):present"), 1u);
+	EXPECT_EQ(instants.count("output HEADLESS-1:present"), 1u);
 }
 
 TEST_F(LogWriterTest, TraceTimesAreMicrosecondsKeepingNanosecondsAsFraction) {
-  LogWriter w(options());
-  w.push(test::sample_commit(1, 1'000'001, 1234));
-  w.close();
-  for (const json& x : events(trace(), "X")) {
-    if (x["name"] == "convert") {
-      EXPECT_DOUBLE_EQ(x["ts"].get<double>(), 1000.101);
-      EXPECT_DOUBLE_EQ(x["dur"].get<double>(), 1.234);
-    }
-  }
+	LogWriter w(options());
+	w.push(test::sample_commit(1, 1'000'001, 1234));
+	w.close();
+	for (const json &x : events(trace(), "X")) {
+		if (x["name"] == "convert") {
+			EXPECT_DOUBLE_EQ(x["ts"].get<double>(), 1000.101);
+			EXPECT_DOUBLE_EQ(x["dur"].get<double>(), 1.234);
+		}
+	}
 }
 
 TEST_F(LogWriterTest, FilesAreCompleteWhenCloseRunsWhileRecordsAreStillQueued) {
-  LogWriter w(options(256));
-  w.pause_writer_for_test(true);
-  for (std::uint64_t i = 0; i < 200; ++i) ASSERT_TRUE(w.push(test::sample_commit(i, 1'000'000 + i * 1000)));
-  w.close();  // as the host's SIGTERM path does
-  EXPECT_EQ(w.written(), 200u);
-  EXPECT_EQ(events(trace(), "X").size(), 400u);  // convert + upload per commit
-  EXPECT_EQ(jsonl().size(), 201u);
+	LogWriter w(options(256));
+	w.pause_writer_for_test(true);
+	for (std::uint64_t i = 0; i < 200; ++i) ASSERT_TRUE(w.push(test::sample_commit(i, 1'000'000 + i * 1000)));
+	w.close(); // as the host's SIGTERM path does
+	EXPECT_EQ(w.written(), 200u);
+	EXPECT_EQ(events(trace(), "X").size(), 400u); // convert + upload per commit
+	EXPECT_EQ(jsonl().size(), 201u);
 }
 
 // The host's way: the signal arrives through a signalfd in its event loop (as
@@ -174,237 +177,239 @@ TEST_F(LogWriterTest, FilesAreCompleteWhenCloseRunsWhileRecordsAreStillQueued) {
 class LogWriterSignalTest : public LogWriterTest, public ::testing::WithParamInterface<int> {};
 
 TEST_P(LogWriterSignalTest, FilesAreCompleteAfterTheEventLoopClosesOnTheSignal) {
-  int report[2];
-  ASSERT_EQ(::pipe(report), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, GetParam());
-    sigprocmask(SIG_BLOCK, &set, nullptr);
-    pollfd pfd{::signalfd(-1, &set, SFD_CLOEXEC), POLLIN, 0};
-    LogWriter w(options(64));  // small: some records are still queued when the signal comes
-    bool announced = false;
-    std::uint64_t seq = 0;
-    for (;; ++seq) {
-      w.push(test::sample_commit(seq, 1'000'000 + seq * 1000));
-      if (!announced && seq == 100) {
-        announced = w.flush() && ::write(report[1], "r", 1) == 1;
-      }
-      if (::poll(&pfd, 1, 0) == 1) break;  // the event loop's signal source fired
-      if (seq % 16 == 0) ::usleep(100);
-    }
-    w.close();
-    const std::string counts =
-        std::to_string(seq + 1) + " " + std::to_string(w.written()) + " " + std::to_string(w.dropped()) + "\n";
-    const bool ok = ::write(report[1], counts.data(), counts.size()) == static_cast<ssize_t>(counts.size());
-    ::_exit(ok ? 0 : 1);
-  }
-  ::close(report[1]);
-  char ready = 0;
-  ASSERT_EQ(::read(report[0], &ready, 1), 1);
-  ::kill(child, GetParam());
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  char buf[64] = {};
-  ASSERT_GT(::read(report[0], buf, sizeof buf - 1), 0);
-  ::close(report[0]);
-  unsigned long long pushed = 0, written = 0, dropped = 0;
-  ASSERT_EQ(std::sscanf(buf, "%llu %llu %llu", &pushed, &written, &dropped), 3);
+	int report[2];
+	ASSERT_EQ(::pipe(report), 0);
+	const pid_t child = ::fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, GetParam());
+		sigprocmask(SIG_BLOCK, &set, nullptr);
+		pollfd pfd{::signalfd(-1, &set, SFD_CLOEXEC), POLLIN, 0};
+		LogWriter w(options(64)); // small: some records are still queued when the signal comes
+		bool announced = false;
+		std::uint64_t seq = 0;
+		for (;; ++seq) {
+			w.push(test::sample_commit(seq, 1'000'000 + seq * 1000));
+			if (!announced && seq == 100) {
+				announced = w.flush() && ::write(report[1], "r", 1) == 1;
+			}
+			if (::poll(&pfd, 1, 0) == 1) break; // the event loop's signal source fired
+			if (seq % 16 == 0) ::usleep(100);
+		}
+		w.close();
+		const std::string counts = std::to_string(seq + 1) + " " + std::to_string(w.written()) + " " +
+			std::to_string(w.dropped()) + "\n";
+		const bool ok = ::write(report[1], counts.data(), counts.size()) == static_cast<ssize_t>(counts.size());
+		::_exit(ok ? 0 : 1);
+	}
+	::close(report[1]);
+	char ready = 0;
+	ASSERT_EQ(::read(report[0], &ready, 1), 1);
+	::kill(child, GetParam());
+	int status = 0;
+	ASSERT_EQ(::waitpid(child, &status, 0), child);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+	char buf[64] = {};
+	ASSERT_GT(::read(report[0], buf, sizeof buf - 1), 0);
+	::close(report[0]);
+	unsigned long long pushed = 0, written = 0, dropped = 0;
+	ASSERT_EQ(std::sscanf(buf, "%llu %llu %llu", &pushed, &written, &dropped), 3);
 
-  std::uint64_t commits = 0, drops = 0;
-  for (const json& line : jsonl()) {  // every line parses
-    commits += line["type"] == "commit";
-    if (line["type"] == "drops") drops += line["count"].get<std::uint64_t>();
-  }
-  EXPECT_GT(written, 0u);
-  EXPECT_EQ(written + dropped, pushed);
-  EXPECT_EQ(commits, written);
-  EXPECT_EQ(drops, dropped);
-  const json t = trace();  // parses: the document is closed
-  EXPECT_GE(events(t, "X").size(), 2 * written);
+	std::uint64_t commits = 0, drops = 0;
+	for (const json &line : jsonl()) { // every line parses
+		commits += line["type"] == "commit";
+		if (line["type"] == "drops") drops += line["count"].get<std::uint64_t>();
+	}
+	EXPECT_GT(written, 0u);
+	EXPECT_EQ(written + dropped, pushed);
+	EXPECT_EQ(commits, written);
+	EXPECT_EQ(drops, dropped);
+	const json t = trace(); // parses: the document is closed
+	EXPECT_GE(events(t, "X").size(), 2 * written);
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, LogWriterSignalTest, ::testing::Values(SIGTERM, SIGINT),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           return std::string(info.param == SIGTERM ? "SIGTERM" : "SIGINT");
-                         });
+	[](const ::testing::TestParamInfo<int> &info) {
+	return std::string(info.param == SIGTERM ? "SIGTERM" : "SIGINT");
+});
 
 TEST_F(LogWriterTest, FlushTimesOutWhileTheWriterIsHeldBack) {
-  LogWriter w(options());
-  w.pause_writer_for_test(true);
-  w.push(test::sample_frame(1, 1000));
-  EXPECT_FALSE(w.flush(std::chrono::milliseconds(30)));
-  w.pause_writer_for_test(false);
-  EXPECT_TRUE(w.flush());
-  EXPECT_EQ(w.written(), 1u);
+	LogWriter w(options());
+	w.pause_writer_for_test(true);
+	w.push(test::sample_frame(1, 1000));
+	EXPECT_FALSE(w.flush(std::chrono::milliseconds(30)));
+	w.pause_writer_for_test(false);
+	EXPECT_TRUE(w.flush());
+	EXPECT_EQ(w.written(), 1u);
 }
 
 TEST_F(LogWriterTest, ConstructorThrowsWhenTheHeaderCannotBeWritten) {
-  LogWriter::Options o = options();
-  o.jsonl_path = "/dev/full";
-  o.trace_path.clear();
-  EXPECT_THROW(LogWriter{o}, std::system_error);
+	LogWriter::Options o = options();
+	o.jsonl_path = "/dev/full";
+	o.trace_path.clear();
+	EXPECT_THROW(LogWriter{o}, std::system_error);
 }
 
 TEST_F(LogWriterTest, TraceIsValidJsonBetweenBatchesBeforeClose) {
-  LogWriter w(options());
-  EXPECT_NO_THROW(trace());  // empty document right after construction
-  w.push(test::sample_commit(1, 1'000'000));
-  ASSERT_TRUE(w.flush());
-  EXPECT_EQ(events(trace(), "X").size(), 2u);  // a killed process leaves a file like this
-  w.push(test::sample_commit(2, 2'000'000));
-  ASSERT_TRUE(w.flush());
-  EXPECT_EQ(events(trace(), "X").size(), 4u);
+	LogWriter w(options());
+	EXPECT_NO_THROW(trace()); // empty document right after construction
+	w.push(test::sample_commit(1, 1'000'000));
+	ASSERT_TRUE(w.flush());
+	EXPECT_EQ(events(trace(), "X").size(), 2u); // a killed process leaves a file like this
+	w.push(test::sample_commit(2, 2'000'000));
+	ASSERT_TRUE(w.flush());
+	EXPECT_EQ(events(trace(), "X").size(), 4u);
 }
 
 TEST_F(LogWriterTest, FullQueueDropsAndCountsRecordsAndLogsADropsRecord) {
-  LogWriter w(options(4));
-  w.pause_writer_for_test(true);
-  std::size_t accepted = 0;
-  for (std::uint64_t i = 0; i < 1000; ++i) accepted += w.push(test::sample_commit(i, 1'000'000 + i));
-  EXPECT_EQ(accepted, 4u);
-  EXPECT_EQ(w.dropped(), 996u);
-  w.pause_writer_for_test(false);
-  ASSERT_TRUE(w.flush());
-  EXPECT_EQ(w.written(), 4u);
+	LogWriter w(options(4));
+	w.pause_writer_for_test(true);
+	std::size_t accepted = 0;
+	for (std::uint64_t i = 0; i < 1000; ++i) accepted += w.push(test::sample_commit(i, 1'000'000 + i));
+	EXPECT_EQ(accepted, 4u);
+	EXPECT_EQ(w.dropped(), 996u);
+	w.pause_writer_for_test(false);
+	ASSERT_TRUE(w.flush());
+	EXPECT_EQ(w.written(), 4u);
 
-  const std::vector<json> lines = jsonl();
-  ASSERT_EQ(lines.size(), 6u);  // header, 4 commits, drops
-  EXPECT_EQ(lines[5]["type"], "drops");
-  EXPECT_EQ(lines[5]["count"], 996);
-  EXPECT_EQ(lines[5]["since_ns"], lines[0]["start_ns"]);
-  std::size_t drop_events = 0;
-  for (const json& i : events(trace(), "i")) drop_events += i["name"] == "dropped 996 records";
-  EXPECT_EQ(drop_events, 1u);
+	const std::vector<json> lines = jsonl();
+	ASSERT_EQ(lines.size(), 6u); // header, 4 commits, drops
+	EXPECT_EQ(lines[5]["type"], "drops");
+	EXPECT_EQ(lines[5]["count"], 996);
+	EXPECT_EQ(lines[5]["since_ns"], lines[0]["start_ns"]);
+	std::size_t drop_events = 0;
+	for (const json &i : events(trace(), "i")) drop_events += i["name"] == "dropped 996 records";
+	EXPECT_EQ(drop_events, 1u);
 
-  // Later drops are reported as a new record counting only themselves.
-  w.pause_writer_for_test(true);
-  for (int i = 0; i < 10; ++i) w.push(test::sample_frame(1, 1));
-  w.close();
-  const std::vector<json> after = jsonl();
-  EXPECT_EQ(after.back()["type"], "drops");
-  EXPECT_EQ(after.back()["count"], 6);
-  EXPECT_EQ(w.dropped(), 1002u);
+	// Later drops are reported as a new record counting only themselves.
+	w.pause_writer_for_test(true);
+	for (int i = 0; i < 10; ++i) w.push(test::sample_frame(1, 1));
+	w.close();
+	const std::vector<json> after = jsonl();
+	EXPECT_EQ(after.back()["type"], "drops");
+	EXPECT_EQ(after.back()["count"], 6);
+	EXPECT_EQ(w.dropped(), 1002u);
 }
 
 TEST_F(LogWriterTest, CloseIsIdempotentAndPushAfterCloseIsDroppedAndCounted) {
-  LogWriter w(options());
-  w.push(test::sample_frame(1, 1000));
-  w.close();
-  w.close();
-  EXPECT_FALSE(w.push(test::sample_frame(2, 2000)));
-  EXPECT_EQ(w.dropped(), 1u);
-  EXPECT_TRUE(w.flush());
-  EXPECT_EQ(jsonl().size(), 2u);
+	LogWriter w(options());
+	w.push(test::sample_frame(1, 1000));
+	w.close();
+	w.close();
+	EXPECT_FALSE(w.push(test::sample_frame(2, 2000)));
+	EXPECT_EQ(w.dropped(), 1u);
+	EXPECT_TRUE(w.flush());
+	EXPECT_EQ(jsonl().size(), 2u);
 }
 
 TEST_F(LogWriterTest, EitherPathMayBeEmpty) {
-  LogWriter::Options o = options();
-  o.trace_path.clear();
-  {
-    LogWriter w(o);
-    w.push(test::sample_frame(1, 1000));
-  }  // destructor closes
-  EXPECT_EQ(jsonl().size(), 2u);
-  EXPECT_FALSE(std::filesystem::exists(path("trace.json")));
-  o.jsonl_path.clear();
-  LogWriter none(o);
-  EXPECT_TRUE(none.push(test::sample_frame(1, 1000)));
-  EXPECT_TRUE(none.flush());
-  EXPECT_EQ(none.written(), 1u);
+	LogWriter::Options o = options();
+	o.trace_path.clear();
+	{
+		LogWriter w(o);
+		w.push(test::sample_frame(1, 1000));
+	} // destructor closes
+	EXPECT_EQ(jsonl().size(), 2u);
+	EXPECT_FALSE(std::filesystem::exists(path("trace.json")));
+	o.jsonl_path.clear();
+	LogWriter none(o);
+	EXPECT_TRUE(none.push(test::sample_frame(1, 1000)));
+	EXPECT_TRUE(none.flush());
+	EXPECT_EQ(none.written(), 1u);
 }
 
 TEST_F(LogWriterTest, ConstructorThrowsWhenAFileCannotBeCreated) {
-  LogWriter::Options o = options();
-  o.trace_path = path("no-such-dir/trace.json");
-  EXPECT_THROW(LogWriter{o}, std::system_error);
-  o.trace_path.clear();
-  o.capacity = 0;
-  EXPECT_THROW(LogWriter{o}, std::invalid_argument);
+	LogWriter::Options o = options();
+	o.trace_path = path("no-such-dir/trace.json");
+	EXPECT_THROW(LogWriter{o}, std::system_error);
+	o.trace_path.clear();
+	o.capacity = 0;
+	EXPECT_THROW(LogWriter{o}, std::invalid_argument);
 }
 
 TEST_F(LogWriterTest, WriterThreadFeedsTheSummary) {
-  Summary summary;
-  LogWriter::Options o = options();
-  o.summary = &summary;
-  LogWriter w(o);
-  for (std::uint64_t i = 1; i <= 10; ++i) w.push(test::sample_commit(i, i * 1'000'000, i * 1000));
-  w.close();
-  std::size_t convert_rows = 0;
-  for (const Summary::Row& r : summary.rows()) {
-    if (r.phase == Phase::Convert) {
-      ++convert_rows;
-      EXPECT_EQ(r.target, "surface 12 (foot)");
-      EXPECT_EQ(r.stats.count, 10u);
-      EXPECT_EQ(r.stats.p50, 5000u);
-    }
-  }
-  EXPECT_EQ(convert_rows, 1u);
+	Summary summary;
+	LogWriter::Options o = options();
+	o.summary = &summary;
+	LogWriter w(o);
+	for (std::uint64_t i = 1; i <= 10; ++i) w.push(test::sample_commit(i, i * 1'000'000, i * 1000));
+	w.close();
+	std::size_t convert_rows = 0;
+	for (const Summary::Row &r : summary.rows()) {
+		if (r.phase == Phase::Convert) {
+			++convert_rows;
+			EXPECT_EQ(r.target, "surface 12 (foot)");
+			EXPECT_EQ(r.stats.count, 10u);
+			EXPECT_EQ(r.stats.p50, 5000u);
+		}
+	}
+	EXPECT_EQ(convert_rows, 1u);
 }
 
 // Not a pass/fail timing assertion: prints what push() costs on this machine.
 TEST_F(LogWriterTest, PushCostIsMeasuredAndPrinted) {
-  constexpr std::size_t kRecords = 16384;
-  constexpr int kRounds = 8;
-  LogWriter::Options o;  // no files: measures the queue, not the disk
-  o.capacity = kRecords;
-  LogWriter w(o);
-  const CommitRecord c = test::sample_commit(1, 1'000'000);
-  double best = 1e18, total = 0;
-  for (int round = 0; round <= kRounds; ++round) {
-    w.pause_writer_for_test(true);  // the producer alone, as between two writer wake-ups
-    const auto start = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < kRecords; ++i) w.push(c);
-    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
-    w.pause_writer_for_test(false);
-    ASSERT_TRUE(w.flush(std::chrono::seconds(10)));
-    if (round == 0) continue;  // first round pays the page faults of the fresh ring
-    best = std::min(best, ns / kRecords);
-    total += ns / kRecords;
-  }
-  std::printf("push(CommitRecord, %zu bytes): best %.1f ns, mean %.1f ns per record (%d rounds of %zu)\n",
-              sizeof(CommitRecord), best, total / kRounds, kRounds, kRecords);
-  EXPECT_EQ(w.dropped(), 0u);
-  EXPECT_EQ(w.written(), kRecords * (kRounds + 1));
+	constexpr std::size_t kRecords = 16384;
+	constexpr int kRounds = 8;
+	LogWriter::Options o; // no files: measures the queue, not the disk
+	o.capacity = kRecords;
+	LogWriter w(o);
+	const CommitRecord c = test::sample_commit(1, 1'000'000);
+	double best = 1e18, total = 0;
+	for (int round = 0; round <= kRounds; ++round) {
+		w.pause_writer_for_test(true); // the producer alone, as between two writer wake-ups
+		const auto start = std::chrono::steady_clock::now();
+		for (std::size_t i = 0; i < kRecords; ++i) w.push(c);
+		const double ns =
+			std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+		w.pause_writer_for_test(false);
+		ASSERT_TRUE(w.flush(std::chrono::seconds(10)));
+		if (round == 0) continue; // first round pays the page faults of the fresh ring
+		best = std::min(best, ns / kRecords);
+		total += ns / kRecords;
+	}
+	std::printf("push(CommitRecord, %zu bytes): best %.1f ns, mean %.1f ns per record (%d rounds of %zu)\n",
+		sizeof(CommitRecord), best, total / kRounds, kRounds, kRecords);
+	EXPECT_EQ(w.dropped(), 0u);
+	EXPECT_EQ(w.written(), kRecords * (kRounds + 1));
 }
 
 // The writer thread's share per record: its JSONL line, and the summary, in batches as run()
 // does them (no file: formatting, not the disk). Thread CPU time, so that a busy machine's
 // preemptions do not count.
 TEST_F(LogWriterTest, WriterCostPerRecordIsMeasuredAndPrinted) {
-  constexpr std::size_t kRecords = 4096;
-  constexpr int kRounds = 8;
-  std::vector<CommitRecord> records;
-  for (std::size_t i = 0; i < kRecords; ++i) records.push_back(test::sample_commit(i, 1'000'000 + i * 50'000));
-  auto cpu_ns = [] {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-  };
-  Summary summary;
-  std::string lines;
-  double best_line = 1e18, best_summary = 1e18;
-  for (int round = 0; round <= kRounds; ++round) {
-    const double t0 = cpu_ns();
-    lines.clear();
-    for (const CommitRecord& r : records) append_commit_line(lines, r);
-    const double t1 = cpu_ns();
-    for (const CommitRecord& r : records) summary.add(r);
-    const double t2 = cpu_ns();
-    if (round == 0) continue;  // first round grows the buffers
-    best_line = std::min(best_line, (t1 - t0) / kRecords);
-    best_summary = std::min(best_summary, (t2 - t1) / kRecords);
-  }
-  std::printf("writer thread per CommitRecord (CPU time, best of %d rounds of %zu): JSONL line %.0f ns, summary %.0f ns\n",
-              kRounds, kRecords, best_line, best_summary);
-  std::size_t expected = 0;
-  for (const CommitRecord& r : records) expected += commit_line(r).size();
-  EXPECT_EQ(lines.size(), expected);
-  EXPECT_EQ(summary.rows().size(), 3u);  // one surface with convert, upload, present (no transfer)
+	constexpr std::size_t kRecords = 4096;
+	constexpr int kRounds = 8;
+	std::vector<CommitRecord> records;
+	for (std::size_t i = 0; i < kRecords; ++i) records.push_back(test::sample_commit(i, 1'000'000 + i * 50'000));
+	auto cpu_ns = [] {
+		timespec ts{};
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+	};
+	Summary summary;
+	std::string lines;
+	double best_line = 1e18, best_summary = 1e18;
+	for (int round = 0; round <= kRounds; ++round) {
+		const double t0 = cpu_ns();
+		lines.clear();
+		for (const CommitRecord &r : records) append_commit_line(lines, r);
+		const double t1 = cpu_ns();
+		for (const CommitRecord &r : records) summary.add(r);
+		const double t2 = cpu_ns();
+		if (round == 0) continue; // first round grows the buffers
+		best_line = std::min(best_line, (t1 - t0) / kRecords);
+		best_summary = std::min(best_summary, (t2 - t1) / kRecords);
+	}
+	std::printf("writer thread per CommitRecord (CPU time, best of %d rounds of %zu): JSONL line %.0f ns, summary "
+		    "%.0f ns\n",
+		kRounds, kRecords, best_line, best_summary);
+	std::size_t expected = 0;
+	for (const CommitRecord &r : records) expected += commit_line(r).size();
+	EXPECT_EQ(lines.size(), expected);
+	EXPECT_EQ(summary.rows().size(), 3u); // one surface with convert, upload, present (no transfer)
 }
 
-}  // namespace
-}  // namespace pixelport::timing
+} // namespace
+} // namespace pixelport::timing

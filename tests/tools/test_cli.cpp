@@ -1,7 +1,7 @@
 // The shared command-line checks (cli/): number parsing, the CLI11 validators, the
 // one-line usage errors and the checked file read.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,9 +26,22 @@ struct IntCase {
 
 TEST(CliParse, IntegersAreWholeDecimalAndInRange) {
 	const IntCase cases[] = {
-		{"0", true, 0}, {"-5", true, -5}, {"10", true, 10}, {"010", true, 10}, {"", false, 0}, {" 1", false, 0},
-		{"1 ", false, 0}, {"+1", false, 0}, {"0x10", false, 0}, {"1e3", false, 0}, {"1.5", false, 0}, {"nan", false, 0},
-		{"11", false, 0}, {"-6", false, 0}, {"99999999999999999999", false, 0}, {"-99999999999999999999", false, 0},
+		{"0", true, 0},
+		{"-5", true, -5},
+		{"10", true, 10},
+		{"010", true, 10},
+		{"", false, 0},
+		{" 1", false, 0},
+		{"1 ", false, 0},
+		{"+1", false, 0},
+		{"0x10", false, 0},
+		{"1e3", false, 0},
+		{"1.5", false, 0},
+		{"nan", false, 0},
+		{"11", false, 0},
+		{"-6", false, 0},
+		{"99999999999999999999", false, 0},
+		{"-99999999999999999999", false, 0},
 	};
 	for (const IntCase &c : cases) {
 		int64_t v = 12345;
@@ -53,7 +66,8 @@ TEST(CliParse, UnsignedRefusesMinusAndOverflow) {
 
 TEST(CliParse, RealsAreFiniteAndInRange) {
 	double v = 0;
-	for (const char *bad : {"nan", "NaN", "-nan", "inf", "-inf", "infinity", "1e400", "", "1s", " 1", "0x1p3", "3600.5", "-0.1"}) {
+	for (const char *bad :
+		{"nan", "NaN", "-nan", "inf", "-inf", "infinity", "1e400", "", "1s", " 1", "0x1p3", "3600.5", "-0.1"}) {
 		EXPECT_FALSE(parse_real(bad, 0, 3600, &v)) << "'" << bad << "'";
 	}
 	EXPECT_TRUE(parse_real("0.25", 0, 3600, &v));
@@ -71,9 +85,28 @@ TEST(CliParse, BytesTakeBinaryUnitsAndRefuseWhatDoesNotFit) {
 		uint64_t value; // 0: refused
 	};
 	const Case cases[] = {
-		{"4096", 4096}, {"4K", 4096}, {"4k", 4096}, {"4KiB", 4096}, {"4KB", 4096}, {"1.5M", 1572864}, {"2G", 1ull << 31},
-		{"1B", 1}, {"2.5e3", 2500}, {"0", 0}, {"0.4", 0}, {"-1", 0}, {"", 0}, {"K", 0}, {"4X", 0}, {"4 K", 0},
-		{"inf", 0}, {"nan", 0}, {"1e300", 0}, {"18446744073709551616", 0}, {"16E", 0}, {"2.1G", 0},
+		{"4096", 4096},
+		{"4K", 4096},
+		{"4k", 4096},
+		{"4KiB", 4096},
+		{"4KB", 4096},
+		{"1.5M", 1572864},
+		{"2G", 1ull << 31},
+		{"1B", 1},
+		{"2.5e3", 2500},
+		{"0", 0},
+		{"0.4", 0},
+		{"-1", 0},
+		{"", 0},
+		{"K", 0},
+		{"4X", 0},
+		{"4 K", 0},
+		{"inf", 0},
+		{"nan", 0},
+		{"1e300", 0},
+		{"18446744073709551616", 0},
+		{"16E", 0},
+		{"2.1G", 0},
 	};
 	for (const Case &c : cases) {
 		uint64_t v = 99;
@@ -95,7 +128,7 @@ TEST(CliParse, SizesAreTwoIntegersInRange) {
 	EXPECT_EQ(w, 2);
 	EXPECT_EQ(h, 3);
 	for (const char *bad : {"0x10", "10x0", "x", "10x", "x10", "10x10x2", "10x10junk", "-1x5", "32768x1",
-			"99999999999x1", "1.5x2", "10 x 10", ""}) {
+		     "99999999999x1", "1.5x2", "10 x 10", ""}) {
 		EXPECT_FALSE(parse_wxh(bad, 1, 32767, &w, &h)) << "'" << bad << "'";
 	}
 }
@@ -130,7 +163,9 @@ struct App {
 TEST(CliValidators, GoodValuesAreConvertedAsDecimal) {
 	App a;
 	std::string err;
-	ASSERT_EQ(a.run({"--small", "010", "--big", "70368744177664", "--seed", "4294967295", "--seconds", "0.5"}, &err), -1)
+	ASSERT_EQ(
+		a.run({"--small", "010", "--big", "70368744177664", "--seed", "4294967295", "--seconds", "0.5"}, &err),
+		-1)
 		<< err;
 	EXPECT_EQ(a.small, 10) << "010 is ten, not octal eight";
 	EXPECT_EQ(a.big, uint64_t{1} << 46);
@@ -150,7 +185,8 @@ TEST(CliValidators, BadValuesAreOneLineNamingOptionAndRange) {
 		{{"--small", "99999999999999999999"}, "--small: '99999999999999999999' is not an integer in 1..64"},
 		{{"--small", ""}, "--small: '' is not an integer in 1..64"},
 		{{"--big", "-1"}, "--big: '-1' is not an integer in 0..70368744177664"},
-		{{"--big", "18446744073709551616"}, "--big: '18446744073709551616' is not an integer in 0..70368744177664"},
+		{{"--big", "18446744073709551616"},
+			"--big: '18446744073709551616' is not an integer in 0..70368744177664"},
 		{{"--seed", "4294967296"}, "--seed: '4294967296' is not an integer in 0..4294967295"},
 		{{"--seconds", "nan"}, "--seconds: 'nan' is not a number in 0..3600"},
 		{{"--seconds", "inf"}, "--seconds: 'inf' is not a number in 0..3600"},
@@ -207,7 +243,8 @@ TEST_F(CliReadFile, RefusesWhatIsNotARegularFileWithoutReadingOrBlocking) {
 	auto t0 = std::chrono::steady_clock::now();
 	EXPECT_FALSE(read_file(path("fifo"), 1 << 20, &text, &error));
 	EXPECT_EQ(error, "not a regular file (a FIFO)");
-	EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2)) << "a FIFO with no writer must not block";
+	EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2))
+		<< "a FIFO with no writer must not block";
 	EXPECT_FALSE(read_file("/dev/zero", 1 << 20, &text, &error));
 	EXPECT_EQ(error, "not a regular file (a character device)");
 	EXPECT_FALSE(read_file(dir_.string(), 1 << 20, &text, &error));

@@ -45,7 +45,9 @@ const WlcsExtensionDescriptor kExtensions[] = {
 };
 
 const WlcsIntegrationDescriptor kDescriptor = {
-	1, sizeof(kExtensions) / sizeof(kExtensions[0]), kExtensions,
+	1,
+	sizeof(kExtensions) / sizeof(kExtensions[0]),
+	kExtensions,
 };
 
 uint32_t now_msec() {
@@ -119,8 +121,8 @@ void add_configure_shim(wlr_xdg_surface *xdg_surface) {
 	auto *shim = new ConfigureShim();
 	xdg_surface->configured = true;
 	// An unmapping commit resets it (wlr_xdg_surface.c reset_xdg_surface).
-	shim->commit.connect(&xdg_surface->surface->events.commit,
-		[xdg_surface](void *) { xdg_surface->configured = true; });
+	shim->commit.connect(
+		&xdg_surface->surface->events.commit, [xdg_surface](void *) { xdg_surface->configured = true; });
 	// A first commit may now map; wlroots asserts that an unmapping commit never follows an
 	// initial one, so the flag, recomputed on every other commit anyway, is cleared first.
 	shim->client_commit.connect(&xdg_surface->surface->events.client_commit,
@@ -148,13 +150,16 @@ bool surface_origin(Display *d, wlr_surface *surface, int *x, int *y) {
 		wlr_surface *surface;
 		wlr_scene_buffer *found;
 	} search{surface, nullptr};
-	wlr_scene_node_for_each_buffer(root, [](wlr_scene_buffer *buffer, int, int, void *data) {
+	wlr_scene_node_for_each_buffer(
+		root,
+		[](wlr_scene_buffer *buffer, int, int, void *data) {
 		auto *s = static_cast<Search *>(data);
 		wlr_scene_surface *scene_surface = wlr_scene_surface_try_from_buffer(buffer);
 		if (scene_surface != nullptr && scene_surface->surface == s->surface) {
 			s->found = buffer;
 		}
-	}, &search);
+		},
+		&search);
 	return search.found != nullptr && wlr_scene_node_coords(&search.found->node, x, y);
 }
 
@@ -309,8 +314,7 @@ int create_client_socket(WlcsDisplayServer *base) {
 	return fds[1];
 }
 
-void position_window_absolute(WlcsDisplayServer *base, wl_display *client_display, wl_surface *surface,
-		int x, int y) {
+void position_window_absolute(WlcsDisplayServer *base, wl_display *client_display, wl_surface *surface, int x, int y) {
 	Display *d = display_of(base);
 	auto it = d->clients.find(wl_display_get_fd(client_display));
 	if (it == d->clients.end()) {
@@ -330,10 +334,11 @@ void start_on_this_thread(WlcsDisplayServer *base, wl_event_loop *wlcs_loop) {
 	Display *d = display_of(base);
 	// wlcs's proxied calls arrive on its loop; its epoll fd becomes readable when they do.
 	wl_event_loop *loop = wl_display_get_event_loop(d->server->display());
-	wl_event_source *source = wl_event_loop_add_fd(loop, wl_event_loop_get_fd(wlcs_loop), WL_EVENT_READABLE,
+	wl_event_source *source = wl_event_loop_add_fd(
+		loop, wl_event_loop_get_fd(wlcs_loop), WL_EVENT_READABLE,
 		[](int, uint32_t, void *data) {
-			wl_event_loop_dispatch(static_cast<wl_event_loop *>(data), 0);
-			return 0;
+		wl_event_loop_dispatch(static_cast<wl_event_loop *>(data), 0);
+		return 0;
 		},
 		wlcs_loop);
 	d->loop_thread = std::this_thread::get_id();
@@ -406,5 +411,7 @@ void destroy_server(WlcsDisplayServer *base) {
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) const WlcsServerIntegration wlcs_server_integration = {
-	1, create_server, destroy_server,
+	1,
+	create_server,
+	destroy_server,
 };

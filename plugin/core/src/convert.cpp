@@ -41,48 +41,37 @@ struct Job {
 	const DstImage *dst;
 	RowFn fn;
 	YuvCoeffs yuv;
-	std::span<const Rect> rects;   // validated; expanded on use, so nothing is allocated
+	std::span<const Rect> rects; // validated; expanded on use, so nothing is allocated
 	bool streaming;
 };
 
 constexpr int32_t kMaxThreads = 64;
 
-Status check_plane(const uint8_t *data, size_t stride, size_t size, uint64_t row_bytes, uint64_t rows)
-{
-	if (!data)
-		return Status::NullPointer;
-	if (stride < row_bytes)
-		return Status::StrideTooSmall;
+Status check_plane(const uint8_t *data, size_t stride, size_t size, uint64_t row_bytes, uint64_t rows) {
+	if (!data) return Status::NullPointer;
+	if (stride < row_bytes) return Status::StrideTooSmall;
 	uint64_t need;
-	if (__builtin_mul_overflow(uint64_t{stride}, rows - 1, &need) ||
-	    __builtin_add_overflow(need, row_bytes, &need))
+	if (__builtin_mul_overflow(uint64_t{stride}, rows - 1, &need) || __builtin_add_overflow(need, row_bytes, &need))
 		return Status::Overflow;
 	return need <= size ? Status::Ok : Status::BufferTooSmall;
 }
 
-Status validate(const SrcImage &src, const DstImage &dst, const ConvertOptions &opt, const FormatInfo **out)
-{
+Status validate(const SrcImage &src, const DstImage &dst, const ConvertOptions &opt, const FormatInfo **out) {
 	const FormatInfo *fi = format_info(src.fourcc);
 	const FormatInfo *di = format_info(dst.fourcc);
-	if (!fi || !di)
-		return Status::UnknownFormat;
-	if (!can_convert(src.fourcc, dst.fourcc))
-		return Status::UnsupportedConversion;
-	if (src.width <= 0 || src.height <= 0)
-		return Status::InvalidSize;
-	if (dst.width != src.width || dst.height != src.height)
-		return Status::SizeMismatch;
-	if (opt.threads < 0 || opt.band_rows < 0)
-		return Status::InvalidOption;
+	if (!fi || !di) return Status::UnknownFormat;
+	if (!can_convert(src.fourcc, dst.fourcc)) return Status::UnsupportedConversion;
+	if (src.width <= 0 || src.height <= 0) return Status::InvalidSize;
+	if (dst.width != src.width || dst.height != src.height) return Status::SizeMismatch;
+	if (opt.threads < 0 || opt.band_rows < 0) return Status::InvalidOption;
 	const auto w = static_cast<uint32_t>(src.width), h = static_cast<uint32_t>(src.height);
 	for (int i = 0; i < fi->num_planes; ++i) {
 		const SrcPlane &p = src.planes[i];
 		if (Status s = check_plane(p.data, p.stride, p.size, min_stride(*fi, i, w), plane_rows(*fi, i, h));
-		    s != Status::Ok)
+			s != Status::Ok)
 			return s;
 	}
-	if (Status s = check_plane(dst.data, dst.stride, dst.size, min_stride(*di, 0, w), h); s != Status::Ok)
-		return s;
+	if (Status s = check_plane(dst.data, dst.stride, dst.size, min_stride(*di, 0, w), h); s != Status::Ok) return s;
 	*out = fi;
 	return Status::Ok;
 }
@@ -92,8 +81,7 @@ Status validate(const SrcImage &src, const DstImage &dst, const ConvertOptions &
 // 219 * 2^(n-8) (limited) or 2^n - 1 (full) and multiplies by 2^m - 1, so the
 // coefficients carry the ratio of the two: 1 for 8 -> 8 bits, 1023/1020 for 10-bit
 // output (limited), 1020/1023 for 10 -> 8 bits (full).
-YuvCoeffs yuv_coeffs(YuvMatrix m, YuvRange r, int src_bits, int dst_bits)
-{
+YuvCoeffs yuv_coeffs(YuvMatrix m, YuvRange r, int src_bits, int dst_bits) {
 	// ITU-R BT.601-7 / BT.709-6 luma weights.
 	const double kr = m == YuvMatrix::BT709 ? 0.2126 : 0.299;
 	const double kb = m == YuvMatrix::BT709 ? 0.0722 : 0.114;
@@ -109,39 +97,31 @@ YuvCoeffs yuv_coeffs(YuvMatrix m, YuvRange r, int src_bits, int dst_bits)
 		q(2 * kr * (1 - kr) / kg * cs), q(2 * (1 - kb) * cs), q(2 * ys)};
 }
 
-bool env_force_scalar()
-{
+bool env_force_scalar() {
 	const char *e = std::getenv("PIXELPORT_FORCE_SCALAR");
 	return e && e[0] && std::strcmp(e, "0") != 0;
 }
 
-RowFn find_kernel(uint32_t src, uint32_t dst, const ConvertOptions &opt)
-{
-	[[maybe_unused]] Isa isa = std::min(best_isa(), opt.max_isa);   // unread without x86 tables
-	if (opt.force_scalar || env_force_scalar())
-		isa = Isa::Scalar;
+RowFn find_kernel(uint32_t src, uint32_t dst, const ConvertOptions &opt) {
+	[[maybe_unused]] Isa isa = std::min(best_isa(), opt.max_isa); // unread without x86 tables
+	if (opt.force_scalar || env_force_scalar()) isa = Isa::Scalar;
 	// The best table built at or below isa.
 	std::span<const KernelEntry> table = detail::kernels_scalar();
 #if PP_HAVE_KERNELS_SSE2
-	if (isa >= Isa::SSE2)
-		table = detail::kernels_sse2();
+	if (isa >= Isa::SSE2) table = detail::kernels_sse2();
 #endif
 #if PP_HAVE_KERNELS_SSSE3
-	if (isa >= Isa::SSSE3)
-		table = detail::kernels_ssse3();
+	if (isa >= Isa::SSSE3) table = detail::kernels_ssse3();
 #endif
 #if PP_HAVE_KERNELS_AVX2
-	if (isa >= Isa::AVX2)
-		table = detail::kernels_avx2();
+	if (isa >= Isa::AVX2) table = detail::kernels_avx2();
 #endif
 	for (const KernelEntry &k : table)
-		if (k.src == src && k.dst == dst)
-			return k.fn;
+		if (k.src == src && k.dst == dst) return k.fn;
 	return nullptr;
 }
 
-size_t default_band_bytes()
-{
+size_t default_band_bytes() {
 	static const size_t bytes = [] {
 		const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
 		return l2 > 0 ? static_cast<size_t>(l2) / 2 : size_t{1} << 20;
@@ -153,29 +133,24 @@ int32_t round_up(int32_t v, int32_t m) { return (v + m - 1) / m * m; }
 
 // A validated rectangle out to the chroma grid; the far edge may stop at an odd
 // image edge. No overflow: x + width <= image width was checked in 64 bits.
-Area area_of(const Job &job, const Rect &r)
-{
+Area area_of(const Job &job, const Rect &r) {
 	const int32_t hs = job.fi->hsub, vs = job.fi->vsub;
 	return {r.x / hs * hs, std::min(round_up(r.x + r.width, hs), job.src->width), r.y / vs * vs,
 		std::min(round_up(r.y + r.height, vs), job.src->height)};
 }
 
-int32_t band_rows_for(const Job &job, const ConvertOptions &opt, int32_t max_width)
-{
+int32_t band_rows_for(const Job &job, const ConvertOptions &opt, int32_t max_width) {
 	const int32_t vsub = job.fi->vsub;
-	if (opt.band_rows > 0)
-		return round_up(opt.band_rows, vsub);
+	if (opt.band_rows > 0) return round_up(opt.band_rows, vsub);
 	const auto w = static_cast<uint32_t>(max_width);
 	uint64_t row_bytes = 4ull * w;
-	for (int i = 0; i < job.fi->num_planes; ++i)
-		row_bytes += min_stride(*job.fi, i, w) / job.fi->planes[i].vsub;
+	for (int i = 0; i < job.fi->num_planes; ++i) row_bytes += min_stride(*job.fi, i, w) / job.fi->planes[i].vsub;
 	const size_t band = opt.band_bytes ? opt.band_bytes : default_band_bytes();
 	const uint64_t rows = std::max<uint64_t>(1, band / std::max<uint64_t>(1, row_bytes));
 	return round_up(static_cast<int32_t>(std::min<uint64_t>(rows, INT32_MAX / 2)), vsub);
 }
 
-uint64_t streaming_min_bytes()
-{
+uint64_t streaming_min_bytes() {
 	static const uint64_t bytes = [] {
 		const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
 		return std::max<uint64_t>(kStreamingMinBytes, l3 > 0 ? uint64_t(l3) / 2 : 0);
@@ -185,8 +160,7 @@ uint64_t streaming_min_bytes()
 
 // Copy with 16-byte non-temporal stores (SSE2, baseline on x86-64) where aligned;
 // a plain copy elsewhere.
-void stream_copy(uint8_t *d, const uint8_t *s, size_t n)
-{
+void stream_copy(uint8_t *d, const uint8_t *s, size_t n) {
 #if defined(__SSE2__)
 	const size_t head = std::min(n, (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16);
 	std::memcpy(d, s, head);
@@ -194,7 +168,7 @@ void stream_copy(uint8_t *d, const uint8_t *s, size_t n)
 	for (; i + 64 <= n; i += 64)
 		for (size_t k = 0; k < 64; k += 16)
 			_mm_stream_si128(reinterpret_cast<__m128i *>(d + i + k),
-					 _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + i + k)));
+				_mm_loadu_si128(reinterpret_cast<const __m128i *>(s + i + k)));
 	std::memcpy(d + i, s + i, n - i);
 #else
 	std::memcpy(d, s, n);
@@ -202,8 +176,7 @@ void stream_copy(uint8_t *d, const uint8_t *s, size_t n)
 }
 
 // Pixels [x, x + w) of row y; x on the chroma grid.
-void convert_piece(const Job &job, int32_t x, int32_t w, int32_t y, uint8_t *d)
-{
+void convert_piece(const Job &job, int32_t x, int32_t w, int32_t y, uint8_t *d) {
 	const FormatInfo &fi = *job.fi;
 	RowSrc rs{};
 	for (int i = 0; i < fi.num_planes; ++i) {
@@ -214,10 +187,9 @@ void convert_piece(const Job &job, int32_t x, int32_t w, int32_t y, uint8_t *d)
 	job.fn(rs, d, w, job.yuv);
 }
 
-constexpr int32_t kPiecePixels = 2048;   // 8 KiB of destination: stays in L1
+constexpr int32_t kPiecePixels = 2048; // 8 KiB of destination: stays in L1
 
-void convert_row(const Job &job, const Area &a, int32_t y)
-{
+void convert_row(const Job &job, const Area &a, int32_t y) {
 	uint8_t *d = job.dst->data + uint64_t(y) * job.dst->stride + uint64_t(a.x0) * 4;
 	if (!job.streaming) {
 		convert_piece(job, a.x0, a.x1 - a.x0, y, d);
@@ -233,35 +205,28 @@ void convert_row(const Job &job, const Area &a, int32_t y)
 
 // Rows [y_begin, y_end) of every area, band by band, so that all damage in a band is
 // done while its rows are in cache.
-void run_bands(const Job &job, int32_t y_begin, int32_t y_end, int32_t band)
-{
+void run_bands(const Job &job, int32_t y_begin, int32_t y_end, int32_t band) {
 	for (int32_t yb = y_begin; yb < y_end; yb += std::min(band, y_end - yb)) {
 		const int32_t ye = yb + std::min(band, y_end - yb);
 		for (const Rect &r : job.rects) {
 			const Area a = area_of(job, r);
-			for (int32_t y = std::max(a.y0, yb), e = std::min(a.y1, ye); y < e; ++y)
-				convert_row(job, a, y);
+			for (int32_t y = std::max(a.y0, yb), e = std::min(a.y1, ye); y < e; ++y) convert_row(job, a, y);
 		}
 	}
 #if defined(__SSE2__)
-	if (job.streaming)
-		_mm_sfence();   // order the non-temporal stores before the caller's next access
+	if (job.streaming) _mm_sfence(); // order the non-temporal stores before the caller's next access
 #endif
 }
 
-int32_t thread_count(const ConvertOptions &opt, int64_t pixels)
-{
+int32_t thread_count(const ConvertOptions &opt, int64_t pixels) {
 	int32_t n = opt.threads;
-	if (n == 0)
-		n = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+	if (n == 0) n = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
 	const int64_t by_size = std::max<int64_t>(1, pixels / kMinPixelsPerThread);
 	return static_cast<int32_t>(std::min<int64_t>({n, by_size, kMaxThreads}));
 }
 
-Status run(Job &job, const ConvertOptions &opt)
-{
-	if (job.rects.empty())
-		return Status::Ok;
+Status run(Job &job, const ConvertOptions &opt) {
+	if (job.rects.empty()) return Status::Ok;
 	int32_t y_begin = INT32_MAX, y_end = 0, max_w = 0;
 	int64_t pixels = 0;
 	for (const Rect &r : job.rects) {
@@ -274,7 +239,7 @@ Status run(Job &job, const ConvertOptions &opt)
 	const int32_t band = band_rows_for(job, opt, max_w);
 	const uint64_t dst_bytes = uint64_t(pixels) * 4;
 	job.streaming = opt.stores == ConvertOptions::Stores::Streaming ||
-			(opt.stores == ConvertOptions::Stores::Auto && dst_bytes >= streaming_min_bytes());
+		(opt.stores == ConvertOptions::Stores::Auto && dst_bytes >= streaming_min_bytes());
 	const int32_t vsub = job.fi->vsub;
 	const int32_t n = std::min(thread_count(opt, pixels), (y_end - y_begin + vsub - 1) / vsub);
 	if (n <= 1) {
@@ -291,24 +256,20 @@ Status run(Job &job, const ConvertOptions &opt)
 			workers[nw] = std::thread(run_bands, std::cref(job), y, e, band);
 			++nw;
 		} catch (const std::system_error &) {
-			run_bands(job, y, e, band);   // no thread to be had: do it here
+			run_bands(job, y, e, band); // no thread to be had: do it here
 		}
 	}
 	run_bands(job, y_begin, std::min(y_end, y_begin + chunk), band);
-	for (int i = 0; i < nw; ++i)
-		workers[i].join();
+	for (int i = 0; i < nw; ++i) workers[i].join();
 	return Status::Ok;
 }
 
-Status prepare(const SrcImage &src, const DstImage &dst, const ConvertOptions &opt, Job &job)
-{
-	if (Status s = validate(src, dst, opt, &job.fi); s != Status::Ok)
-		return s;
+Status prepare(const SrcImage &src, const DstImage &dst, const ConvertOptions &opt, Job &job) {
+	if (Status s = validate(src, dst, opt, &job.fi); s != Status::Ok) return s;
 	job.src = &src;
 	job.dst = &dst;
 	job.fn = find_kernel(src.fourcc, dst.fourcc, opt);
-	if (!job.fn)
-		return Status::UnsupportedConversion;
+	if (!job.fn) return Status::UnsupportedConversion;
 	job.streaming = false;
 	job.yuv = yuv_coeffs(opt.matrix, opt.range, job.fi->bits, format_info(dst.fourcc)->bits);
 	return Status::Ok;
@@ -316,8 +277,7 @@ Status prepare(const SrcImage &src, const DstImage &dst, const ConvertOptions &o
 
 } // namespace
 
-const char *status_str(Status s)
-{
+const char *status_str(Status s) {
 	switch (s) {
 	case Status::Ok: return "ok";
 	case Status::NullPointer: return "null data pointer";
@@ -335,8 +295,7 @@ const char *status_str(Status s)
 	return "unknown status";
 }
 
-const char *isa_name(Isa isa)
-{
+const char *isa_name(Isa isa) {
 	switch (isa) {
 	case Isa::Scalar: return "scalar";
 	case Isa::SSE2: return "sse2";
@@ -346,24 +305,20 @@ const char *isa_name(Isa isa)
 	return "unknown";
 }
 
-Isa best_isa()
-{
+Isa best_isa() {
 	// Only tables that were built; the scalar one everywhere.
 	static const Isa best = [] {
 #if PP_X86
 		__builtin_cpu_init();
 #if PP_HAVE_KERNELS_AVX2
 		// The AVX2 kernels also use F16C (every AVX2 CPU has it, but check).
-		if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"))
-			return Isa::AVX2;
+		if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return Isa::AVX2;
 #endif
 #if PP_HAVE_KERNELS_SSSE3
-		if (__builtin_cpu_supports("ssse3"))
-			return Isa::SSSE3;
+		if (__builtin_cpu_supports("ssse3")) return Isa::SSSE3;
 #endif
 #if PP_HAVE_KERNELS_SSE2
-		if (__builtin_cpu_supports("sse2"))
-			return Isa::SSE2;
+		if (__builtin_cpu_supports("sse2")) return Isa::SSE2;
 #endif
 #endif
 		return Isa::Scalar;
@@ -371,11 +326,9 @@ Isa best_isa()
 	return best;
 }
 
-Status convert_rows(const SrcImage &src, const DstImage &dst, int32_t y0, int32_t y1, const ConvertOptions &opt)
-{
+Status convert_rows(const SrcImage &src, const DstImage &dst, int32_t y0, int32_t y1, const ConvertOptions &opt) {
 	Job job;
-	if (Status s = prepare(src, dst, opt, job); s != Status::Ok)
-		return s;
+	if (Status s = prepare(src, dst, opt, job); s != Status::Ok) return s;
 	const int32_t vsub = job.fi->vsub;
 	if (y0 < 0 || y1 > src.height || y0 >= y1 || y0 % vsub != 0 || (y1 % vsub != 0 && y1 != src.height))
 		return Status::BadRowRange;
@@ -384,15 +337,12 @@ Status convert_rows(const SrcImage &src, const DstImage &dst, int32_t y0, int32_
 	return run(job, opt);
 }
 
-Status convert_rects(const SrcImage &src, const DstImage &dst, std::span<const Rect> damage,
-		     const ConvertOptions &opt)
-{
+Status convert_rects(
+	const SrcImage &src, const DstImage &dst, std::span<const Rect> damage, const ConvertOptions &opt) {
 	Job job;
-	if (Status s = prepare(src, dst, opt, job); s != Status::Ok)
-		return s;
+	if (Status s = prepare(src, dst, opt, job); s != Status::Ok) return s;
 	for (const Rect &r : damage) {
-		if (r.width <= 0 || r.height <= 0)
-			return Status::InvalidSize;
+		if (r.width <= 0 || r.height <= 0) return Status::InvalidSize;
 		if (r.x < 0 || r.y < 0 || int64_t{r.x} + r.width > src.width || int64_t{r.y} + r.height > src.height)
 			return Status::RectOutOfBounds;
 	}
@@ -400,33 +350,26 @@ Status convert_rects(const SrcImage &src, const DstImage &dst, std::span<const R
 	return run(job, opt);
 }
 
-Status convert_image(const SrcImage &src, const DstImage &dst, const ConvertOptions &opt)
-{
+Status convert_image(const SrcImage &src, const DstImage &dst, const ConvertOptions &opt) {
 	const Rect all{0, 0, src.width, src.height};
 	return convert_rects(src, dst, {&all, 1}, opt);
 }
 
-Status detail::prepare_conversion(uint32_t src_fourcc, uint32_t dst_fourcc, const ConvertOptions &opt,
-				  PreparedConversion *out)
-{
+Status detail::prepare_conversion(
+	uint32_t src_fourcc, uint32_t dst_fourcc, const ConvertOptions &opt, PreparedConversion *out) {
 	const FormatInfo *fi = format_info(src_fourcc);
 	const FormatInfo *di = format_info(dst_fourcc);
-	if (!fi || !di)
-		return Status::UnknownFormat;
-	if (!can_convert(src_fourcc, dst_fourcc))
-		return Status::UnsupportedConversion;
-	if (opt.threads < 0 || opt.band_rows < 0)
-		return Status::InvalidOption;
+	if (!fi || !di) return Status::UnknownFormat;
+	if (!can_convert(src_fourcc, dst_fourcc)) return Status::UnsupportedConversion;
+	if (opt.threads < 0 || opt.band_rows < 0) return Status::InvalidOption;
 	const RowFn fn = find_kernel(src_fourcc, dst_fourcc, opt);
-	if (!fn)
-		return Status::UnsupportedConversion;
+	if (!fn) return Status::UnsupportedConversion;
 	*out = {fi, di, fn, yuv_coeffs(opt.matrix, opt.range, fi->bits, di->bits), opt};
 	return Status::Ok;
 }
 
-void detail::convert_rows_prepared(const PreparedConversion &pc, const SrcImage &src, const DstImage &dst,
-				   int32_t y0, int32_t y1)
-{
+void detail::convert_rows_prepared(
+	const PreparedConversion &pc, const SrcImage &src, const DstImage &dst, int32_t y0, int32_t y1) {
 	Job job;
 	job.fi = pc.src;
 	job.src = &src;

@@ -11,8 +11,10 @@ namespace f = fourcc;
 constexpr PlaneInfo P(uint8_t hsub, uint8_t vsub, uint8_t bytes) { return {hsub, vsub, bytes}; }
 
 // Targets per source class.
-#define TGT_8 2, { f::ARGB8888, f::XRGB8888 }
-#define TGT_10 4, { f::ABGR2101010, f::XBGR2101010, f::ARGB8888, f::XRGB8888 }
+#define TGT_8                                                                                                          \
+	2, { f::ARGB8888, f::XRGB8888 }
+#define TGT_10                                                                                                         \
+	4, { f::ABGR2101010, f::XBGR2101010, f::ARGB8888, f::XRGB8888 }
 
 // clang-format off
 constexpr FormatInfo kFormats[] = {
@@ -60,37 +62,29 @@ constexpr FormatInfo kFormats[] = {
 #undef TGT_8
 #undef TGT_10
 
-bool contains(std::span<const uint32_t> set, uint32_t v)
-{
-	return std::find(set.begin(), set.end(), v) != set.end();
-}
+bool contains(std::span<const uint32_t> set, uint32_t v) { return std::find(set.begin(), set.end(), v) != set.end(); }
 
 } // namespace
 
-const FormatInfo *format_info(uint32_t code)
-{
+const FormatInfo *format_info(uint32_t code) {
 	for (const FormatInfo &fi : kFormats)
-		if (fi.fourcc == code)
-			return &fi;
+		if (fi.fourcc == code) return &fi;
 	return nullptr;
 }
 
 std::span<const FormatInfo> all_formats() { return kFormats; }
 
-const char *format_name(uint32_t code)
-{
+const char *format_name(uint32_t code) {
 	const FormatInfo *fi = format_info(code);
 	return fi ? fi->name : "unknown";
 }
 
-const FormatInfo *format_by_name(std::string_view name)
-{
+const FormatInfo *format_by_name(std::string_view name) {
 	for (const FormatInfo &fi : kFormats) {
 		std::string_view n = fi.name;
-		if (n.size() == name.size() &&
-				std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
-					return a == std::toupper(static_cast<unsigned char>(b));
-				}))
+		if (n.size() == name.size() && std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
+			    return a == std::toupper(static_cast<unsigned char>(b));
+		    }))
 			return &fi;
 	}
 	return nullptr;
@@ -99,60 +93,47 @@ const FormatInfo *format_by_name(std::string_view name)
 // wayland.xml: WL_SHM_FORMAT_ARGB8888 = 0, WL_SHM_FORMAT_XRGB8888 = 1.
 constexpr uint32_t kShmArgb8888 = 0, kShmXrgb8888 = 1;
 
-uint32_t fourcc_from_shm_format(uint32_t shm)
-{
+uint32_t fourcc_from_shm_format(uint32_t shm) {
 	return shm == kShmArgb8888 ? f::ARGB8888 : shm == kShmXrgb8888 ? f::XRGB8888 : shm;
 }
 
-uint32_t shm_format_from_fourcc(uint32_t code)
-{
+uint32_t shm_format_from_fourcc(uint32_t code) {
 	return code == f::ARGB8888 ? kShmArgb8888 : code == f::XRGB8888 ? kShmXrgb8888 : code;
 }
 
-bool can_convert(uint32_t src, uint32_t dst)
-{
+bool can_convert(uint32_t src, uint32_t dst) {
 	const FormatInfo *fi = format_info(src);
 	return fi && contains({fi->targets, fi->num_targets}, dst);
 }
 
-uint32_t pick_target(uint32_t src, std::span<const uint32_t> renderer)
-{
+uint32_t pick_target(uint32_t src, std::span<const uint32_t> renderer) {
 	const FormatInfo *fi = format_info(src);
-	if (!fi)
-		return 0;
-	if (contains(renderer, src))
-		return src;
+	if (!fi) return 0;
+	if (contains(renderer, src)) return src;
 	const bool deep = fi->bits >= 10 && !(fi->is_float && fi->has_alpha);
 	uint32_t order[4];
 	int n = 0;
-	if (deep)
-		order[n++] = fi->has_alpha ? f::ABGR2101010 : f::XBGR2101010;
+	if (deep) order[n++] = fi->has_alpha ? f::ABGR2101010 : f::XBGR2101010;
 	if (fi->has_alpha) {
 		order[n++] = f::ARGB8888;
 	} else {
 		order[n++] = f::XRGB8888;
 		order[n++] = f::ARGB8888;
-		if (deep)
-			order[n++] = f::ABGR2101010;
+		if (deep) order[n++] = f::ABGR2101010;
 	}
 	for (int i = 0; i < n; ++i)
-		if (contains(renderer, order[i]) && can_convert(src, order[i]))
-			return order[i];
+		if (contains(renderer, order[i]) && can_convert(src, order[i])) return order[i];
 	return 0;
 }
 
-uint64_t min_stride(const FormatInfo &fi, int plane, uint32_t width)
-{
-	if (plane < 0 || plane >= fi.num_planes)
-		return 0;
+uint64_t min_stride(const FormatInfo &fi, int plane, uint32_t width) {
+	if (plane < 0 || plane >= fi.num_planes) return 0;
 	const PlaneInfo &p = fi.planes[plane];
 	return (uint64_t{width} + p.hsub - 1) / p.hsub * p.unit_bytes;
 }
 
-uint64_t plane_rows(const FormatInfo &fi, int plane, uint32_t height)
-{
-	if (plane < 0 || plane >= fi.num_planes)
-		return 0;
+uint64_t plane_rows(const FormatInfo &fi, int plane, uint32_t height) {
+	if (plane < 0 || plane >= fi.num_planes) return 0;
 	const PlaneInfo &p = fi.planes[plane];
 	return (uint64_t{height} + p.vsub - 1) / p.vsub;
 }
@@ -160,21 +141,18 @@ uint64_t plane_rows(const FormatInfo &fi, int plane, uint32_t height)
 namespace {
 
 // wl_shm's one stride divides for the chroma planes of 3-plane formats only.
-uint64_t stride_divisor(const FormatInfo &fi, int plane)
-{
+uint64_t stride_divisor(const FormatInfo &fi, int plane) {
 	return fi.num_planes == 3 && plane > 0 ? fi.planes[plane].hsub : 1;
 }
 
 } // namespace
 
-bool shm_planes(const FormatInfo &fi, uint32_t width, uint32_t height, uint64_t stride, ShmPlanes *out)
-{
+bool shm_planes(const FormatInfo &fi, uint32_t width, uint32_t height, uint64_t stride, ShmPlanes *out) {
 	*out = {};
 	uint64_t pos = 0;
 	for (int p = 0; p < fi.num_planes; ++p) {
 		const uint64_t div = stride_divisor(fi, p);
-		if (stride % div != 0 || stride / div < min_stride(fi, p, width))
-			return false;
+		if (stride % div != 0 || stride / div < min_stride(fi, p, width)) return false;
 		out->offset[p] = pos;
 		out->stride[p] = stride / div;
 		out->rows[p] = plane_rows(fi, p, height);
@@ -184,10 +162,8 @@ bool shm_planes(const FormatInfo &fi, uint32_t width, uint32_t height, uint64_t 
 	return true;
 }
 
-uint64_t shm_min_stride(const FormatInfo &fi, uint32_t width, uint32_t align)
-{
-	if (align == 0)
-		align = 1;
+uint64_t shm_min_stride(const FormatInfo &fi, uint32_t width, uint32_t align) {
+	if (align == 0) align = 1;
 	uint64_t need = 0, step = align;
 	for (int p = 0; p < fi.num_planes; ++p) {
 		const uint64_t div = stride_divisor(fi, p);

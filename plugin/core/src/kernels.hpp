@@ -10,10 +10,10 @@ namespace pixelport::core::detail {
 // kernels scale the offsets by 4 for 10-bit samples.
 inline constexpr int kYuvShift = 13;
 struct YuvCoeffs {
-	int32_t y_mul;   // 1 (full) or 255/219 (limited), x 2^13
-	int32_t y_off;   // 0 or 16
-	int32_t rv, gu, gv, bu;   // chroma coefficients, x 2^13 (also scaled by 255/224 if limited)
-	int32_t y_mul14;          // y_mul at 14 bits, for the 16-bit path of 8-bit sources
+	int32_t y_mul; // 1 (full) or 255/219 (limited), x 2^13
+	int32_t y_off; // 0 or 16
+	int32_t rv, gu, gv, bu; // chroma coefficients, x 2^13 (also scaled by 255/224 if limited)
+	int32_t y_mul14; // y_mul at 14 bits, for the 16-bit path of 8-bit sources
 };
 
 // One row of source: plane pointers at the first pixel to convert (x already applied,

@@ -18,12 +18,11 @@ struct PreparedConversion {
 
 // Checks the formats and options and picks the kernel (reads PIXELPORT_FORCE_SCALAR).
 // UnknownFormat, UnsupportedConversion, InvalidOption or Ok.
-Status prepare_conversion(uint32_t src_fourcc, uint32_t dst_fourcc, const ConvertOptions &opt,
-			  PreparedConversion *out);
+Status prepare_conversion(uint32_t src_fourcc, uint32_t dst_fourcc, const ConvertOptions &opt, PreparedConversion *out);
 
 // convert_rows(src, dst, y0, y1) without its checks: the caller guarantees what
 // convert_rows() would check (formats as prepared, sizes, strides, row range).
-void convert_rows_prepared(const PreparedConversion &pc, const SrcImage &src, const DstImage &dst, int32_t y0,
-			   int32_t y1);
+void convert_rows_prepared(
+	const PreparedConversion &pc, const SrcImage &src, const DstImage &dst, int32_t y0, int32_t y1);
 
 } // namespace pixelport::core::detail

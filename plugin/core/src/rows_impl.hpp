@@ -11,14 +11,12 @@
 // No standard library calls here: inline std functions would be merged across
 // files compiled with different -m flags.
 
-inline uint16_t ld16(const uint8_t *p)
-{
+inline uint16_t ld16(const uint8_t *p) {
 	uint16_t v;
 	__builtin_memcpy(&v, p, 2);
 	return v;
 }
-inline uint32_t ld32(const uint8_t *p)
-{
+inline uint32_t ld32(const uint8_t *p) {
 	uint32_t v;
 	__builtin_memcpy(&v, p, 4);
 	return v;
@@ -26,7 +24,7 @@ inline uint32_t ld32(const uint8_t *p)
 inline void st32(uint8_t *p, uint32_t v) { __builtin_memcpy(p, &v, 4); }
 
 // ---- channel conversions ---------------------------------------------------------------
-inline uint32_t c5to8(uint32_t v) { return v << 3 | v >> 2; }   // bit replication: 31 -> 255
+inline uint32_t c5to8(uint32_t v) { return v << 3 | v >> 2; } // bit replication: 31 -> 255
 inline uint32_t c6to8(uint32_t v) { return v << 2 | v >> 4; }
 inline uint32_t c4to8(uint32_t v) { return v * 17; }
 inline uint32_t c2to8(uint32_t v) { return v * 85; }
@@ -39,18 +37,16 @@ inline uint32_t c2to2(uint32_t v) { return v; }
 // exponent, subnormal ones as mantissa * 2^-24: no float subnormal is ever formed
 // (those cost ~100 cycles each on x86). Exponent 31 (Inf/NaN) becomes a finite
 // value >= 2^16, which clamps to 1.
-inline float half_to_float(uint32_t h)
-{
+inline float half_to_float(uint32_t h) {
 	const float normal = __builtin_bit_cast(float, ((h & 0x7fffu) << 13) + (112u << 23));
 	const float sub = static_cast<float>(static_cast<int32_t>(h & 0x3ffu)) * 0x1p-24f;
 	const float mag = (h & 0x7c00u) ? normal : sub;
-	return (h & 0x8000u) ? 0.0f : mag;   // negatives only ever clamp to 0
+	return (h & 0x8000u) ? 0.0f : mag; // negatives only ever clamp to 0
 }
 // Clamp to [0, 1] then round(v * max), ties up. f * max is exact in float for
 // max <= 1023 and 11-bit half mantissas, so every ISA gets the same result.
 template <int Bits>
-inline uint32_t half_to_n(uint32_t h)
-{
+inline uint32_t half_to_n(uint32_t h) {
 	float f = half_to_float(h);
 	f = f > 0.0f ? f : 0.0f;
 	f = f < 1.0f ? f : 1.0f;
@@ -63,13 +59,12 @@ inline int32_t clampi(int32_t v, int32_t hi) { return v < 0 ? 0 : (v > hi ? hi :
 template <uint32_t Code, int CB, bool Alpha, bool Bgr>
 struct Dst {
 	static constexpr uint32_t fourcc = Code;
-	static constexpr int cb = CB;                  // colour bits
-	static constexpr int ab = CB == 8 ? 8 : 2;     // alpha bits
+	static constexpr int cb = CB; // colour bits
+	static constexpr int ab = CB == 8 ? 8 : 2; // alpha bits
 	static constexpr uint32_t amax = (1u << ab) - 1;
 	static constexpr bool alpha = Alpha;
-	static constexpr bool bgr = Bgr;   // red in the low bits
-	static void put(uint8_t *d, int32_t i, uint32_t r, uint32_t g, uint32_t b, uint32_t a)
-	{
+	static constexpr bool bgr = Bgr; // red in the low bits
+	static void put(uint8_t *d, int32_t i, uint32_t r, uint32_t g, uint32_t b, uint32_t a) {
 		const uint32_t lo = Bgr ? r : b, hi = Bgr ? b : r;
 		st32(d + 4 * static_cast<int64_t>(i), (Alpha ? a : amax) << (3 * CB) | hi << (2 * CB) | g << CB | lo);
 	}
@@ -91,8 +86,7 @@ struct SBytes {
 	static constexpr int bpp = Bpp, r = R, g = G, b = B, a = A;
 	static constexpr bool alpha = A >= 0;
 	template <int CB, int AB>
-	static Px get(const uint8_t *p, int32_t i)
-	{
+	static Px get(const uint8_t *p, int32_t i) {
 		const uint8_t *q = p + Bpp * static_cast<int64_t>(i);
 		return {q[R], q[G], q[B], A >= 0 ? q[A < 0 ? 0 : A] : 255u};
 	}
@@ -104,8 +98,7 @@ using SXbgr8888 = SBytes<fourcc::XBGR8888, 4, 0, 1, 2, -1>;
 
 // 16-bit words: field shifts and widths; alpha width 0 = none. Expansion by bit
 // replication.
-inline uint32_t expand(uint32_t v, int bits)
-{
+inline uint32_t expand(uint32_t v, int bits) {
 	switch (bits) {
 	case 1: return c1to8(v);
 	case 4: return c4to8(v);
@@ -118,8 +111,7 @@ struct SWord16 {
 	static constexpr uint32_t fourcc = Code;
 	static constexpr bool alpha = AB_ > 0;
 	template <int CB, int AB>
-	static Px get(const uint8_t *p, int32_t i)
-	{
+	static Px get(const uint8_t *p, int32_t i) {
 		const uint32_t v = ld16(p + 2 * static_cast<int64_t>(i));
 		return {expand(v >> RS & ((1u << RB) - 1), RB), expand(v >> GS & ((1u << GB) - 1), GB),
 			expand(v >> BS & ((1u << BB) - 1), BB),
@@ -140,8 +132,7 @@ struct S2101010 {
 	static constexpr bool bgr = Bgr;
 	static constexpr bool alpha = Alpha;
 	template <int CB, int AB>
-	static Px get(const uint8_t *p, int32_t i)
-	{
+	static Px get(const uint8_t *p, int32_t i) {
 		const uint32_t v = ld32(p + 4 * static_cast<int64_t>(i));
 		const uint32_t hi = v >> 20 & 1023, g = v >> 10 & 1023, lo = v & 1023, a = v >> 30;
 		const uint32_t r = Bgr ? lo : hi, b = Bgr ? hi : lo;
@@ -162,8 +153,7 @@ struct SHalf {
 	static constexpr uint32_t fourcc = Code;
 	static constexpr bool alpha = Alpha;
 	template <int CB, int AB>
-	static Px get(const uint8_t *p, int32_t i)
-	{
+	static Px get(const uint8_t *p, int32_t i) {
 		const uint8_t *q = p + 8 * static_cast<int64_t>(i);
 		return {half_to_n<CB>(ld16(q)), half_to_n<CB>(ld16(q + 2)), half_to_n<CB>(ld16(q + 4)),
 			Alpha ? half_to_n<AB>(ld16(q + 6)) : 0u};
@@ -174,8 +164,7 @@ using SAbgr16f = SHalf<fourcc::ABGR16161616F, true>;
 
 // Pixels [i0, w) of the row; SIMD rows use it for their tails.
 template <class S, class D>
-void rgb_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w)
-{
+void rgb_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w) {
 	const uint8_t *p = s.p[0];
 	for (int32_t i = i0; i < w; ++i) {
 		const Px px = S::template get<D::cb, D::ab>(p, i);
@@ -184,15 +173,14 @@ void rgb_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w)
 }
 
 template <class S, class D>
-void rgb_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
-{
+void rgb_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &) {
 	rgb_span<S, D>(s, d, 0, w);
 }
 
 // ---- YUV sources -------------------------------------------------------------------------
 // y(i): luma of pixel i; u(k), v(k): chroma of pixel pair k (pixels 2k, 2k+1).
 template <uint32_t Code, int Y0, int U, int Y1, int V>
-struct SPacked422 {   // YUYV, UYVY: one 4-byte unit per pixel pair
+struct SPacked422 { // YUYV, UYVY: one 4-byte unit per pixel pair
 	static constexpr uint32_t fourcc = Code;
 	static constexpr int bits = 8;
 	static uint32_t y(const RowSrc &s, int64_t i) { return s.p[0][(i >> 1) * 4 + ((i & 1) ? Y1 : Y0)]; }
@@ -203,7 +191,7 @@ using SYuyv = SPacked422<fourcc::YUYV, 0, 1, 2, 3>;
 using SUyvy = SPacked422<fourcc::UYVY, 1, 0, 3, 2>;
 
 template <uint32_t Code, int U, int V>
-struct SSemi {   // NV12, NV21, NV16: Y plane + interleaved chroma plane
+struct SSemi { // NV12, NV21, NV16: Y plane + interleaved chroma plane
 	static constexpr uint32_t fourcc = Code;
 	static constexpr int bits = 8;
 	static uint32_t y(const RowSrc &s, int64_t i) { return s.p[0][i]; }
@@ -215,7 +203,7 @@ using SNv21 = SSemi<fourcc::NV21, 1, 0>;
 using SNv16 = SSemi<fourcc::NV16, 0, 1>;
 
 template <uint32_t Code, int UPlane, int VPlane>
-struct SPlanar {   // YUV420, YVU420
+struct SPlanar { // YUV420, YVU420
 	static constexpr uint32_t fourcc = Code;
 	static constexpr int bits = 8;
 	static uint32_t y(const RowSrc &s, int64_t i) { return s.p[0][i]; }
@@ -225,7 +213,7 @@ struct SPlanar {   // YUV420, YVU420
 using SYuv420 = SPlanar<fourcc::YUV420, 1, 2>;
 using SYvu420 = SPlanar<fourcc::YVU420, 2, 1>;
 
-struct SP010 {   // 10 significant bits at the top of little-endian 16-bit words
+struct SP010 { // 10 significant bits at the top of little-endian 16-bit words
 	static constexpr uint32_t fourcc = fourcc::P010;
 	static constexpr int bits = 10;
 	static uint32_t y(const RowSrc &s, int64_t i) { return ld16(s.p[0] + 2 * i) >> 6; }
@@ -243,17 +231,15 @@ struct YuvMath {
 
 // One pixel from its luma and the chroma terms of its pair.
 template <class S, class D>
-inline void yuv_put(uint8_t *d, int32_t i, int32_t y, int32_t rc, int32_t gc, int32_t bc)
-{
+inline void yuv_put(uint8_t *d, int32_t i, int32_t y, int32_t rc, int32_t gc, int32_t bc) {
 	using M = YuvMath<S, D>;
 	D::put(d, i, clampi((y + rc) >> M::shift, M::maxv), clampi((y + gc) >> M::shift, M::maxv),
-	       clampi((y + bc) >> M::shift, M::maxv), D::amax);
+		clampi((y + bc) >> M::shift, M::maxv), D::amax);
 }
 
 // Chroma terms of pair k, then its luma term for pixel i (2k or 2k+1).
 template <class S, class D>
-inline void yuv_pixel(const RowSrc &s, uint8_t *d, int32_t k, int32_t i, int32_t yoff, const YuvCoeffs &c)
-{
+inline void yuv_pixel(const RowSrc &s, uint8_t *d, int32_t k, int32_t i, int32_t yoff, const YuvCoeffs &c) {
 	using M = YuvMath<S, D>;
 	const int32_t u = static_cast<int32_t>(S::u(s, k)) - M::coff;
 	const int32_t v = static_cast<int32_t>(S::v(s, k)) - M::coff;
@@ -267,8 +253,8 @@ inline void yuv_pixel(const RowSrc &s, uint8_t *d, int32_t k, int32_t i, int32_t
 // equation and the result within +-1 of it (equal except next to a .5).
 // Saturation only happens when the true result is outside 0..255 anyway: no single
 // term exceeds 239 * 1.164 * 64 = 17.8k, so a saturated sum is >= 511 or <= -512.
-inline int32_t mulhrs(int32_t a, int32_t b) { return (a * b + 0x4000) >> 15; }   // pmulhrsw
-inline int32_t adds16(int32_t a, int32_t b)                                       // paddsw
+inline int32_t mulhrs(int32_t a, int32_t b) { return (a * b + 0x4000) >> 15; } // pmulhrsw
+inline int32_t adds16(int32_t a, int32_t b) // paddsw
 {
 	const int32_t v = a + b;
 	return v < -32768 ? -32768 : (v > 32767 ? 32767 : v);
@@ -277,22 +263,19 @@ struct Yuv16Terms {
 	int32_t r, g, b;
 };
 // Chroma terms of one pixel pair: (C - 128) * 256 times the coefficient at 13 bits.
-inline Yuv16Terms yuv16_chroma(uint32_t u, uint32_t v, const YuvCoeffs &c)
-{
+inline Yuv16Terms yuv16_chroma(uint32_t u, uint32_t v, const YuvCoeffs &c) {
 	const int32_t u8 = (static_cast<int32_t>(u) - 128) * 256, v8 = (static_cast<int32_t>(v) - 128) * 256;
 	return {mulhrs(v8, c.rv), adds16(mulhrs(u8, -c.gu), mulhrs(v8, -c.gv)), mulhrs(u8, c.bu)};
 }
 // Luma term with the final rounding (+32) folded in: (Y - off) * 128 times y at 14 bits.
-inline int32_t yuv16_luma(uint32_t y, const YuvCoeffs &c)
-{
+inline int32_t yuv16_luma(uint32_t y, const YuvCoeffs &c) {
 	return mulhrs((static_cast<int32_t>(y) - c.y_off) * 128, c.y_mul14) + 32;
 }
 inline int32_t yuv16_out(int32_t y, int32_t t) { return clampi(adds16(y, t) >> 6, 255); }
 
 // Pixels [i0, w) of the row, i0 even.
 template <class S, class D>
-void yuv_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w, const YuvCoeffs &c)
-{
+void yuv_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w, const YuvCoeffs &c) {
 	if constexpr (S::bits == 8) {
 		for (int32_t i = i0; i < w; ++i) {
 			const Yuv16Terms t = yuv16_chroma(S::u(s, i >> 1), S::v(s, i >> 1), c);
@@ -301,14 +284,12 @@ void yuv_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w, const YuvCoeff
 		}
 	} else {
 		const int32_t yoff = c.y_off << (S::bits - 8);
-		for (int32_t i = i0; i < w; ++i)
-			yuv_pixel<S, D>(s, d, i >> 1, i, yoff, c);
+		for (int32_t i = i0; i < w; ++i) yuv_pixel<S, D>(s, d, i >> 1, i, yoff, c);
 	}
 }
 
 template <class S, class D>
-void yuv_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
-{
+void yuv_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c) {
 	yuv_span<S, D>(s, d, 0, w, c);
 }
 
@@ -318,20 +299,17 @@ template <class S, class D>
 struct Fast {};
 
 template <class S, class D>
-constexpr RowFn fast_or(RowFn generic)
-{
+constexpr RowFn fast_or(RowFn generic) {
 	if constexpr (requires { Fast<S, D>::fn; })
 		return Fast<S, D>::fn;
 	else
 		return generic;
 }
 template <class S, class D>
-constexpr KernelEntry rgb_entry()
-{
+constexpr KernelEntry rgb_entry() {
 	return {S::fourcc, D::fourcc, fast_or<S, D>(&rgb_row<S, D>)};
 }
 template <class S, class D>
-constexpr KernelEntry yuv_entry()
-{
+constexpr KernelEntry yuv_entry() {
 	return {S::fourcc, D::fourcc, fast_or<S, D>(&yuv_row<S, D>)};
 }

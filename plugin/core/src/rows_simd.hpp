@@ -14,9 +14,9 @@ template <class S, class D>
 struct ByteShuffle {
 	static constexpr bool keep_a = S::a >= 0 && D::alpha;
 	alignas(16) static constexpr int8_t mask[16] = {
-#define PP_PX(j)                                                                                  \
-	int8_t(j * S::bpp + S::b), int8_t(j * S::bpp + S::g), int8_t(j * S::bpp + S::r),          \
-		int8_t(keep_a ? j * S::bpp + S::a : 0x80)
+#define PP_PX(j)                                                                                                       \
+	int8_t(j *S::bpp + S::b), int8_t(j *S::bpp + S::g), int8_t(j *S::bpp + S::r),                                  \
+		int8_t(keep_a ? j *S::bpp + S::a : 0x80)
 		PP_PX(0), PP_PX(1), PP_PX(2), PP_PX(3)
 #undef PP_PX
 	};
@@ -24,8 +24,7 @@ struct ByteShuffle {
 };
 
 template <class S, class D>
-void bytes_row_ssse3(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
-{
+void bytes_row_ssse3(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &) {
 	const uint8_t *p = s.p[0];
 	const __m128i shuf = _mm_load_si128(reinterpret_cast<const __m128i *>(ByteShuffle<S, D>::mask));
 	const __m128i alpha = _mm_set1_epi32(static_cast<int32_t>(ByteShuffle<S, D>::alpha));
@@ -34,17 +33,18 @@ void bytes_row_ssse3(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
 	int32_t i = 0;
 	for (; i <= stop; i += 4) {
 		const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + S::bpp * int64_t(i)));
-		_mm_storeu_si128(reinterpret_cast<__m128i *>(d + 4 * int64_t(i)), _mm_or_si128(_mm_shuffle_epi8(x, shuf), alpha));
+		_mm_storeu_si128(reinterpret_cast<__m128i *>(d + 4 * int64_t(i)),
+			_mm_or_si128(_mm_shuffle_epi8(x, shuf), alpha));
 	}
 	rgb_span<S, D>(s, d, i, w);
 }
 
 #if PP_ISA_LEVEL >= 3
 template <class S, class D>
-void bytes_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
-{
+void bytes_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c) {
 	const uint8_t *p = s.p[0];
-	const __m256i shuf = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(ByteShuffle<S, D>::mask)));
+	const __m256i shuf =
+		_mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(ByteShuffle<S, D>::mask)));
 	const __m256i alpha = _mm256_set1_epi32(static_cast<int32_t>(ByteShuffle<S, D>::alpha));
 	// 16 pixels per step as four 4-pixel loads; the last load ends at byte
 	// 12 * bpp + 16 of the step.
@@ -57,11 +57,11 @@ void bytes_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
 			const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q + 8 * h * S::bpp));
 			const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i *>(q + (8 * h + 4) * S::bpp));
 			const __m256i x = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
-			_mm256_storeu_si256(reinterpret_cast<__m256i *>(o + 32 * h), _mm256_or_si256(_mm256_shuffle_epi8(x, shuf), alpha));
+			_mm256_storeu_si256(reinterpret_cast<__m256i *>(o + 32 * h),
+				_mm256_or_si256(_mm256_shuffle_epi8(x, shuf), alpha));
 		}
 	}
-	if (i < w)
-		bytes_row_ssse3<S, D>({{s.p[0] + S::bpp * int64_t(i)}}, d + 4 * int64_t(i), w - i, c);
+	if (i < w) bytes_row_ssse3<S, D>({{s.p[0] + S::bpp * int64_t(i)}}, d + 4 * int64_t(i), w - i, c);
 }
 #endif
 
@@ -81,8 +81,7 @@ inline __m128i load128(const uint8_t *p) { return _mm_loadu_si128(reinterpret_ca
 inline __m256i load256(const uint8_t *p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
 #endif
 
-inline __m128i pair16x4(int32_t first, int32_t second)
-{
+inline __m128i pair16x4(int32_t first, int32_t second) {
 	return _mm_set1_epi32(static_cast<int32_t>(static_cast<uint16_t>(first) | static_cast<uint32_t>(second) << 16));
 }
 
@@ -98,8 +97,7 @@ struct V128 {
 	static T sub16(T a, T b) { return _mm_sub_epi16(a, b); }
 	static T add16(T a, T b) { return _mm_add_epi16(a, b); }
 	static T adds16(T a, T b) { return _mm_adds_epi16(a, b); }
-	static T mulhrs(T a, T b)
-	{
+	static T mulhrs(T a, T b) {
 #if PP_ISA_LEVEL >= 2
 		return _mm_mulhrs_epi16(a, b);
 #else
@@ -108,19 +106,25 @@ struct V128 {
 		const T hi = _mm_mulhi_epi16(a, b), lo = _mm_mullo_epi16(a, b);
 		const T t = _mm_add_epi16(lo, _mm_set1_epi16(0x4000));
 		const T carry = _mm_cmpgt_epi16(_mm_xor_si128(lo, _mm_set1_epi16(-32768)), _mm_set1_epi16(0x3fff));
-		return _mm_sub_epi16(_mm_add_epi16(_mm_slli_epi16(hi, 1), _mm_srli_epi16(t, 15)), _mm_slli_epi16(carry, 1));
+		return _mm_sub_epi16(
+			_mm_add_epi16(_mm_slli_epi16(hi, 1), _mm_srli_epi16(t, 15)), _mm_slli_epi16(carry, 1));
 #endif
 	}
-	template <int N> static T slli16(T a) { return _mm_slli_epi16(a, N); }
-	template <int N> static T srai16(T a) { return _mm_srai_epi16(a, N); }
+	template <int N>
+	static T slli16(T a) {
+		return _mm_slli_epi16(a, N);
+	}
+	template <int N>
+	static T srai16(T a) {
+		return _mm_srai_epi16(a, N);
+	}
 	static T lo16(T a, T b) { return _mm_unpacklo_epi16(a, b); }
 	static T hi16(T a, T b) { return _mm_unpackhi_epi16(a, b); }
 	static T lo8(T a, T b) { return _mm_unpacklo_epi8(a, b); }
 	static T hi8(T a, T b) { return _mm_unpackhi_epi8(a, b); }
 	static T packus16(T a, T b) { return _mm_packus_epi16(a, b); }
 	// q0..q3: pixels 0-3, 4-7, 8-11, 12-15
-	static void store4(uint8_t *d, T q0, T q1, T q2, T q3)
-	{
+	static void store4(uint8_t *d, T q0, T q1, T q2, T q3) {
 		T *o = reinterpret_cast<T *>(d);
 		_mm_storeu_si128(o, q0);
 		_mm_storeu_si128(o + 1, q1);
@@ -133,16 +137,14 @@ template <class V, class S>
 struct Yuv16Load;
 
 // 16 pairs of bytes (a, b) -> 16-bit a, b vectors; used for NV12/NV21 chroma.
-inline void split_pairs(__m128i x, __m128i &a, __m128i &b)
-{
+inline void split_pairs(__m128i x, __m128i &a, __m128i &b) {
 	a = _mm_and_si128(x, _mm_set1_epi16(0xff));
 	b = _mm_srli_epi16(x, 8);
 }
 
 template <uint32_t Code, int U, int V>
 struct Yuv16Load<V128, SSemi<Code, U, V>> {
-	static void load(const RowSrc &s, int32_t i, __m128i y[2], __m128i &u, __m128i &v)
-	{
+	static void load(const RowSrc &s, int32_t i, __m128i y[2], __m128i &u, __m128i &v) {
 		const __m128i yy = load128(s.p[0] + i);
 		y[0] = _mm_unpacklo_epi8(yy, _mm_setzero_si128());
 		y[1] = _mm_unpackhi_epi8(yy, _mm_setzero_si128());
@@ -155,8 +157,7 @@ struct Yuv16Load<V128, SSemi<Code, U, V>> {
 
 template <uint32_t Code, int UP, int VP>
 struct Yuv16Load<V128, SPlanar<Code, UP, VP>> {
-	static void load(const RowSrc &s, int32_t i, __m128i y[2], __m128i &u, __m128i &v)
-	{
+	static void load(const RowSrc &s, int32_t i, __m128i y[2], __m128i &u, __m128i &v) {
 		const __m128i yy = load128(s.p[0] + i);
 		y[0] = _mm_unpacklo_epi8(yy, _mm_setzero_si128());
 		y[1] = _mm_unpackhi_epi8(yy, _mm_setzero_si128());
@@ -167,11 +168,11 @@ struct Yuv16Load<V128, SPlanar<Code, UP, VP>> {
 
 template <uint32_t Code, int Y0, int U, int Y1, int V>
 struct Yuv16Load<V128, SPacked422<Code, Y0, U, Y1, V>> {
-	static void load(const RowSrc &s, int32_t i, __m128i y[2], __m128i &u, __m128i &v)
-	{
+	static void load(const RowSrc &s, int32_t i, __m128i y[2], __m128i &u, __m128i &v) {
 		__m128i c[2];
-		for (int h = 0; h < 2; ++h)   // pixels 8h .. 8h+7
-			split_pairs(load128(s.p[0] + 2 * (int64_t(i) + 8 * h)), Y0 == 0 ? y[h] : c[h], Y0 == 0 ? c[h] : y[h]);
+		for (int h = 0; h < 2; ++h) // pixels 8h .. 8h+7
+			split_pairs(load128(s.p[0] + 2 * (int64_t(i) + 8 * h)), Y0 == 0 ? y[h] : c[h],
+				Y0 == 0 ? c[h] : y[h]);
 		// c: 16-bit Cb, Cr, Cb, Cr ... of pairs 0-3 and 4-7
 		const __m128i lo = _mm_set1_epi32(0xffff);
 		u = _mm_packs_epi32(_mm_and_si128(c[0], lo), _mm_and_si128(c[1], lo));
@@ -188,8 +189,14 @@ struct V256 {
 	static T add16(T a, T b) { return _mm256_add_epi16(a, b); }
 	static T adds16(T a, T b) { return _mm256_adds_epi16(a, b); }
 	static T mulhrs(T a, T b) { return _mm256_mulhrs_epi16(a, b); }
-	template <int N> static T slli16(T a) { return _mm256_slli_epi16(a, N); }
-	template <int N> static T srai16(T a) { return _mm256_srai_epi16(a, N); }
+	template <int N>
+	static T slli16(T a) {
+		return _mm256_slli_epi16(a, N);
+	}
+	template <int N>
+	static T srai16(T a) {
+		return _mm256_srai_epi16(a, N);
+	}
 	static T lo16(T a, T b) { return _mm256_unpacklo_epi16(a, b); }
 	static T hi16(T a, T b) { return _mm256_unpackhi_epi16(a, b); }
 	static T lo8(T a, T b) { return _mm256_unpacklo_epi8(a, b); }
@@ -197,8 +204,7 @@ struct V256 {
 	static T packus16(T a, T b) { return _mm256_packus_epi16(a, b); }
 	// Unpacks work per 128-bit lane: q0..q3 hold pixels 0-3|16-19, 4-7|20-23,
 	// 8-11|24-27, 12-15|28-31.
-	static void store4(uint8_t *d, T q0, T q1, T q2, T q3)
-	{
+	static void store4(uint8_t *d, T q0, T q1, T q2, T q3) {
 		T *o = reinterpret_cast<T *>(d);
 		_mm256_storeu_si256(o, _mm256_permute2x128_si256(q0, q1, 0x20));
 		_mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(q2, q3, 0x20));
@@ -209,8 +215,7 @@ struct V256 {
 
 // AVX2 luma: 32 bytes -> pixels 0-7|16-23 and 8-15|24-31 (per-lane unpack), matching
 // punpck{l,h}wd of chroma terms whose lanes hold pairs 0-7 | 8-15.
-inline void luma32(const uint8_t *p, __m256i y[2])
-{
+inline void luma32(const uint8_t *p, __m256i y[2]) {
 	const __m256i yy = load256(p);
 	y[0] = _mm256_unpacklo_epi8(yy, _mm256_setzero_si256());
 	y[1] = _mm256_unpackhi_epi8(yy, _mm256_setzero_si256());
@@ -218,8 +223,7 @@ inline void luma32(const uint8_t *p, __m256i y[2])
 
 template <uint32_t Code, int U, int V>
 struct Yuv16Load<V256, SSemi<Code, U, V>> {
-	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v)
-	{
+	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v) {
 		luma32(s.p[0] + i, y);
 		const __m256i x = load256(s.p[1] + i);
 		const __m256i a = _mm256_and_si256(x, _mm256_set1_epi16(0xff)), b = _mm256_srli_epi16(x, 8);
@@ -230,8 +234,7 @@ struct Yuv16Load<V256, SSemi<Code, U, V>> {
 
 template <uint32_t Code, int UP, int VP>
 struct Yuv16Load<V256, SPlanar<Code, UP, VP>> {
-	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v)
-	{
+	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v) {
 		luma32(s.p[0] + i, y);
 		u = _mm256_cvtepu8_epi16(load128(s.p[UP] + i / 2));
 		v = _mm256_cvtepu8_epi16(load128(s.p[VP] + i / 2));
@@ -240,22 +243,23 @@ struct Yuv16Load<V256, SPlanar<Code, UP, VP>> {
 
 template <uint32_t Code, int Y0, int U, int Y1, int V>
 struct Yuv16Load<V256, SPacked422<Code, Y0, U, Y1, V>> {
-	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v)
-	{
+	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v) {
 		__m256i l[2], c[2];
-		for (int h = 0; h < 2; ++h) {   // pixels 16h .. 16h+15
+		for (int h = 0; h < 2; ++h) { // pixels 16h .. 16h+15
 			const __m256i x = load256(s.p[0] + 2 * (int64_t(i) + 16 * h));
 			const __m256i a = _mm256_and_si256(x, _mm256_set1_epi16(0xff)), b = _mm256_srli_epi16(x, 8);
 			l[h] = Y0 == 0 ? a : b;
 			c[h] = Y0 == 0 ? b : a;
 		}
-		y[0] = _mm256_permute2x128_si256(l[0], l[1], 0x20);   // pixels 0-7 | 16-23
-		y[1] = _mm256_permute2x128_si256(l[0], l[1], 0x31);   // pixels 8-15 | 24-31
+		y[0] = _mm256_permute2x128_si256(l[0], l[1], 0x20); // pixels 0-7 | 16-23
+		y[1] = _mm256_permute2x128_si256(l[0], l[1], 0x31); // pixels 8-15 | 24-31
 		// c: 16-bit Cb, Cr ... of pairs 0-3|4-7 and 8-11|12-15; packus interleaves the
 		// lanes, vpermq 0xd8 puts pairs back in order 0-7 | 8-15.
 		const __m256i lo = _mm256_set1_epi32(0xffff);
-		u = _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_and_si256(c[0], lo), _mm256_and_si256(c[1], lo)), 0xd8);
-		v = _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_srli_epi32(c[0], 16), _mm256_srli_epi32(c[1], 16)), 0xd8);
+		u = _mm256_permute4x64_epi64(
+			_mm256_packus_epi32(_mm256_and_si256(c[0], lo), _mm256_and_si256(c[1], lo)), 0xd8);
+		v = _mm256_permute4x64_epi64(
+			_mm256_packus_epi32(_mm256_srli_epi32(c[0], 16), _mm256_srli_epi32(c[1], 16)), 0xd8);
 	}
 };
 using VYuv = V256;
@@ -264,8 +268,7 @@ using VYuv = V128;
 #endif
 
 template <class V, class S, class D>
-void yuv16_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
-{
+void yuv16_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c) {
 	static_assert(D::cb == 8 && !D::bgr);
 	using T = typename V::T;
 	const T yoff = V::set16(c.y_off), coff = V::set16(128), cy = V::set16(c.y_mul14), r32 = V::set16(32);
@@ -277,8 +280,9 @@ void yuv16_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
 		Yuv16Load<V, S>::load(s, i, y, u, v);
 		u = V::template slli16<8>(V::sub16(u, coff));
 		v = V::template slli16<8>(V::sub16(v, coff));
-		const T term[3] = {V::mulhrs(v, krv), V::adds16(V::mulhrs(u, kgu), V::mulhrs(v, kgv)), V::mulhrs(u, kbu)};
-		T out[3];   // R, G, B bytes of all pixels, in order
+		const T term[3] = {
+			V::mulhrs(v, krv), V::adds16(V::mulhrs(u, kgu), V::mulhrs(v, kgv)), V::mulhrs(u, kbu)};
+		T out[3]; // R, G, B bytes of all pixels, in order
 		T half[3][2];
 		for (int h = 0; h < 2; ++h) {
 			const T yy = V::add16(V::mulhrs(V::template slli16<7>(V::sub16(y[h], yoff)), cy), r32);
@@ -287,17 +291,17 @@ void yuv16_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
 				half[k][h] = V::template srai16<6>(V::adds16(yy, t));
 			}
 		}
-		for (int k = 0; k < 3; ++k)
-			out[k] = V::packus16(half[k][0], half[k][1]);   // clamps to 0..255
+		for (int k = 0; k < 3; ++k) out[k] = V::packus16(half[k][0], half[k][1]); // clamps to 0..255
 		const T bg0 = V::lo8(out[2], out[1]), bg1 = V::hi8(out[2], out[1]);
 		const T ra0 = V::lo8(out[0], alpha), ra1 = V::hi8(out[0], alpha);
-		V::store4(d + 4 * int64_t(i), V::lo16(bg0, ra0), V::hi16(bg0, ra0), V::lo16(bg1, ra1), V::hi16(bg1, ra1));
+		V::store4(
+			d + 4 * int64_t(i), V::lo16(bg0, ra0), V::hi16(bg0, ra0), V::lo16(bg1, ra1), V::hi16(bg1, ra1));
 	}
 	yuv_span<S, D>(s, d, n, w, c);
 }
 
 template <class S, class D>
-	requires requires { &Yuv16Load<VYuv, S>::load; }
+requires requires { &Yuv16Load<VYuv, S>::load; }
 struct Fast<S, D> {
 	static constexpr RowFn fn = &yuv16_row<VYuv, S, D>;
 };
@@ -309,8 +313,7 @@ struct Fast<S, D> {
 template <class S>
 struct YuvLoad128;
 
-inline void luma8_u16(__m128i y16, __m128i &y0, __m128i &y1)
-{
+inline void luma8_u16(__m128i y16, __m128i &y0, __m128i &y1) {
 	y0 = _mm_unpacklo_epi16(y16, _mm_setzero_si128());
 	y1 = _mm_unpackhi_epi16(y16, _mm_setzero_si128());
 }
@@ -318,16 +321,14 @@ inline void luma8_u16(__m128i y16, __m128i &y0, __m128i &y1)
 template <>
 struct YuvLoad128<SP010> {
 	static constexpr bool vu = false;
-	static void load(const RowSrc &s, int32_t i, __m128i &y0, __m128i &y1, __m128i &c)
-	{
+	static void load(const RowSrc &s, int32_t i, __m128i &y0, __m128i &y1, __m128i &c) {
 		luma8_u16(_mm_srli_epi16(load128(s.p[0] + 2 * int64_t(i)), 6), y0, y1);
 		c = _mm_srli_epi16(load128(s.p[1] + 2 * int64_t(i)), 6);
 	}
 };
 
 template <class S, class D>
-void yuv_row_sse2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
-{
+void yuv_row_sse2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c) {
 	using M = YuvMath<S, D>;
 	using L = YuvLoad128<S>;
 	auto coeff = [](int32_t cu, int32_t cv) { return L::vu ? pair16x4(cv, cu) : pair16x4(cu, cv); };
@@ -349,7 +350,8 @@ void yuv_row_sse2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
 	};
 	auto pack = [&](__m128i r, __m128i g, __m128i b) {
 		const __m128i lo = D::bgr ? r : b, hi = D::bgr ? b : r;
-		return _mm_or_si128(_mm_or_si128(_mm_slli_epi32(hi, 2 * D::cb), _mm_slli_epi32(g, D::cb)), _mm_or_si128(lo, amax));
+		return _mm_or_si128(
+			_mm_or_si128(_mm_slli_epi32(hi, 2 * D::cb), _mm_slli_epi32(g, D::cb)), _mm_or_si128(lo, amax));
 	};
 	const int32_t n = w & ~7;
 	for (int32_t i = 0; i < n; i += 8) {
@@ -363,13 +365,14 @@ void yuv_row_sse2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
 		channel(y0, y1, _mm_add_epi32(_mm_madd_epi16(ch, kg), rnd), g[0], g[1]);
 		channel(y0, y1, _mm_add_epi32(_mm_madd_epi16(ch, kb), rnd), b[0], b[1]);
 		for (int h = 0; h < 2; ++h)
-			_mm_storeu_si128(reinterpret_cast<__m128i *>(d + 4 * (int64_t(i) + 4 * h)), pack(r[h], g[h], b[h]));
+			_mm_storeu_si128(
+				reinterpret_cast<__m128i *>(d + 4 * (int64_t(i) + 4 * h)), pack(r[h], g[h], b[h]));
 	}
 	yuv_span<S, D>(s, d, n, w, c);
 }
 
 template <class S, class D>
-	requires requires { YuvLoad128<S>::vu; }
+requires requires { YuvLoad128<S>::vu; }
 struct Fast<S, D> {
 	static constexpr RowFn fn = &yuv_row_sse2<S, D>;
 };
@@ -384,9 +387,7 @@ struct Fast<S, D> {
 template <class S>
 struct YuvLoad;
 
-
-inline void luma_u16(__m256i y, __m256i &y0, __m256i &y1)
-{
+inline void luma_u16(__m256i y, __m256i &y0, __m256i &y1) {
 	y0 = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(y));
 	y1 = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(y, 1));
 }
@@ -394,8 +395,7 @@ inline void luma_u16(__m256i y, __m256i &y0, __m256i &y1)
 template <>
 struct YuvLoad<SP010> {
 	static constexpr bool vu = false;
-	static void load(const RowSrc &s, int32_t i, __m256i &y0, __m256i &y1, __m256i &c)
-	{
+	static void load(const RowSrc &s, int32_t i, __m256i &y0, __m256i &y1, __m256i &c) {
 		luma_u16(_mm256_srli_epi16(load256(s.p[0] + 2 * int64_t(i)), 6), y0, y1);
 		c = _mm256_srli_epi16(load256(s.p[1] + 2 * int64_t(i)), 6);
 	}
@@ -403,22 +403,20 @@ struct YuvLoad<SP010> {
 
 // r, g, b: 8 x int32 already clamped; same layout as D::put.
 template <class D>
-inline __m256i pack_rgb(__m256i r, __m256i g, __m256i b)
-{
+inline __m256i pack_rgb(__m256i r, __m256i g, __m256i b) {
 	const __m256i lo = D::bgr ? r : b, hi = D::bgr ? b : r;
 	const __m256i a = _mm256_set1_epi32(static_cast<int32_t>(D::amax << (3 * D::cb)));
-	return _mm256_or_si256(_mm256_or_si256(_mm256_slli_epi32(hi, 2 * D::cb), _mm256_slli_epi32(g, D::cb)),
-			       _mm256_or_si256(lo, a));
+	return _mm256_or_si256(
+		_mm256_or_si256(_mm256_slli_epi32(hi, 2 * D::cb), _mm256_slli_epi32(g, D::cb)), _mm256_or_si256(lo, a));
 }
 
-inline __m256i pair16(int32_t first, int32_t second)
-{
-	return _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint16_t>(first) | static_cast<uint32_t>(second) << 16));
+inline __m256i pair16(int32_t first, int32_t second) {
+	return _mm256_set1_epi32(
+		static_cast<int32_t>(static_cast<uint16_t>(first) | static_cast<uint32_t>(second) << 16));
 }
 
 template <class S, class D>
-void yuv_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
-{
+void yuv_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c) {
 	using M = YuvMath<S, D>;
 	using L = YuvLoad<S>;
 	auto coeff = [](int32_t cu, int32_t cv) { return L::vu ? pair16(cv, cu) : pair16(cu, cv); };
@@ -426,11 +424,12 @@ void yuv_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
 	const __m256i kr = coeff(0, c.rv), kg = coeff(-c.gu, -c.gv), kb = coeff(c.bu, 0);
 	const __m256i coff = _mm256_set1_epi16(static_cast<int16_t>(M::coff));
 	const __m256i yoff = _mm256_set1_epi32(c.y_off << (S::bits - 8));
-	const __m256i ym = pair16(c.y_mul, 0);   // (y - yoff) fits int16
+	const __m256i ym = pair16(c.y_mul, 0); // (y - yoff) fits int16
 	const __m256i rnd = _mm256_set1_epi32(M::rnd), maxv = _mm256_set1_epi32(M::maxv), zero = _mm256_setzero_si256();
 	const __m256i dup[2] = {_mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3), _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7)};
 	auto channel = [&](__m256i y, __m256i term, __m256i idx) {
-		const __m256i v = _mm256_srai_epi32(_mm256_add_epi32(y, _mm256_permutevar8x32_epi32(term, idx)), M::shift);
+		const __m256i v =
+			_mm256_srai_epi32(_mm256_add_epi32(y, _mm256_permutevar8x32_epi32(term, idx)), M::shift);
 		return _mm256_min_epi32(_mm256_max_epi32(v, zero), maxv);
 	};
 	const int32_t n = w & ~15;
@@ -443,7 +442,8 @@ void yuv_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
 		const __m256i bc = _mm256_add_epi32(_mm256_madd_epi16(ch, kb), rnd);
 		for (int h = 0; h < 2; ++h) {
 			const __m256i yv = _mm256_madd_epi16(_mm256_sub_epi32(y[h], yoff), ym);
-			const __m256i px = pack_rgb<D>(channel(yv, rc, dup[h]), channel(yv, gc, dup[h]), channel(yv, bc, dup[h]));
+			const __m256i px =
+				pack_rgb<D>(channel(yv, rc, dup[h]), channel(yv, gc, dup[h]), channel(yv, bc, dup[h]));
 			_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 4 * (int64_t(i) + 8 * h)), px);
 		}
 	}
@@ -451,7 +451,7 @@ void yuv_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c)
 }
 
 template <class S, class D>
-	requires requires { YuvLoad<S>::vu; }
+requires requires { YuvLoad<S>::vu; }
 struct Fast<S, D> {
 	static constexpr RowFn fn = &yuv_row_avx2<S, D>;
 };
@@ -460,20 +460,18 @@ struct Fast<S, D> {
 // Fields are extracted and bit-replicated in 16-bit lanes (expand() of the template),
 // then B|G<<8 and R|A<<8 are interleaved into 32-bit pixels.
 template <int Shift, int Bits>
-inline __m256i field8(__m256i v)
-{
+inline __m256i field8(__m256i v) {
 	const __m256i f = _mm256_and_si256(_mm256_srli_epi16(v, Shift), _mm256_set1_epi16((1 << Bits) - 1));
 	if constexpr (Bits == 1)
 		return _mm256_mullo_epi16(f, _mm256_set1_epi16(255));
 	else if constexpr (Bits == 4)
 		return _mm256_or_si256(_mm256_slli_epi16(f, 4), f);
-	else   // 5 or 6: v << (8 - Bits) | v >> (2 * Bits - 8)
+	else // 5 or 6: v << (8 - Bits) | v >> (2 * Bits - 8)
 		return _mm256_or_si256(_mm256_slli_epi16(f, 8 - Bits), _mm256_srli_epi16(f, 2 * Bits - 8));
 }
 
 template <class S, class D, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB>
-void word16_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
-{
+void word16_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &) {
 	constexpr bool keep_a = D::alpha && AB > 0;
 	const int32_t n = w & ~15;
 	for (int32_t i = 0; i < n; i += 16) {
@@ -492,21 +490,20 @@ void word16_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
 
 template <uint32_t Code, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB, class D>
 struct Fast<SWord16<Code, RS, RB, GS, GB, BS, BB, AS, AB>, D> {
-	static constexpr RowFn fn = &word16_row_avx2<SWord16<Code, RS, RB, GS, GB, BS, BB, AS, AB>, D, RS, RB, GS, GB, BS, BB, AS, AB>;
+	static constexpr RowFn fn =
+		&word16_row_avx2<SWord16<Code, RS, RB, GS, GB, BS, BB, AS, AB>, D, RS, RB, GS, GB, BS, BB, AS, AB>;
 };
 
 // ---- 2:10:10:10 -> 8 bits, 8 pixels per step -----------------------------------------------
 // round(v * 255 / 1023) == (((v * 32672) >> 16) + 1) >> 1 for every v in [0, 1023]
 // (exhaustively checked), so one pmulhuw does two channels in 16-bit halves.
-inline __m256i c10to8_x16(__m256i x)
-{
+inline __m256i c10to8_x16(__m256i x) {
 	const __m256i m = _mm256_mulhi_epu16(x, _mm256_set1_epi16(32672));
 	return _mm256_srli_epi16(_mm256_add_epi16(m, _mm256_set1_epi16(1)), 1);
 }
 
 template <class S, class D>
-void w2101010_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
-{
+void w2101010_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &) {
 	constexpr bool keep_a = D::alpha && S::alpha;
 	const __m256i ten = _mm256_set1_epi32(0x3ff);
 	const int32_t n = w & ~7;
@@ -514,10 +511,12 @@ void w2101010_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &
 		const __m256i v = load256(s.p[0] + 4 * int64_t(i));
 		const __m256i lo = _mm256_and_si256(v, ten), hi = _mm256_and_si256(_mm256_srli_epi32(v, 20), ten);
 		// blue in the low half, red in the high half: B and R bytes of ARGB8888
-		const __m256i br = S::bgr ? _mm256_or_si256(hi, _mm256_slli_epi32(lo, 16)) : _mm256_or_si256(lo, _mm256_slli_epi32(hi, 16));
+		const __m256i br = S::bgr ? _mm256_or_si256(hi, _mm256_slli_epi32(lo, 16))
+					  : _mm256_or_si256(lo, _mm256_slli_epi32(hi, 16));
 		const __m256i g = c10to8_x16(_mm256_and_si256(_mm256_srli_epi32(v, 10), ten));
-		const __m256i a = keep_a ? _mm256_slli_epi32(_mm256_mullo_epi16(_mm256_srli_epi32(v, 30), _mm256_set1_epi32(85)), 24)
-					 : _mm256_set1_epi32(static_cast<int32_t>(0xff000000u));
+		const __m256i a = keep_a
+			? _mm256_slli_epi32(_mm256_mullo_epi16(_mm256_srli_epi32(v, 30), _mm256_set1_epi32(85)), 24)
+			: _mm256_set1_epi32(static_cast<int32_t>(0xff000000u));
 		const __m256i px = _mm256_or_si256(_mm256_or_si256(c10to8_x16(br), _mm256_slli_epi32(g, 8)), a);
 		_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 4 * int64_t(i)), px);
 	}
@@ -525,8 +524,7 @@ void w2101010_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &
 }
 
 template <uint32_t Code, bool Bgr, bool Alpha, class D>
-	requires(D::cb == 8)
-struct Fast<S2101010<Code, Bgr, Alpha>, D> {
+requires(D::cb == 8) struct Fast<S2101010<Code, Bgr, Alpha>, D> {
 	static constexpr RowFn fn = &w2101010_row_avx2<S2101010<Code, Bgr, Alpha>, D>;
 };
 
@@ -535,17 +533,15 @@ struct Fast<S2101010<Code, Bgr, Alpha>, D> {
 // template's clamping: negatives (any sign bit) -> 0, and minps returns 1 for NaN,
 // as the template's finite stand-in for Inf/NaN does.
 template <class S, class D>
-inline __m256i half_channels(const uint8_t *q, __m256 scale)
-{
-	__m256 f = _mm256_cvtph_ps(load128(q));   // 2 pixels: r g b a r g b a
+inline __m256i half_channels(const uint8_t *q, __m256 scale) {
+	__m256 f = _mm256_cvtph_ps(load128(q)); // 2 pixels: r g b a r g b a
 	f = _mm256_blendv_ps(f, _mm256_setzero_ps(), f);
 	f = _mm256_min_ps(f, _mm256_set1_ps(1.0f));
 	return _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(f, scale), _mm256_set1_ps(0.5f)));
 }
 
 template <class S, class D>
-void half_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
-{
+void half_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &) {
 	constexpr int cb = D::cb;
 	constexpr bool keep_a = D::alpha && S::alpha;
 	const float mc = static_cast<float>((1 << cb) - 1), ma = static_cast<float>(D::amax);
@@ -562,22 +558,24 @@ void half_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &)
 		// in isolation). Prefetches never fault, so running past the row is harmless.
 		_mm_prefetch(reinterpret_cast<const char *>(q + 1024), _MM_HINT_T0);
 		__m256i v[4];
-		for (int j = 0; j < 4; ++j)
-			v[j] = half_channels<S, D>(q + 16 * j, scale);
+		for (int j = 0; j < 4; ++j) v[j] = half_channels<S, D>(q + 16 * j, scale);
 		__m256i px;
 		if constexpr (cb == 8) {
 			// Values are 0..255: saturating packs are exact; then R G B A -> B G R A.
-			const __m256i b = _mm256_packus_epi16(_mm256_packus_epi32(v[0], v[1]), _mm256_packus_epi32(v[2], v[3]));
-			const int8_t a0 = keep_a ? 3 : -128, a1 = keep_a ? 7 : -128, a2 = keep_a ? 11 : -128, a3 = keep_a ? 15 : -128;
-			const __m256i bgra = _mm256_setr_epi8(2, 1, 0, a0, 6, 5, 4, a1, 10, 9, 8, a2, 14, 13, 12, a3, 2, 1, 0, a0, 6,
-							      5, 4, a1, 10, 9, 8, a2, 14, 13, 12, a3);
+			const __m256i b =
+				_mm256_packus_epi16(_mm256_packus_epi32(v[0], v[1]), _mm256_packus_epi32(v[2], v[3]));
+			const int8_t a0 = keep_a ? 3 : -128, a1 = keep_a ? 7 : -128, a2 = keep_a ? 11 : -128,
+				     a3 = keep_a ? 15 : -128;
+			const __m256i bgra = _mm256_setr_epi8(2, 1, 0, a0, 6, 5, 4, a1, 10, 9, 8, a2, 14, 13, 12, a3, 2,
+				1, 0, a0, 6, 5, 4, a1, 10, 9, 8, a2, 14, 13, 12, a3);
 			px = _mm256_shuffle_epi8(b, bgra);
 		} else {
 			// 10-bit targets are [31:0] A:B:G:R: pmaddwd makes R + G<<10 and B + A<<10,
 			// the second is moved up by 20 and phaddd joins them.
 			static_assert(D::bgr);
 			const int16_t am = keep_a ? 1 << 10 : 0;
-			const __m256i mult = _mm256_setr_epi16(1, 1 << 10, 1, am, 1, 1 << 10, 1, am, 1, 1 << 10, 1, am, 1, 1 << 10, 1, am);
+			const __m256i mult = _mm256_setr_epi16(
+				1, 1 << 10, 1, am, 1, 1 << 10, 1, am, 1, 1 << 10, 1, am, 1, 1 << 10, 1, am);
 			const __m256i up = _mm256_setr_epi32(0, 20, 0, 20, 0, 20, 0, 20);
 			auto pair = [&](__m256i a, __m256i b) {
 				return _mm256_sllv_epi32(_mm256_madd_epi16(_mm256_packus_epi32(a, b), mult), up);

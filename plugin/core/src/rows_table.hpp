@@ -8,12 +8,30 @@
 #define PP_YUV10(S) PP_YUV8(S), yuv_entry<S, DAbgr2101010>(), yuv_entry<S, DXbgr2101010>()
 
 constexpr KernelEntry kTable[] = {
-	PP_RGB8(SAbgr8888),     PP_RGB8(SXbgr8888),     PP_RGB8(SRgb888),       PP_RGB8(SBgr888),
-	PP_RGB8(SRgb565),       PP_RGB8(SBgr565),       PP_RGB8(SXrgb1555),     PP_RGB8(SArgb1555),
-	PP_RGB8(SXrgb4444),     PP_RGB8(SArgb4444),     PP_RGB10(SXrgb2101010), PP_RGB10(SArgb2101010),
-	PP_RGB10(SXbgr2101010), PP_RGB10(SAbgr2101010), PP_RGB10(SXbgr16f),     PP_RGB10(SAbgr16f),
-	PP_YUV8(SYuyv),         PP_YUV8(SUyvy),         PP_YUV8(SNv12),         PP_YUV8(SNv21),
-	PP_YUV8(SNv16),         PP_YUV8(SYuv420),       PP_YUV8(SYvu420),       PP_YUV10(SP010),
+	PP_RGB8(SAbgr8888),
+	PP_RGB8(SXbgr8888),
+	PP_RGB8(SRgb888),
+	PP_RGB8(SBgr888),
+	PP_RGB8(SRgb565),
+	PP_RGB8(SBgr565),
+	PP_RGB8(SXrgb1555),
+	PP_RGB8(SArgb1555),
+	PP_RGB8(SXrgb4444),
+	PP_RGB8(SArgb4444),
+	PP_RGB10(SXrgb2101010),
+	PP_RGB10(SArgb2101010),
+	PP_RGB10(SXbgr2101010),
+	PP_RGB10(SAbgr2101010),
+	PP_RGB10(SXbgr16f),
+	PP_RGB10(SAbgr16f),
+	PP_YUV8(SYuyv),
+	PP_YUV8(SUyvy),
+	PP_YUV8(SNv12),
+	PP_YUV8(SNv21),
+	PP_YUV8(SNv16),
+	PP_YUV8(SYuv420),
+	PP_YUV8(SYvu420),
+	PP_YUV10(SP010),
 };
 
 #undef PP_RGB8

@@ -17,185 +17,185 @@
 namespace pixelport::timing {
 
 LogWriter::LogWriter(Options opts) : opts_(std::move(opts)) {
-  if (opts_.capacity == 0) throw std::invalid_argument("LogWriter capacity must be >= 1");
-  // Power-of-two slots for mask indexing; fullness is checked against the exact capacity.
-  slots_.resize(std::bit_ceil(opts_.capacity));
-  mask_ = slots_.size() - 1;
-  wake_threshold_ = std::max<std::size_t>(1, opts_.capacity / 2);
-  start_ns_ = monotonic_ns();
-  drops_since_ns_ = start_ns_;
-  const auto pid = static_cast<std::int32_t>(::getpid());
-  if (!opts_.trace_path.empty()) trace_ = std::make_unique<TraceWriter>(opts_.trace_path, pid);
-  if (!opts_.jsonl_path.empty()) {
-    jsonl_fd_ = detail::create_file(opts_.jsonl_path, "create timing log");
-    const std::string header = header_line(pid, start_ns_);
-    if (!detail::pwrite_all(jsonl_fd_, header, 0)) {
-      const int err = errno;
-      ::close(jsonl_fd_);
-      throw std::system_error(err, std::generic_category(), "write timing log " + opts_.jsonl_path);
-    }
-    jsonl_offset_ = header.size();
-  }
-  try {
-    thread_ = std::thread(&LogWriter::run, this);
-  } catch (...) {
-    if (jsonl_fd_ >= 0) ::close(jsonl_fd_);
-    throw;
-  }
+	if (opts_.capacity == 0) throw std::invalid_argument("LogWriter capacity must be >= 1");
+	// Power-of-two slots for mask indexing; fullness is checked against the exact capacity.
+	slots_.resize(std::bit_ceil(opts_.capacity));
+	mask_ = slots_.size() - 1;
+	wake_threshold_ = std::max<std::size_t>(1, opts_.capacity / 2);
+	start_ns_ = monotonic_ns();
+	drops_since_ns_ = start_ns_;
+	const auto pid = static_cast<std::int32_t>(::getpid());
+	if (!opts_.trace_path.empty()) trace_ = std::make_unique<TraceWriter>(opts_.trace_path, pid);
+	if (!opts_.jsonl_path.empty()) {
+		jsonl_fd_ = detail::create_file(opts_.jsonl_path, "create timing log");
+		const std::string header = header_line(pid, start_ns_);
+		if (!detail::pwrite_all(jsonl_fd_, header, 0)) {
+			const int err = errno;
+			::close(jsonl_fd_);
+			throw std::system_error(err, std::generic_category(), "write timing log " + opts_.jsonl_path);
+		}
+		jsonl_offset_ = header.size();
+	}
+	try {
+		thread_ = std::thread(&LogWriter::run, this);
+	} catch (...) {
+		if (jsonl_fd_ >= 0) ::close(jsonl_fd_);
+		throw;
+	}
 }
 
 LogWriter::~LogWriter() { close(); }
 
 template <typename R>
-bool LogWriter::push_item(const R& r) {
-  const std::uint64_t t = tail_.load(std::memory_order_relaxed);
-  if (closed_) {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-    return false;
-  }
-  // cached_head_ spares the shared cache line until the ring looks full or half full.
-  if (t - cached_head_ >= opts_.capacity) {
-    cached_head_ = head_.load(std::memory_order_acquire);
-    if (t - cached_head_ >= opts_.capacity) {
-      dropped_.fetch_add(1, std::memory_order_relaxed);
-      return false;
-    }
-  }
-  slots_[t & mask_] = r;
-  tail_.store(t + 1, std::memory_order_release);
-  if (t + 1 - cached_head_ >= wake_threshold_) {
-    cached_head_ = head_.load(std::memory_order_acquire);
-    // Wake early so a burst does not overflow before the next poll. notify without the mutex:
-    // a wake lost to the race costs at most one poll_interval, and push() never blocks.
-    if (t + 1 - cached_head_ >= wake_threshold_ && !wake_pending_.exchange(true)) {
-      wake_cv_.notify_one();
-    }
-  }
-  return true;
+bool LogWriter::push_item(const R &r) {
+	const std::uint64_t t = tail_.load(std::memory_order_relaxed);
+	if (closed_) {
+		dropped_.fetch_add(1, std::memory_order_relaxed);
+		return false;
+	}
+	// cached_head_ spares the shared cache line until the ring looks full or half full.
+	if (t - cached_head_ >= opts_.capacity) {
+		cached_head_ = head_.load(std::memory_order_acquire);
+		if (t - cached_head_ >= opts_.capacity) {
+			dropped_.fetch_add(1, std::memory_order_relaxed);
+			return false;
+		}
+	}
+	slots_[t & mask_] = r;
+	tail_.store(t + 1, std::memory_order_release);
+	if (t + 1 - cached_head_ >= wake_threshold_) {
+		cached_head_ = head_.load(std::memory_order_acquire);
+		// Wake early so a burst does not overflow before the next poll. notify without the mutex:
+		// a wake lost to the race costs at most one poll_interval, and push() never blocks.
+		if (t + 1 - cached_head_ >= wake_threshold_ && !wake_pending_.exchange(true)) {
+			wake_cv_.notify_one();
+		}
+	}
+	return true;
 }
 
-bool LogWriter::push(const CommitRecord& r) { return push_item(r); }
-bool LogWriter::push(const FrameRecord& r) { return push_item(r); }
+bool LogWriter::push(const CommitRecord &r) { return push_item(r); }
+bool LogWriter::push(const FrameRecord &r) { return push_item(r); }
 
 void LogWriter::run() {
-  // A library thread takes no signals: hosts block SIGTERM, SIGINT, ... in their event-loop
-  // thread (signalfd), and a thread that left them unblocked would be killed by them.
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);
-  std::vector<Item> batch;
-  batch.reserve(opts_.capacity);
-  for (;;) {
-    {
-      std::unique_lock lock(mu_);
-      wake_cv_.wait_for(lock, opts_.poll_interval,
-                        [&] { return stop_.load() || wake_pending_.load(); });
-    }
-    wake_pending_.store(false);
-    const bool stopping = stop_.load();
-    if (paused_.load() && !stopping) continue;
+	// A library thread takes no signals: hosts block SIGTERM, SIGINT, ... in their event-loop
+	// thread (signalfd), and a thread that left them unblocked would be killed by them.
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, nullptr);
+	std::vector<Item> batch;
+	batch.reserve(opts_.capacity);
+	for (;;) {
+		{
+			std::unique_lock lock(mu_);
+			wake_cv_.wait_for(
+				lock, opts_.poll_interval, [&] { return stop_.load() || wake_pending_.load(); });
+		}
+		wake_pending_.store(false);
+		const bool stopping = stop_.load();
+		if (paused_.load() && !stopping) continue;
 
-    // Copy out and release the slots at once, so formatting does not hold queue space.
-    const std::uint64_t head = head_.load(std::memory_order_relaxed);
-    const std::uint64_t tail = tail_.load(std::memory_order_acquire);
-    batch.clear();
-    for (std::uint64_t i = head; i < tail; ++i) batch.push_back(slots_[i & mask_]);
-    head_.store(tail, std::memory_order_release);
+		// Copy out and release the slots at once, so formatting does not hold queue space.
+		const std::uint64_t head = head_.load(std::memory_order_relaxed);
+		const std::uint64_t tail = tail_.load(std::memory_order_acquire);
+		batch.clear();
+		for (std::uint64_t i = head; i < tail; ++i) batch.push_back(slots_[i & mask_]);
+		head_.store(tail, std::memory_order_release);
 
-    write_batch(batch);
-    if (stopping && tail == tail_.load(std::memory_order_acquire)) break;
-  }
+		write_batch(batch);
+		if (stopping && tail == tail_.load(std::memory_order_acquire)) break;
+	}
 }
 
-void LogWriter::write_batch(const std::vector<Item>& batch) {
-  const std::uint64_t dropped_now = dropped_.load(std::memory_order_relaxed);
-  std::uint64_t reported;
-  {
-    std::lock_guard lock(mu_);
-    reported = dropped_reported_;
-  }
-  if (!batch.empty() || dropped_now != reported) {
-    bool ok = true;
-    try {
-      std::string& lines = lines_;  // reused: its capacity stays between batches
-      lines.clear();
-      for (const Item& item : batch) {
-        std::visit(
-            [&](const auto& r) {
-              if (jsonl_fd_ >= 0) {
-                if constexpr (std::is_same_v<std::decay_t<decltype(r)>, CommitRecord>) {
-                  append_commit_line(lines, r);
-                } else {
-                  append_frame_line(lines, r);
-                }
-              }
-              if (trace_) trace_->add(r);
-              if (opts_.summary) opts_.summary->add(r);
-            },
-            item);
-      }
-      if (dropped_now != reported) {
-        const std::uint64_t now = monotonic_ns();
-        if (jsonl_fd_ >= 0) lines += drops_line(dropped_now - reported, drops_since_ns_);
-        if (trace_) trace_->add_drops(dropped_now - reported, now);
-        drops_since_ns_ = now;
-      }
-      if (jsonl_fd_ >= 0) {
-        ok = detail::pwrite_all(jsonl_fd_, lines, jsonl_offset_);
-        if (ok) jsonl_offset_ += lines.size();
-      }
-      if (trace_ && !trace_->commit_batch()) ok = false;
-    } catch (const std::exception&) {  // e.g. bad_alloc: lose this batch, keep the thread alive
-      ok = false;
-    }
-    if (ok) {
-      written_.fetch_add(batch.size(), std::memory_order_relaxed);
-    } else {
-      io_errors_.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-  {
-    std::lock_guard lock(mu_);
-    done_ = head_.load(std::memory_order_relaxed);
-    dropped_reported_ = dropped_now;
-  }
-  done_cv_.notify_all();
+void LogWriter::write_batch(const std::vector<Item> &batch) {
+	const std::uint64_t dropped_now = dropped_.load(std::memory_order_relaxed);
+	std::uint64_t reported;
+	{
+		std::lock_guard lock(mu_);
+		reported = dropped_reported_;
+	}
+	if (!batch.empty() || dropped_now != reported) {
+		bool ok = true;
+		try {
+			std::string &lines = lines_; // reused: its capacity stays between batches
+			lines.clear();
+			for (const Item &item : batch) {
+				std::visit(
+					[&](const auto &r) {
+					if (jsonl_fd_ >= 0) {
+						if constexpr (std::is_same_v<std::decay_t<decltype(r)>, CommitRecord>) {
+							append_commit_line(lines, r);
+						} else {
+							append_frame_line(lines, r);
+						}
+					}
+					if (trace_) trace_->add(r);
+					if (opts_.summary) opts_.summary->add(r);
+					},
+					item);
+			}
+			if (dropped_now != reported) {
+				const std::uint64_t now = monotonic_ns();
+				if (jsonl_fd_ >= 0) lines += drops_line(dropped_now - reported, drops_since_ns_);
+				if (trace_) trace_->add_drops(dropped_now - reported, now);
+				drops_since_ns_ = now;
+			}
+			if (jsonl_fd_ >= 0) {
+				ok = detail::pwrite_all(jsonl_fd_, lines, jsonl_offset_);
+				if (ok) jsonl_offset_ += lines.size();
+			}
+			if (trace_ && !trace_->commit_batch()) ok = false;
+		} catch (const std::exception &) { // e.g. bad_alloc: lose this batch, keep the thread alive
+			ok = false;
+		}
+		if (ok) {
+			written_.fetch_add(batch.size(), std::memory_order_relaxed);
+		} else {
+			io_errors_.fetch_add(1, std::memory_order_relaxed);
+		}
+	}
+	{
+		std::lock_guard lock(mu_);
+		done_ = head_.load(std::memory_order_relaxed);
+		dropped_reported_ = dropped_now;
+	}
+	done_cv_.notify_all();
 }
 
 bool LogWriter::flush(std::chrono::milliseconds timeout) {
-  if (closed_) return true;
-  const std::uint64_t target = tail_.load(std::memory_order_relaxed);
-  const std::uint64_t drops = dropped_.load(std::memory_order_relaxed);
-  std::unique_lock lock(mu_);
-  wake_pending_.store(true);  // under mu_: this wake must not be lost between check and sleep
-  wake_cv_.notify_one();
-  return done_cv_.wait_for(lock, timeout, [&] { return done_ >= target && dropped_reported_ >= drops; });
+	if (closed_) return true;
+	const std::uint64_t target = tail_.load(std::memory_order_relaxed);
+	const std::uint64_t drops = dropped_.load(std::memory_order_relaxed);
+	std::unique_lock lock(mu_);
+	wake_pending_.store(true); // under mu_: this wake must not be lost between check and sleep
+	wake_cv_.notify_one();
+	return done_cv_.wait_for(lock, timeout, [&] { return done_ >= target && dropped_reported_ >= drops; });
 }
 
 void LogWriter::close() {
-  if (closed_) return;
-  closed_ = true;
-  paused_.store(false);
-  {
-    std::lock_guard lock(mu_);
-    stop_.store(true);
-  }
-  wake_cv_.notify_one();
-  thread_.join();
-  trace_.reset();
-  if (jsonl_fd_ >= 0) {
-    ::close(jsonl_fd_);
-    jsonl_fd_ = -1;
-  }
+	if (closed_) return;
+	closed_ = true;
+	paused_.store(false);
+	{
+		std::lock_guard lock(mu_);
+		stop_.store(true);
+	}
+	wake_cv_.notify_one();
+	thread_.join();
+	trace_.reset();
+	if (jsonl_fd_ >= 0) {
+		::close(jsonl_fd_);
+		jsonl_fd_ = -1;
+	}
 }
 
 void LogWriter::pause_writer_for_test(bool paused) {
-  paused_.store(paused);
-  if (!paused) {
-    std::lock_guard lock(mu_);
-    wake_pending_.store(true);
-    wake_cv_.notify_one();
-  }
+	paused_.store(paused);
+	if (!paused) {
+		std::lock_guard lock(mu_);
+		wake_pending_.store(true);
+		wake_cv_.notify_one();
+	}
 }
 
-}  // namespace pixelport::timing
+} // namespace pixelport::timing

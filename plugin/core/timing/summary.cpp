@@ -6,83 +6,83 @@ namespace pixelport::timing {
 
 Summary::Summary(std::size_t max_samples) : max_samples_(std::max<std::size_t>(max_samples, 1)) {}
 
-void Summary::add_values(Target& t, const PhaseDurations& d) {
-  for (std::size_t i = 0; i < kPhaseCount; ++i) {
-    if (!d[i]) continue;
-    Series& s = t.series[i];
-    if (s.values.size() < max_samples_) {
-      s.values.push_back(*d[i]);
-    } else {  // window full: overwrite the oldest
-      s.values[s.next] = *d[i];
-      s.next = (s.next + 1) % max_samples_;
-    }
-  }
+void Summary::add_values(Target &t, const PhaseDurations &d) {
+	for (std::size_t i = 0; i < kPhaseCount; ++i) {
+		if (!d[i]) continue;
+		Series &s = t.series[i];
+		if (s.values.size() < max_samples_) {
+			s.values.push_back(*d[i]);
+		} else { // window full: overwrite the oldest
+			s.values[s.next] = *d[i];
+			s.next = (s.next + 1) % max_samples_;
+		}
+	}
 }
 
-void Summary::add(const CommitRecord& r) {
-  const PhaseDurations d = derive_phases(r);
-  std::lock_guard lock(mu_);
-  Target& t = surfaces_[r.surface_id];
-  // The label follows the latest non-empty app_id; rebuilt only when that changes (the
-  // writer thread adds every record, and a string per record is most of its cost).
-  if (t.label.empty() || (!r.app_id.empty() && !(t.app_id == r.app_id))) {
-    t.app_id = r.app_id;
-    t.label = "surface " + std::to_string(r.surface_id);
-    if (!r.app_id.empty()) t.label += " (" + std::string(r.app_id.view()) + ")";
-  }
-  add_values(t, d);
+void Summary::add(const CommitRecord &r) {
+	const PhaseDurations d = derive_phases(r);
+	std::lock_guard lock(mu_);
+	Target &t = surfaces_[r.surface_id];
+	// The label follows the latest non-empty app_id; rebuilt only when that changes (the
+	// writer thread adds every record, and a string per record is most of its cost).
+	if (t.label.empty() || (!r.app_id.empty() && !(t.app_id == r.app_id))) {
+		t.app_id = r.app_id;
+		t.label = "surface " + std::to_string(r.surface_id);
+		if (!r.app_id.empty()) t.label += " (" + std::string(r.app_id.view()) + ")";
+	}
+	add_values(t, d);
 }
 
-void Summary::add(const FrameRecord& r) {
-  const PhaseDurations d = derive_phases(r);
-  std::lock_guard lock(mu_);
-  // Heterogeneous lookup: no string built for an output already known.
-  auto it = outputs_.find(r.output.view());
-  if (it == outputs_.end()) it = outputs_.emplace(std::string(r.output.view()), Target{}).first;
-  Target& t = it->second;
-  if (t.label.empty()) t.label = "output " + std::string(r.output.view());
-  add_values(t, d);
+void Summary::add(const FrameRecord &r) {
+	const PhaseDurations d = derive_phases(r);
+	std::lock_guard lock(mu_);
+	// Heterogeneous lookup: no string built for an output already known.
+	auto it = outputs_.find(r.output.view());
+	if (it == outputs_.end()) it = outputs_.emplace(std::string(r.output.view()), Target{}).first;
+	Target &t = it->second;
+	if (t.label.empty()) t.label = "output " + std::string(r.output.view());
+	add_values(t, d);
 }
 
 std::vector<Summary::Row> Summary::rows() const {
-  std::vector<Row> out;
-  std::lock_guard lock(mu_);
-  auto emit = [&](const Target& t) {
-    for (Phase p : kAllPhases) {
-      std::vector<std::uint64_t> v = t.series[static_cast<std::size_t>(p)].values;
-      if (!v.empty()) out.push_back({t.label, p, percentiles(v)});
-    }
-  };
-  for (const auto& [id, t] : surfaces_) emit(t);
-  for (const auto& [name, t] : outputs_) emit(t);
-  return out;
+	std::vector<Row> out;
+	std::lock_guard lock(mu_);
+	auto emit = [&](const Target &t) {
+		for (Phase p : kAllPhases) {
+			std::vector<std::uint64_t> v = t.series[static_cast<std::size_t>(p)].values;
+			if (!v.empty()) out.push_back({t.label, p, percentiles(v)});
+		}
+	};
+	for (const auto &[id, t] : surfaces_) emit(t);
+	for (const auto &[name, t] : outputs_) emit(t);
+	return out;
 }
 
 std::string Summary::format_summary() const {
-  const std::vector<Row> rows = this->rows();
-  if (rows.empty()) return "pixelport timing: no records\n";
-  std::size_t width = 6;
-  for (const Row& r : rows) width = std::max(width, r.target.size());
-  std::string out = "pixelport timing (nearest-rank percentiles)\n";
-  // pad() counts columns, not bytes: "µs" would throw printf-style widths off by one.
-  auto row = [&](std::string_view target, std::string_view phase, std::string_view count,
-                 std::string_view p50, std::string_view p95, std::string_view p99) {
-    out += pad(target, width, false) + "  " + pad(phase, 8, false) + pad(count, 8, true) +
-           pad(p50, 11, true) + pad(p95, 11, true) + pad(p99, 11, true) + "\n";
-  };
-  row("target", "phase", "count", "p50", "p95", "p99");
-  auto dur = [](std::uint64_t ns) { return format_duration_ns(static_cast<double>(ns)); };
-  for (const Row& r : rows) {
-    row(r.target, phase_name(r.phase), std::to_string(r.stats.count), dur(r.stats.p50),
-        dur(r.stats.p95), dur(r.stats.p99));
-  }
-  return out;
+	const std::vector<Row> rows = this->rows();
+	if (rows.empty()) return "pixelport timing: no records\n";
+	std::size_t width = 6;
+	for (const Row &r : rows) width = std::max(width, r.target.size());
+	std::string out = "pixelport timing (nearest-rank percentiles)\n";
+	// pad() counts columns, not bytes: "µs" would throw printf-style widths off by one.
+	auto row = [&](std::string_view target, std::string_view phase, std::string_view count, std::string_view p50,
+			   std::string_view p95, std::string_view p99) {
+		out += pad(target, width, false) + "  " + pad(phase, 8, false) + pad(count, 8, true) +
+			pad(p50, 11, true) + pad(p95, 11, true) + pad(p99, 11, true) + "\n";
+	};
+	row("target", "phase", "count", "p50", "p95", "p99");
+	auto dur = [](std::uint64_t ns) { return format_duration_ns(static_cast<double>(ns)); };
+	for (const Row &r : rows) {
+		row(r.target, phase_name(r.phase), std::to_string(r.stats.count), dur(r.stats.p50), dur(r.stats.p95),
+			dur(r.stats.p99));
+	}
+	return out;
 }
 
 void Summary::clear() {
-  std::lock_guard lock(mu_);
-  surfaces_.clear();
-  outputs_.clear();
+	std::lock_guard lock(mu_);
+	surfaces_.clear();
+	outputs_.clear();
 }
 
-}  // namespace pixelport::timing
+} // namespace pixelport::timing

@@ -135,16 +135,15 @@ PIXELPORT_API extern const uint32_t pixelport_abi_version;
  * `display` and `renderer` are borrowed and must outlive the plugin. `options` is copied;
  * NULL means all defaults. Returns NULL (after logging why through wlr_log) on failure.
  */
-PIXELPORT_API struct pixelport_plugin *pixelport_create(struct wl_display *display,
-	struct wlr_renderer *renderer, const struct pixelport_options *options);
+PIXELPORT_API struct pixelport_plugin *pixelport_create(
+	struct wl_display *display, struct wlr_renderer *renderer, const struct pixelport_options *options);
 
 /**
  * Lets the plugin follow the surfaces of `compositor` (per-surface state, held commits,
  * timing). Call once, right after wlr_compositor_create(). `compositor` is borrowed; the
  * plugin forgets it when it is destroyed. Returns false if a compositor is already attached.
  */
-PIXELPORT_API bool pixelport_attach_compositor(struct pixelport_plugin *pp,
-	struct wlr_compositor *compositor);
+PIXELPORT_API bool pixelport_attach_compositor(struct pixelport_plugin *pp, struct wlr_compositor *compositor);
 
 /**
  * Lets the plugin follow `output`'s frames: commit presentation times for the timing

@@ -34,17 +34,17 @@ namespace pixelport::core {
 
 enum class Status : uint8_t {
 	Ok = 0,
-	NullPointer,          // a data pointer needed by the format is null
-	UnknownFormat,        // fourcc not in the format table
-	UnsupportedConversion,// known formats, but no src -> dst kernel
-	InvalidSize,          // width, height or a rectangle size <= 0
-	SizeMismatch,         // dst width/height differ from src
-	StrideTooSmall,       // stride < min_stride(width)
-	BufferTooSmall,       // the plane does not fit in the given size
-	Overflow,             // a size or offset does not fit in 64 bits / size_t
-	RectOutOfBounds,      // rectangle not inside the image
-	BadRowRange,          // convert_rows: y0/y1 outside the image or not on the chroma grid
-	InvalidOption,        // negative thread count, band size, ...
+	NullPointer, // a data pointer needed by the format is null
+	UnknownFormat, // fourcc not in the format table
+	UnsupportedConversion, // known formats, but no src -> dst kernel
+	InvalidSize, // width, height or a rectangle size <= 0
+	SizeMismatch, // dst width/height differ from src
+	StrideTooSmall, // stride < min_stride(width)
+	BufferTooSmall, // the plane does not fit in the given size
+	Overflow, // a size or offset does not fit in 64 bits / size_t
+	RectOutOfBounds, // rectangle not inside the image
+	BadRowRange, // convert_rows: y0/y1 outside the image or not on the chroma grid
+	InvalidOption, // negative thread count, band size, ...
 };
 
 // Short English text for logs, e.g. "stride smaller than the row".
@@ -73,10 +73,10 @@ enum class YuvRange : uint8_t { Limited, Full };
 // capped by ConvertOptions::max_isa (and by force_scalar / PIXELPORT_FORCE_SCALAR=1).
 enum class Isa : uint8_t { Scalar, SSE2, SSSE3, AVX2 };
 const char *isa_name(Isa isa);
-Isa best_isa();   // what this CPU supports (ignores PIXELPORT_FORCE_SCALAR)
+Isa best_isa(); // what this CPU supports (ignores PIXELPORT_FORCE_SCALAR)
 
 struct Rect {
-	int32_t x, y, width, height;   // pixels
+	int32_t x, y, width, height; // pixels
 };
 
 // Source image. planes[i] for i < format_info(fourcc)->num_planes; the others ignored.
@@ -126,8 +126,8 @@ struct ConvertOptions {
 	// in cache for the renderer's upload anyway.
 	enum class Stores : uint8_t { Auto, Cached, Streaming };
 	Stores stores = Stores::Auto;
-	bool force_scalar = false;     // also forced by env PIXELPORT_FORCE_SCALAR=1
-	Isa max_isa = Isa::AVX2;       // cap, for tests and benchmarks
+	bool force_scalar = false; // also forced by env PIXELPORT_FORCE_SCALAR=1
+	Isa max_isa = Isa::AVX2; // cap, for tests and benchmarks
 };
 
 // Destination bytes of one call above which Stores::Auto streams: the larger of
@@ -143,8 +143,7 @@ inline constexpr int64_t kMinPixelsPerThread = 256 * 1024;
 // Row rule (streaming): y0 must be a multiple of the format's vsub (even for 4:2:0:
 // NV12, NV21, YUV420, YVU420, P010) and y1 a multiple of vsub or equal to height, so a
 // chroma row is never split between calls. 0 <= y0 < y1 <= height.
-Status convert_rows(const SrcImage &src, const DstImage &dst, int32_t y0, int32_t y1,
-		    const ConvertOptions &opt = {});
+Status convert_rows(const SrcImage &src, const DstImage &dst, int32_t y0, int32_t y1, const ConvertOptions &opt = {});
 
 // Convert the damaged rectangles (image coordinates, same in src and dst). Each must
 // lie inside the image. Rectangles are expanded outwards to the chroma grid (even x/y
@@ -152,8 +151,8 @@ Status convert_rows(const SrcImage &src, const DstImage &dst, int32_t y0, int32_
 // the damage by one pixel per side. Overlaps are converted more than once (same
 // result). An empty list converts nothing. Validation covers every rectangle before
 // anything is written.
-Status convert_rects(const SrcImage &src, const DstImage &dst, std::span<const Rect> damage,
-		     const ConvertOptions &opt = {});
+Status convert_rects(
+	const SrcImage &src, const DstImage &dst, std::span<const Rect> damage, const ConvertOptions &opt = {});
 
 // The whole image.
 Status convert_image(const SrcImage &src, const DstImage &dst, const ConvertOptions &opt = {});

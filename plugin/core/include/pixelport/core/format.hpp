@@ -30,7 +30,7 @@ inline constexpr int kMaxTargets = 4;
 
 struct FormatInfo {
 	uint32_t fourcc;
-	const char *name;   // as in drm_fourcc.h without the DRM_FORMAT_ prefix
+	const char *name; // as in drm_fourcc.h without the DRM_FORMAT_ prefix
 	ColorModel model;
 	uint8_t num_planes;
 	PlaneInfo planes[kMaxPlanes];
@@ -38,7 +38,7 @@ struct FormatInfo {
 	// expanded to multiples of these; convert_rows() needs y0 to be a multiple of vsub.
 	uint8_t hsub;
 	uint8_t vsub;
-	uint8_t bits;       // precision per colour channel: 4, 5, 8, 10 or 16 (half float)
+	uint8_t bits; // precision per colour channel: 4, 5, 8, 10 or 16 (half float)
 	bool has_alpha;
 	bool is_float;
 	// Memory layout as drm_fourcc.h writes it: bit fields of a little-endian word

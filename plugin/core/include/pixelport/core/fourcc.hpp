@@ -9,12 +9,10 @@
 
 namespace pixelport::core::fourcc {
 
-constexpr uint32_t code(char a, char b, char c, char d)
-{
-	return static_cast<uint32_t>(static_cast<uint8_t>(a)) |
-	       static_cast<uint32_t>(static_cast<uint8_t>(b)) << 8 |
-	       static_cast<uint32_t>(static_cast<uint8_t>(c)) << 16 |
-	       static_cast<uint32_t>(static_cast<uint8_t>(d)) << 24;
+constexpr uint32_t code(char a, char b, char c, char d) {
+	return static_cast<uint32_t>(static_cast<uint8_t>(a)) | static_cast<uint32_t>(static_cast<uint8_t>(b)) << 8 |
+		static_cast<uint32_t>(static_cast<uint8_t>(c)) << 16 |
+		static_cast<uint32_t>(static_cast<uint8_t>(d)) << 24;
 }
 
 // Packed RGB, little-endian words as in drm_fourcc.h ("[15:0] R:G:B 5:6:5 little endian").

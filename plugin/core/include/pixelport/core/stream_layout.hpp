@@ -29,12 +29,12 @@ namespace pixelport::core {
 // The packed size of a width x height rectangle of one format.
 struct PackedLayout {
 	const FormatInfo *format = nullptr;
-	int32_t width = 0, height = 0;          // pixels
-	int32_t group_rows = 1;                 // rows of plane 0 in a full group (the format's vsub)
-	int64_t groups = 0;                     // ceil(height / group_rows)
-	uint64_t row_bytes[kMaxPlanes] = {};    // one packed row of each plane
-	uint64_t group_bytes = 0;               // one full group
-	uint64_t total_bytes = 0;               // the rectangle: what pp_stream_v1.write's length must be
+	int32_t width = 0, height = 0; // pixels
+	int32_t group_rows = 1; // rows of plane 0 in a full group (the format's vsub)
+	int64_t groups = 0; // ceil(height / group_rows)
+	uint64_t row_bytes[kMaxPlanes] = {}; // one packed row of each plane
+	uint64_t group_bytes = 0; // one full group
+	uint64_t total_bytes = 0; // the rectangle: what pp_stream_v1.write's length must be
 
 	// Rows of plane 0 in group g (group_rows, fewer for a short last group).
 	int32_t group_luma_rows(int64_t g) const;
@@ -68,16 +68,16 @@ struct PlaneRef {
 // max_spans runs out. The caller guarantees that the planes hold the rectangle and that x and
 // y are on the chroma grid (check_stream_rect()); nothing is checked here.
 size_t packed_spans(const PackedLayout &layout, int32_t x, int32_t y, const PlaneRef *planes, uint64_t offset,
-		    uint64_t max_bytes, iovec *out, size_t max_spans, uint64_t *covered);
+	uint64_t max_bytes, iovec *out, size_t max_spans, uint64_t *covered);
 
 // What a StreamAssembler says about a rectangle.
 enum class AssemblyStatus : uint8_t {
-	Complete = 0,    // every byte of the rectangle arrived and is in the destination
-	NeedMore,        // every byte so far is in (converted up to the last complete group)
-	NotReady,        // init() failed or no rectangle was begun
-	TooManyBytes,    // more bytes than the rectangle packs to, or than writable() offered
-	InvalidRect,     // begin(): check_stream_rect() refused the rectangle
-	WindowTooSmall,  // begin(): the window cannot hold one row group
+	Complete = 0, // every byte of the rectangle arrived and is in the destination
+	NeedMore, // every byte so far is in (converted up to the last complete group)
+	NotReady, // init() failed or no rectangle was begun
+	TooManyBytes, // more bytes than the rectangle packs to, or than writable() offered
+	InvalidRect, // begin(): check_stream_rect() refused the rectangle
+	WindowTooSmall, // begin(): the window cannot hold one row group
 };
 
 // Short English text for logs, e.g. "more bytes than announced".
@@ -141,8 +141,8 @@ public:
 	// NeedMore while a rectangle is under way, Complete after its last byte, else the error.
 	AssemblyStatus status() const { return status_; }
 	const PackedLayout &layout() const { return layout_; }
-	uint64_t received() const { return received_; }      // bytes of the rectangle so far
-	int32_t rows_done() const { return rows_done_; }      // its rows in the destination so far
+	uint64_t received() const { return received_; } // bytes of the rectangle so far
+	int32_t rows_done() const { return rows_done_; } // its rows in the destination so far
 	bool converts() const { return conv_ != nullptr; }
 
 private:
@@ -155,9 +155,9 @@ private:
 	PackedLayout layout_{};
 	Rect rect_{};
 	std::span<uint8_t> window_;
-	size_t fill_ = 0;          // bytes in the window not yet converted
+	size_t fill_ = 0; // bytes in the window not yet converted
 	uint64_t received_ = 0;
-	uint64_t offered_ = 0;     // what the last writable() covered
+	uint64_t offered_ = 0; // what the last writable() covered
 	int64_t groups_done_ = 0;
 	int32_t rows_done_ = 0;
 	AssemblyStatus status_ = AssemblyStatus::NotReady;

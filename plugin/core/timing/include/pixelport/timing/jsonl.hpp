@@ -17,29 +17,29 @@ inline constexpr int kSchemaVersion = 1;
 // Each returns one line including its trailing '\n'. Absent timestamps (0) and an empty output
 // name are written as null. Strings are valid UTF-8 (invalid bytes become U+FFFD).
 std::string header_line(std::int32_t pid, std::uint64_t start_ns);
-std::string commit_line(const CommitRecord& r);
-std::string frame_line(const FrameRecord& r);
+std::string commit_line(const CommitRecord &r);
+std::string frame_line(const FrameRecord &r);
 std::string drops_line(std::uint64_t count, std::uint64_t since_ns);
 // The same text as commit_line() / frame_line(), appended to `out` (LogWriter's batches).
-void append_commit_line(std::string& out, const CommitRecord& r);
-void append_frame_line(std::string& out, const FrameRecord& r);
+void append_commit_line(std::string &out, const CommitRecord &r);
+void append_frame_line(std::string &out, const FrameRecord &r);
 
 // A whole log read back. Records keep file order.
 struct Log {
-  std::int32_t pid = 0;
-  std::uint64_t start_ns = 0;
-  std::vector<CommitRecord> commits;
-  std::vector<FrameRecord> frames;
-  std::uint64_t dropped = 0;  // sum of all drops records
+	std::int32_t pid = 0;
+	std::uint64_t start_ns = 0;
+	std::vector<CommitRecord> commits;
+	std::vector<FrameRecord> frames;
+	std::uint64_t dropped = 0; // sum of all drops records
 };
 
 // Thrown by read_log(); what() is one line "PATH:LINE: reason" (LINE omitted when the file
 // cannot be opened). `line` is 1-based, 0 for errors about the whole file.
 class LogError : public std::runtime_error {
- public:
-  LogError(const std::string& path, std::size_t line, const std::string& reason);
-  std::string path;
-  std::size_t line;
+public:
+	LogError(const std::string &path, std::size_t line, const std::string &reason);
+	std::string path;
+	std::size_t line;
 };
 
 // Reads a schema-1 log. Throws LogError for a missing/unreadable or empty file, a first line
@@ -47,8 +47,8 @@ class LogError : public std::runtime_error {
 // is reported as truncated), an unknown record type, or a NUL byte (binary file).
 // Opens `path` as it is: for logs this process or its tests wrote. A path from a user goes
 // through a checked read first (pixelport-compare: cli::read_file) and then the overload below.
-Log read_log(const std::string& path);
+Log read_log(const std::string &path);
 // The same from `in`; `path` names it in errors.
-Log read_log(std::istream& in, const std::string& path);
+Log read_log(std::istream &in, const std::string &path);
 
-}  // namespace pixelport::timing
+} // namespace pixelport::timing

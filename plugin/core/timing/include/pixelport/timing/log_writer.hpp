@@ -28,79 +28,79 @@ class Summary;
 class TraceWriter;
 
 class LogWriter {
- public:
-  struct Options {
-    std::string jsonl_path;   // empty = no JSON Lines file
-    std::string trace_path;   // empty = no trace file
-    std::size_t capacity = 4096;  // records the queue holds (exactly); >= 1
-    Summary* summary = nullptr;   // fed on the writer thread; not owned, must outlive this
-    std::chrono::milliseconds poll_interval{10};
-  };
+public:
+	struct Options {
+		std::string jsonl_path; // empty = no JSON Lines file
+		std::string trace_path; // empty = no trace file
+		std::size_t capacity = 4096; // records the queue holds (exactly); >= 1
+		Summary *summary = nullptr; // fed on the writer thread; not owned, must outlive this
+		std::chrono::milliseconds poll_interval{10};
+	};
 
-  // Opens (truncates) the files and starts the writer thread. The JSONL header and an empty
-  // trace document are on disk when this returns. Throws std::system_error when a file cannot
-  // be created, std::invalid_argument for capacity 0.
-  explicit LogWriter(Options opts);
-  ~LogWriter();  // close()
-  LogWriter(const LogWriter&) = delete;
-  LogWriter& operator=(const LogWriter&) = delete;
+	// Opens (truncates) the files and starts the writer thread. The JSONL header and an empty
+	// trace document are on disk when this returns. Throws std::system_error when a file cannot
+	// be created, std::invalid_argument for capacity 0.
+	explicit LogWriter(Options opts);
+	~LogWriter(); // close()
+	LogWriter(const LogWriter &) = delete;
+	LogWriter &operator=(const LogWriter &) = delete;
 
-  // Queues a copy. Returns false and counts a drop when the queue is full or after close().
-  bool push(const CommitRecord& r);
-  bool push(const FrameRecord& r);
+	// Queues a copy. Returns false and counts a drop when the queue is full or after close().
+	bool push(const CommitRecord &r);
+	bool push(const FrameRecord &r);
 
-  // Waits until every record pushed before the call is written (or dropped). False on timeout.
-  bool flush(std::chrono::milliseconds timeout = std::chrono::seconds(2));
-  // Writes everything still queued, finishes the files, joins the thread. Idempotent; safe to
-  // call from the host's (event-loop side) SIGTERM/SIGINT handling. Does not wait for a
-  // paused writer: close() resumes it.
-  void close();
+	// Waits until every record pushed before the call is written (or dropped). False on timeout.
+	bool flush(std::chrono::milliseconds timeout = std::chrono::seconds(2));
+	// Writes everything still queued, finishes the files, joins the thread. Idempotent; safe to
+	// call from the host's (event-loop side) SIGTERM/SIGINT handling. Does not wait for a
+	// paused writer: close() resumes it.
+	void close();
 
-  std::uint64_t written() const { return written_.load(std::memory_order_relaxed); }
-  std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
-  // Write or format errors on the writer thread (the records involved are lost).
-  std::uint64_t io_errors() const { return io_errors_.load(std::memory_order_relaxed); }
+	std::uint64_t written() const { return written_.load(std::memory_order_relaxed); }
+	std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+	// Write or format errors on the writer thread (the records involved are lost).
+	std::uint64_t io_errors() const { return io_errors_.load(std::memory_order_relaxed); }
 
-  // Test hook: hold the writer thread back so the queue fills. close() clears it.
-  void pause_writer_for_test(bool paused);
+	// Test hook: hold the writer thread back so the queue fills. close() clears it.
+	void pause_writer_for_test(bool paused);
 
- private:
-  using Item = std::variant<CommitRecord, FrameRecord>;
-  template <typename R>
-  bool push_item(const R& r);
-  void run();
-  void write_batch(const std::vector<Item>& batch);
+private:
+	using Item = std::variant<CommitRecord, FrameRecord>;
+	template <typename R>
+	bool push_item(const R &r);
+	void run();
+	void write_batch(const std::vector<Item> &batch);
 
-  Options opts_;
-  int jsonl_fd_ = -1;
-  std::unique_ptr<TraceWriter> trace_;
-  std::uint64_t start_ns_ = 0;
-  std::uint64_t jsonl_offset_ = 0;  // writer thread only (after the constructor)
+	Options opts_;
+	int jsonl_fd_ = -1;
+	std::unique_ptr<TraceWriter> trace_;
+	std::uint64_t start_ns_ = 0;
+	std::uint64_t jsonl_offset_ = 0; // writer thread only (after the constructor)
 
-  // Ring: indices grow forever; slot = index & mask_. Full when tail - head == capacity.
-  std::vector<Item> slots_;
-  std::size_t mask_ = 0;
-  std::size_t wake_threshold_ = 1;  // queued records at which push() wakes the writer early
-  alignas(64) std::atomic<std::uint64_t> tail_{0};  // producer writes
-  std::uint64_t cached_head_ = 0;                   // producer's last view of head_
-  alignas(64) std::atomic<std::uint64_t> head_{0};  // consumer writes
-  alignas(64) std::atomic<std::uint64_t> written_{0};
-  std::atomic<std::uint64_t> dropped_{0};
-  std::atomic<std::uint64_t> io_errors_{0};
-  std::atomic<bool> paused_{false};
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> wake_pending_{false};
-  bool closed_ = false;
+	// Ring: indices grow forever; slot = index & mask_. Full when tail - head == capacity.
+	std::vector<Item> slots_;
+	std::size_t mask_ = 0;
+	std::size_t wake_threshold_ = 1; // queued records at which push() wakes the writer early
+	alignas(64) std::atomic<std::uint64_t> tail_{0}; // producer writes
+	std::uint64_t cached_head_ = 0; // producer's last view of head_
+	alignas(64) std::atomic<std::uint64_t> head_{0}; // consumer writes
+	alignas(64) std::atomic<std::uint64_t> written_{0};
+	std::atomic<std::uint64_t> dropped_{0};
+	std::atomic<std::uint64_t> io_errors_{0};
+	std::atomic<bool> paused_{false};
+	std::atomic<bool> stop_{false};
+	std::atomic<bool> wake_pending_{false};
+	bool closed_ = false;
 
-  std::uint64_t drops_since_ns_ = 0;  // writer thread only
-  std::string lines_;                 // writer thread only: the batch's JSONL text
+	std::uint64_t drops_since_ns_ = 0; // writer thread only
+	std::string lines_; // writer thread only: the batch's JSONL text
 
-  std::mutex mu_;
-  std::uint64_t done_ = 0;              // under mu_: ring index through which records are written
-  std::uint64_t dropped_reported_ = 0;  // under mu_: drops already in a drops record
-  std::condition_variable wake_cv_;  // writer sleeps here
-  std::condition_variable done_cv_;  // flush() waits here
-  std::thread thread_;
+	std::mutex mu_;
+	std::uint64_t done_ = 0; // under mu_: ring index through which records are written
+	std::uint64_t dropped_reported_ = 0; // under mu_: drops already in a drops record
+	std::condition_variable wake_cv_; // writer sleeps here
+	std::condition_variable done_cv_; // flush() waits here
+	std::thread thread_;
 };
 
-}  // namespace pixelport::timing
+} // namespace pixelport::timing

@@ -18,41 +18,41 @@ namespace pixelport::timing {
 // Memory is bounded: each (target, phase) series keeps its most recent `max_samples` values,
 // so percentiles describe that recent window on long sessions.
 class Summary {
- public:
-  explicit Summary(std::size_t max_samples = 1 << 16);
+public:
+	explicit Summary(std::size_t max_samples = 1 << 16);
 
-  void add(const CommitRecord& r);
-  void add(const FrameRecord& r);
+	void add(const CommitRecord &r);
+	void add(const FrameRecord &r);
 
-  struct Row {
-    std::string target;  // "surface 12 (foot)" or "output HEADLESS-1"
-    Phase phase;
-    Percentiles stats;   // ns, nearest rank
-  };
-  // Surfaces (by id) then outputs (by name), phases in Phase order; series without values
-  // are left out.
-  std::vector<Row> rows() const;
-  // The rows as an aligned text table in human units, ending in '\n'; a single line saying
-  // so when nothing was recorded.
-  std::string format_summary() const;
-  void clear();
+	struct Row {
+		std::string target; // "surface 12 (foot)" or "output HEADLESS-1"
+		Phase phase;
+		Percentiles stats; // ns, nearest rank
+	};
+	// Surfaces (by id) then outputs (by name), phases in Phase order; series without values
+	// are left out.
+	std::vector<Row> rows() const;
+	// The rows as an aligned text table in human units, ending in '\n'; a single line saying
+	// so when nothing was recorded.
+	std::string format_summary() const;
+	void clear();
 
- private:
-  struct Series {
-    std::vector<std::uint64_t> values;
-    std::size_t next = 0;  // ring position once values.size() == max_samples
-  };
-  struct Target {
-    std::string label;
-    FixedString<64> app_id;  // surfaces: the app_id the label was made from
-    std::array<Series, kPhaseCount> series;
-  };
-  void add_values(Target& t, const PhaseDurations& d);
+private:
+	struct Series {
+		std::vector<std::uint64_t> values;
+		std::size_t next = 0; // ring position once values.size() == max_samples
+	};
+	struct Target {
+		std::string label;
+		FixedString<64> app_id; // surfaces: the app_id the label was made from
+		std::array<Series, kPhaseCount> series;
+	};
+	void add_values(Target &t, const PhaseDurations &d);
 
-  std::size_t max_samples_;
-  mutable std::mutex mu_;
-  std::map<std::uint64_t, Target> surfaces_;
-  std::map<std::string, Target, std::less<>> outputs_;
+	std::size_t max_samples_;
+	mutable std::mutex mu_;
+	std::map<std::uint64_t, Target> surfaces_;
+	std::map<std::string, Target, std::less<>> outputs_;
 };
 
-}  // namespace pixelport::timing
+} // namespace pixelport::timing
