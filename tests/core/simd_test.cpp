@@ -1,6 +1,10 @@
 // SIMD rows equal the scalar reference byte for byte, for every (source, target) pair.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <string>
+#include <vector>
+
 #include "pixelport/core/convert.hpp"
 #include "test_support.hpp"
 
@@ -13,38 +17,53 @@ class SimdMatchesScalar : public ::testing::TestWithParam<Pair> {};
 
 constexpr int32_t kWidths[] = {1, 2, 3, 5, 7, 15, 16, 17, 31, 33, 63, 65, 1023, 1920};
 
-struct Colour {
-	YuvMatrix m;
-	YuvRange r;
-};
-constexpr Colour kColours[] = {{YuvMatrix::BT601, YuvRange::Limited}, {YuvMatrix::BT601, YuvRange::Full},
-	{YuvMatrix::BT709, YuvRange::Limited}, {YuvMatrix::BT709, YuvRange::Full}};
+// Every colour choice of ConvertOptions: matrix x range x chroma location x alpha mode,
+// for every pair (the choices a format does not use must not change its result either).
+std::vector<ConvertOptions> all_colour_options() {
+	std::vector<ConvertOptions> out;
+	for (YuvMatrix m : {YuvMatrix::BT601, YuvMatrix::BT709, YuvMatrix::BT2020})
+		for (YuvRange r : {YuvRange::Limited, YuvRange::Full})
+			for (int loc = 0; loc <= static_cast<int>(ChromaLocation::Type5); ++loc)
+				for (AlphaMode a : {AlphaMode::Premultiplied, AlphaMode::Straight}) {
+					ConvertOptions o;
+					o.matrix = m;
+					o.range = r;
+					o.chroma_location = static_cast<ChromaLocation>(loc);
+					o.alpha = a;
+					out.push_back(o);
+				}
+	return out;
+}
+
+std::string describe(const ConvertOptions &o) {
+	return "matrix " + std::to_string(int(o.matrix)) + " range " + std::to_string(int(o.range)) + " location " +
+		std::to_string(int(o.chroma_location)) + " alpha " + std::to_string(int(o.alpha));
+}
 
 TEST_P(SimdMatchesScalar, ForEveryWidthPaddingAndColourSetting) {
 	if (best_isa() == Isa::Scalar)
 		GTEST_SKIP() << "no SIMD kernels for this CPU (only the scalar table): nothing to compare";
 	const Pair p = GetParam();
 	const FormatInfo *fi = format_info(p.src);
-	const int n_colours = fi->model == ColorModel::YUV ? 4 : 1;
 	const int32_t h = fi->vsub == 2 ? 3 : 2; // odd height for 4:2:0
+	const std::vector<ConvertOptions> colours = all_colour_options();
+	ASSERT_EQ(colours.size(), 72u);
 	uint32_t seed = 1;
 	for (int32_t w : kWidths) {
 		for (size_t pad : {size_t{0}, size_t{13}}) { // odd padding: rows start unaligned
 			auto src = test::make_src(p.src, w, h, pad, seed++);
 			auto ref = test::make_dst(p.dst, w, h, pad, 0xAB);
-			for (int c = 0; c < n_colours; ++c) {
-				ConvertOptions o;
-				o.matrix = kColours[c].m;
-				o.range = kColours[c].r;
+			auto out = test::make_dst(p.dst, w, h, pad, 0xAB);
+			for (ConvertOptions o : colours) {
 				o.force_scalar = true;
 				ASSERT_EQ(convert_image(src.img, ref.img, o), Status::Ok);
 				o.force_scalar = false;
 				for (int isa = 1; isa <= static_cast<int>(best_isa()); ++isa) {
 					o.max_isa = static_cast<Isa>(isa);
-					auto out = test::make_dst(p.dst, w, h, pad, 0xAB);
+					std::memset(out.img.data, 0xAB, out.img.size);
 					ASSERT_EQ(convert_image(src.img, out.img, o), Status::Ok);
 					ASSERT_EQ(out.bytes(), ref.bytes()) << isa_name(o.max_isa) << " width " << w
-									    << " pad " << pad << " colour " << c;
+									    << " pad " << pad << " " << describe(o);
 				}
 			}
 		}
@@ -88,6 +107,19 @@ void expect_all_isas_match(const test::TestSrc &src, uint32_t dst_code) {
 		EXPECT_EQ(out.bytes(), ref.bytes())
 			<< format_name(src.img.fourcc) << " -> " << format_name(dst_code) << " " << isa_name(o.max_isa);
 	}
+	// Straight alpha, same comparison.
+	o = {};
+	o.alpha = AlphaMode::Straight;
+	o.force_scalar = true;
+	ASSERT_EQ(convert_image(src.img, ref.img, o), Status::Ok);
+	for (int isa = 1; isa <= static_cast<int>(best_isa()); ++isa) {
+		auto out = test::make_dst(dst_code, src.img.width, src.img.height, 0, 0);
+		o.force_scalar = false;
+		o.max_isa = static_cast<Isa>(isa);
+		ASSERT_EQ(convert_image(src.img, out.img, o), Status::Ok);
+		EXPECT_EQ(out.bytes(), ref.bytes()) << format_name(src.img.fourcc) << " -> " << format_name(dst_code)
+						    << " straight " << isa_name(o.max_isa);
+	}
 }
 
 TEST(EveryValue, TenBitCodesConvertAlikeOnEveryIsa) {
@@ -101,6 +133,46 @@ TEST(EveryValue, TenBitCodesConvertAlikeOnEveryIsa) {
 	}
 	for (uint32_t d : {fourcc::ARGB8888, fourcc::XRGB8888, fourcc::ABGR2101010, fourcc::XBGR2101010})
 		expect_all_isas_match(src, d);
+}
+
+// Every 10-bit Y and every Cb, Cr code (in pairs (v, 1023 - v) and (v, v)) of P010, for
+// every matrix and range, on every instruction set against the scalar reference.
+TEST(EveryValue, P010CodesConvertAlikeOnEveryIsaForEveryMatrixAndRange) {
+	if (best_isa() == Isa::Scalar)
+		GTEST_SKIP() << "no SIMD kernels for this CPU (only the scalar table): nothing to compare";
+	auto src = test::make_src(fourcc::P010, 2048, 2, 0, 0);
+	auto *y = const_cast<uint8_t *>(src.img.planes[0].data);
+	auto *c = const_cast<uint8_t *>(src.img.planes[1].data);
+	for (uint32_t i = 0; i < 2048; ++i) {
+		for (int row = 0; row < 2; ++row) {
+			const uint16_t v = static_cast<uint16_t>(((i + 512 * row) & 1023) << 6);
+			std::memcpy(y + row * src.img.planes[0].stride + 2 * i, &v, 2);
+		}
+		const uint32_t k = i / 2, cb = k & 1023, cr = i & 1 ? cb : 1023 - cb;
+		const uint16_t w = static_cast<uint16_t>((i & 1 ? cr : cb) << 6);
+		std::memcpy(c + 2 * i, &w, 2);
+	}
+	for (uint32_t d : {fourcc::ARGB8888, fourcc::XRGB8888, fourcc::ABGR2101010, fourcc::XBGR2101010}) {
+		for (YuvMatrix m : {YuvMatrix::BT601, YuvMatrix::BT709, YuvMatrix::BT2020}) {
+			for (YuvRange r : {YuvRange::Limited, YuvRange::Full}) {
+				ConvertOptions o;
+				o.matrix = m;
+				o.range = r;
+				o.force_scalar = true;
+				auto ref = test::make_dst(d, 2048, 2, 0, 0);
+				ASSERT_EQ(convert_image(src.img, ref.img, o), Status::Ok);
+				o.force_scalar = false;
+				for (int isa = 1; isa <= static_cast<int>(best_isa()); ++isa) {
+					o.max_isa = static_cast<Isa>(isa);
+					auto out = test::make_dst(d, 2048, 2, 0, 0);
+					ASSERT_EQ(convert_image(src.img, out.img, o), Status::Ok);
+					EXPECT_EQ(out.bytes(), ref.bytes())
+						<< format_name(d) << " matrix " << int(m) << " range " << int(r) << " "
+						<< isa_name(o.max_isa);
+				}
+			}
+		}
+	}
 }
 
 TEST(EveryValue, HalfFloatsConvertAlikeOnEveryIsa) {

@@ -27,8 +27,8 @@ namespace {
 
 using detail::KernelEntry;
 using detail::RowFn;
+using detail::RowParams;
 using detail::RowSrc;
-using detail::YuvCoeffs;
 
 // Expanded, validated area: [x0, x1) x [y0, y1), on the chroma grid.
 struct Area {
@@ -40,7 +40,7 @@ struct Job {
 	const SrcImage *src;
 	const DstImage *dst;
 	RowFn fn;
-	YuvCoeffs yuv;
+	RowParams par;
 	std::span<const Rect> rects; // validated; expanded on use, so nothing is allocated
 	bool streaming;
 };
@@ -56,6 +56,13 @@ Status check_plane(const uint8_t *data, size_t stride, size_t size, uint64_t row
 	return need <= size ? Status::Ok : Status::BufferTooSmall;
 }
 
+// Enum values come from callers that may have cast a client's number: check them.
+bool options_ok(const ConvertOptions &opt) {
+	return opt.threads >= 0 && opt.band_rows >= 0 && opt.matrix <= YuvMatrix::BT2020 &&
+		opt.range <= YuvRange::Full && opt.chroma_location <= ChromaLocation::Type5 &&
+		opt.alpha <= AlphaMode::Straight;
+}
+
 Status validate(const SrcImage &src, const DstImage &dst, const ConvertOptions &opt, const FormatInfo **out) {
 	const FormatInfo *fi = format_info(src.fourcc);
 	const FormatInfo *di = format_info(dst.fourcc);
@@ -63,7 +70,7 @@ Status validate(const SrcImage &src, const DstImage &dst, const ConvertOptions &
 	if (!can_convert(src.fourcc, dst.fourcc)) return Status::UnsupportedConversion;
 	if (src.width <= 0 || src.height <= 0) return Status::InvalidSize;
 	if (dst.width != src.width || dst.height != src.height) return Status::SizeMismatch;
-	if (opt.threads < 0 || opt.band_rows < 0) return Status::InvalidOption;
+	if (!options_ok(opt)) return Status::InvalidOption;
 	const auto w = static_cast<uint32_t>(src.width), h = static_cast<uint32_t>(src.height);
 	for (int i = 0; i < fi->num_planes; ++i) {
 		const SrcPlane &p = src.planes[i];
@@ -81,10 +88,16 @@ Status validate(const SrcImage &src, const DstImage &dst, const ConvertOptions &
 // 219 * 2^(n-8) (limited) or 2^n - 1 (full) and multiplies by 2^m - 1, so the
 // coefficients carry the ratio of the two: 1 for 8 -> 8 bits, 1023/1020 for 10-bit
 // output (limited), 1020/1023 for 10 -> 8 bits (full).
-YuvCoeffs yuv_coeffs(YuvMatrix m, YuvRange r, int src_bits, int dst_bits) {
-	// ITU-R BT.601-7 / BT.709-6 luma weights.
-	const double kr = m == YuvMatrix::BT709 ? 0.2126 : 0.299;
-	const double kb = m == YuvMatrix::BT709 ? 0.0722 : 0.114;
+RowParams row_params(YuvMatrix m, YuvRange r, int src_bits, int dst_bits, bool premultiply) {
+	// Luma weights: ITU-R BT.601-7, BT.709-6, BT.2020-2 (non-constant luminance).
+	double kr = 0.299, kb = 0.114;
+	if (m == YuvMatrix::BT709) {
+		kr = 0.2126;
+		kb = 0.0722;
+	} else if (m == YuvMatrix::BT2020) {
+		kr = 0.2627;
+		kb = 0.0593;
+	}
 	const double kg = 1.0 - kr - kb;
 	const bool lim = r == YuvRange::Limited;
 	const double out_max = (1 << dst_bits) - 1;
@@ -94,7 +107,11 @@ YuvCoeffs yuv_coeffs(YuvMatrix m, YuvRange r, int src_bits, int dst_bits) {
 	const double one = 1 << detail::kYuvShift;
 	auto q = [&](double v) { return static_cast<int32_t>(std::lround(v * one)); };
 	return {q(ys), lim ? 16 : 0, q(2 * (1 - kr) * cs), q(2 * kb * (1 - kb) / kg * cs),
-		q(2 * kr * (1 - kr) / kg * cs), q(2 * (1 - kb) * cs), q(2 * ys)};
+		q(2 * kr * (1 - kr) / kg * cs), q(2 * (1 - kb) * cs), q(2 * ys), premultiply};
+}
+
+RowParams row_params(const ConvertOptions &opt, const FormatInfo &src, const FormatInfo &dst) {
+	return row_params(opt.matrix, opt.range, src.bits, dst.bits, src.has_alpha && opt.alpha == AlphaMode::Straight);
 }
 
 bool env_force_scalar() {
@@ -184,7 +201,7 @@ void convert_piece(const Job &job, int32_t x, int32_t w, int32_t y, uint8_t *d) 
 		const SrcPlane &sp = job.src->planes[i];
 		rs.p[i] = sp.data + uint64_t(y / p.vsub) * sp.stride + uint64_t(x / p.hsub) * p.unit_bytes;
 	}
-	job.fn(rs, d, w, job.yuv);
+	job.fn(rs, d, w, job.par);
 }
 
 constexpr int32_t kPiecePixels = 2048; // 8 KiB of destination: stays in L1
@@ -271,7 +288,7 @@ Status prepare(const SrcImage &src, const DstImage &dst, const ConvertOptions &o
 	job.fn = find_kernel(src.fourcc, dst.fourcc, opt);
 	if (!job.fn) return Status::UnsupportedConversion;
 	job.streaming = false;
-	job.yuv = yuv_coeffs(opt.matrix, opt.range, job.fi->bits, format_info(dst.fourcc)->bits);
+	job.par = row_params(opt, *job.fi, *format_info(dst.fourcc));
 	return Status::Ok;
 }
 
@@ -355,16 +372,33 @@ Status convert_image(const SrcImage &src, const DstImage &dst, const ConvertOpti
 	return convert_rects(src, dst, {&all, 1}, opt);
 }
 
+YuvMatrix default_yuv_matrix(int32_t width, int32_t height) {
+	(void)width;
+	return height >= 720 ? YuvMatrix::BT709 : YuvMatrix::BT601;
+}
+
+uint32_t pick_target_for_alpha(uint32_t src, std::span<const uint32_t> renderer, AlphaMode alpha) {
+	const FormatInfo *fi = format_info(src);
+	if (!fi) return 0;
+	if (alpha != AlphaMode::Straight || !fi->has_alpha) return pick_target(src, renderer);
+	return pick_converted_target(src, renderer); // premultiplied on the way
+}
+
+bool needs_conversion(uint32_t src, uint32_t target, AlphaMode alpha) {
+	const FormatInfo *fi = format_info(src);
+	return src != target || (alpha == AlphaMode::Straight && fi && fi->has_alpha);
+}
+
 Status detail::prepare_conversion(
 	uint32_t src_fourcc, uint32_t dst_fourcc, const ConvertOptions &opt, PreparedConversion *out) {
 	const FormatInfo *fi = format_info(src_fourcc);
 	const FormatInfo *di = format_info(dst_fourcc);
 	if (!fi || !di) return Status::UnknownFormat;
 	if (!can_convert(src_fourcc, dst_fourcc)) return Status::UnsupportedConversion;
-	if (opt.threads < 0 || opt.band_rows < 0) return Status::InvalidOption;
+	if (!options_ok(opt)) return Status::InvalidOption;
 	const RowFn fn = find_kernel(src_fourcc, dst_fourcc, opt);
 	if (!fn) return Status::UnsupportedConversion;
-	*out = {fi, di, fn, yuv_coeffs(opt.matrix, opt.range, fi->bits, di->bits), opt};
+	*out = {fi, di, fn, row_params(opt, *fi, *di), opt};
 	return Status::Ok;
 }
 
@@ -375,7 +409,7 @@ void detail::convert_rows_prepared(
 	job.src = &src;
 	job.dst = &dst;
 	job.fn = pc.fn;
-	job.yuv = pc.yuv;
+	job.par = pc.par;
 	job.streaming = false;
 	const Rect r{0, y0, src.width, y1 - y0};
 	job.rects = {&r, 1};

@@ -19,7 +19,7 @@ constexpr PlaneInfo P(uint8_t hsub, uint8_t vsub, uint8_t bytes) { return {hsub,
 // clang-format off
 constexpr FormatInfo kFormats[] = {
 	// fourcc             name             model            n  planes                                   hs vs bits alpha float layout
-	{f::ARGB8888,      "ARGB8888",      ColorModel::RGB, 1, {P(1,1,4)},                              1, 1, 8,  true,  false, "[31:0] A:R:G:B 8:8:8:8 LE", 0, {}},
+	{f::ARGB8888,      "ARGB8888",      ColorModel::RGB, 1, {P(1,1,4)},                              1, 1, 8,  true,  false, "[31:0] A:R:G:B 8:8:8:8 LE", 1, {f::ARGB8888}},
 	{f::XRGB8888,      "XRGB8888",      ColorModel::RGB, 1, {P(1,1,4)},                              1, 1, 8,  false, false, "[31:0] x:R:G:B 8:8:8:8 LE", 0, {}},
 	{f::ABGR8888,      "ABGR8888",      ColorModel::RGB, 1, {P(1,1,4)},                              1, 1, 8,  true,  false, "[31:0] A:B:G:R 8:8:8:8 LE", TGT_8},
 	{f::XBGR8888,      "XBGR8888",      ColorModel::RGB, 1, {P(1,1,4)},                              1, 1, 8,  false, false, "[31:0] x:B:G:R 8:8:8:8 LE", TGT_8},
@@ -107,9 +107,14 @@ bool can_convert(uint32_t src, uint32_t dst) {
 }
 
 uint32_t pick_target(uint32_t src, std::span<const uint32_t> renderer) {
+	if (!format_info(src)) return 0;
+	if (contains(renderer, src)) return src;
+	return pick_converted_target(src, renderer);
+}
+
+uint32_t pick_converted_target(uint32_t src, std::span<const uint32_t> renderer) {
 	const FormatInfo *fi = format_info(src);
 	if (!fi) return 0;
-	if (contains(renderer, src)) return src;
 	const bool deep = fi->bits >= 10 && !(fi->is_float && fi->has_alpha);
 	uint32_t order[4];
 	int n = 0;

@@ -12,7 +12,7 @@ struct PreparedConversion {
 	const FormatInfo *src = nullptr;
 	const FormatInfo *dst = nullptr;
 	RowFn fn = nullptr;
-	YuvCoeffs yuv{};
+	RowParams par{};
 	ConvertOptions opt;
 };
 

@@ -79,7 +79,7 @@ struct Px {
 	uint32_t r, g, b, a;
 };
 
-// Byte-per-channel sources (RGB888, BGR888, ABGR8888, XBGR8888): byte offsets.
+// Byte-per-channel sources (RGB888, BGR888, ABGR8888, XBGR8888, ARGB8888): byte offsets.
 template <uint32_t Code, int Bpp, int R, int G, int B, int A>
 struct SBytes {
 	static constexpr uint32_t fourcc = Code;
@@ -95,6 +95,8 @@ using SRgb888 = SBytes<fourcc::RGB888, 3, 2, 1, 0, -1>;
 using SBgr888 = SBytes<fourcc::BGR888, 3, 0, 1, 2, -1>;
 using SAbgr8888 = SBytes<fourcc::ABGR8888, 4, 0, 1, 2, 3>;
 using SXbgr8888 = SBytes<fourcc::XBGR8888, 4, 0, 1, 2, -1>;
+// ARGB8888 -> ARGB8888: a copy, or with straight alpha the premultiplying conversion.
+using SArgb8888 = SBytes<fourcc::ARGB8888, 4, 2, 1, 0, 3>;
 
 // 16-bit words: field shifts and widths; alpha width 0 = none. Expansion by bit
 // replication.
@@ -162,10 +164,30 @@ struct SHalf {
 using SXbgr16f = SHalf<fourcc::XBGR16161616F, false>;
 using SAbgr16f = SHalf<fourcc::ABGR16161616F, true>;
 
-// Pixels [i0, w) of the row; SIMD rows use it for their tails.
+// round(c * a / Max), ties up: straight colour times alpha, both already in the
+// destination's bits (c: D::cb, a: D::ab, so Max = D::amax). Exact integer division by a
+// constant, so every ISA gets the same result.
+template <uint32_t Max>
+inline uint32_t premul(uint32_t c, uint32_t a) {
+	return (2 * c * a + Max) / (2 * Max);
+}
+
+// Pixels [i0, w) of the row; SIMD rows use it for their tails, and for whole rows of
+// straight alpha (premultiply set, S has alpha).
 template <class S, class D>
-void rgb_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w) {
+void rgb_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w, bool premultiply) {
 	const uint8_t *p = s.p[0];
+	if (S::alpha && premultiply) {
+		// Colour times the alpha as stored at the destination's precision, so the result
+		// is a valid premultiplied pixel (colour <= alpha). X targets keep the colour
+		// composited over black, as a premultiplied source gives.
+		for (int32_t i = i0; i < w; ++i) {
+			const Px px = S::template get<D::cb, D::ab>(p, i);
+			D::put(d, i, premul<D::amax>(px.r, px.a), premul<D::amax>(px.g, px.a),
+				premul<D::amax>(px.b, px.a), px.a);
+		}
+		return;
+	}
 	for (int32_t i = i0; i < w; ++i) {
 		const Px px = S::template get<D::cb, D::ab>(p, i);
 		D::put(d, i, px.r, px.g, px.b, S::alpha ? px.a : D::amax);
@@ -173,8 +195,8 @@ void rgb_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w) {
 }
 
 template <class S, class D>
-void rgb_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &) {
-	rgb_span<S, D>(s, d, 0, w);
+void rgb_row(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	rgb_span<S, D>(s, d, 0, w, c.premultiply);
 }
 
 // ---- YUV sources -------------------------------------------------------------------------
@@ -239,7 +261,7 @@ inline void yuv_put(uint8_t *d, int32_t i, int32_t y, int32_t rc, int32_t gc, in
 
 // Chroma terms of pair k, then its luma term for pixel i (2k or 2k+1).
 template <class S, class D>
-inline void yuv_pixel(const RowSrc &s, uint8_t *d, int32_t k, int32_t i, int32_t yoff, const YuvCoeffs &c) {
+inline void yuv_pixel(const RowSrc &s, uint8_t *d, int32_t k, int32_t i, int32_t yoff, const RowParams &c) {
 	using M = YuvMath<S, D>;
 	const int32_t u = static_cast<int32_t>(S::u(s, k)) - M::coff;
 	const int32_t v = static_cast<int32_t>(S::v(s, k)) - M::coff;
@@ -263,19 +285,19 @@ struct Yuv16Terms {
 	int32_t r, g, b;
 };
 // Chroma terms of one pixel pair: (C - 128) * 256 times the coefficient at 13 bits.
-inline Yuv16Terms yuv16_chroma(uint32_t u, uint32_t v, const YuvCoeffs &c) {
+inline Yuv16Terms yuv16_chroma(uint32_t u, uint32_t v, const RowParams &c) {
 	const int32_t u8 = (static_cast<int32_t>(u) - 128) * 256, v8 = (static_cast<int32_t>(v) - 128) * 256;
 	return {mulhrs(v8, c.rv), adds16(mulhrs(u8, -c.gu), mulhrs(v8, -c.gv)), mulhrs(u8, c.bu)};
 }
 // Luma term with the final rounding (+32) folded in: (Y - off) * 128 times y at 14 bits.
-inline int32_t yuv16_luma(uint32_t y, const YuvCoeffs &c) {
+inline int32_t yuv16_luma(uint32_t y, const RowParams &c) {
 	return mulhrs((static_cast<int32_t>(y) - c.y_off) * 128, c.y_mul14) + 32;
 }
 inline int32_t yuv16_out(int32_t y, int32_t t) { return clampi(adds16(y, t) >> 6, 255); }
 
 // Pixels [i0, w) of the row, i0 even.
 template <class S, class D>
-void yuv_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w, const YuvCoeffs &c) {
+void yuv_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w, const RowParams &c) {
 	if constexpr (S::bits == 8) {
 		for (int32_t i = i0; i < w; ++i) {
 			const Yuv16Terms t = yuv16_chroma(S::u(s, i >> 1), S::v(s, i >> 1), c);
@@ -289,7 +311,7 @@ void yuv_span(const RowSrc &s, uint8_t *d, int32_t i0, int32_t w, const YuvCoeff
 }
 
 template <class S, class D>
-void yuv_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c) {
+void yuv_row(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 	yuv_span<S, D>(s, d, 0, w, c);
 }
 

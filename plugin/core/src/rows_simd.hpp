@@ -24,7 +24,8 @@ struct ByteShuffle {
 };
 
 template <class S, class D>
-void bytes_row_ssse3(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &) {
+void bytes_row_ssse3(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (S::alpha && c.premultiply) return rgb_span<S, D>(s, d, 0, w, true); // straight alpha: the template
 	const uint8_t *p = s.p[0];
 	const __m128i shuf = _mm_load_si128(reinterpret_cast<const __m128i *>(ByteShuffle<S, D>::mask));
 	const __m128i alpha = _mm_set1_epi32(static_cast<int32_t>(ByteShuffle<S, D>::alpha));
@@ -36,12 +37,13 @@ void bytes_row_ssse3(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &) 
 		_mm_storeu_si128(reinterpret_cast<__m128i *>(d + 4 * int64_t(i)),
 			_mm_or_si128(_mm_shuffle_epi8(x, shuf), alpha));
 	}
-	rgb_span<S, D>(s, d, i, w);
+	rgb_span<S, D>(s, d, i, w, false);
 }
 
 #if PP_ISA_LEVEL >= 3
 template <class S, class D>
-void bytes_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c) {
+void bytes_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (S::alpha && c.premultiply) return rgb_span<S, D>(s, d, 0, w, true); // straight alpha: the template
 	const uint8_t *p = s.p[0];
 	const __m256i shuf =
 		_mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(ByteShuffle<S, D>::mask)));
@@ -268,7 +270,7 @@ using VYuv = V128;
 #endif
 
 template <class V, class S, class D>
-void yuv16_row(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c) {
+void yuv16_row(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 	static_assert(D::cb == 8 && !D::bgr);
 	using T = typename V::T;
 	const T yoff = V::set16(c.y_off), coff = V::set16(128), cy = V::set16(c.y_mul14), r32 = V::set16(32);
@@ -328,7 +330,7 @@ struct YuvLoad128<SP010> {
 };
 
 template <class S, class D>
-void yuv_row_sse2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c) {
+void yuv_row_sse2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 	using M = YuvMath<S, D>;
 	using L = YuvLoad128<S>;
 	auto coeff = [](int32_t cu, int32_t cv) { return L::vu ? pair16x4(cv, cu) : pair16x4(cu, cv); };
@@ -416,7 +418,7 @@ inline __m256i pair16(int32_t first, int32_t second) {
 }
 
 template <class S, class D>
-void yuv_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &c) {
+void yuv_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 	using M = YuvMath<S, D>;
 	using L = YuvLoad<S>;
 	auto coeff = [](int32_t cu, int32_t cv) { return L::vu ? pair16(cv, cu) : pair16(cu, cv); };
@@ -471,7 +473,8 @@ inline __m256i field8(__m256i v) {
 }
 
 template <class S, class D, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB>
-void word16_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &) {
+void word16_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (S::alpha && c.premultiply) return rgb_span<S, D>(s, d, 0, w, true); // straight alpha: the template
 	constexpr bool keep_a = D::alpha && AB > 0;
 	const int32_t n = w & ~15;
 	for (int32_t i = 0; i < n; i += 16) {
@@ -485,7 +488,7 @@ void word16_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &) 
 		_mm256_storeu_si256(reinterpret_cast<__m256i *>(o), _mm256_permute2x128_si256(lo, hi, 0x20));
 		_mm256_storeu_si256(reinterpret_cast<__m256i *>(o + 32), _mm256_permute2x128_si256(lo, hi, 0x31));
 	}
-	rgb_span<S, D>(s, d, n, w);
+	rgb_span<S, D>(s, d, n, w, false);
 }
 
 template <uint32_t Code, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB, class D>
@@ -503,7 +506,8 @@ inline __m256i c10to8_x16(__m256i x) {
 }
 
 template <class S, class D>
-void w2101010_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &) {
+void w2101010_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (S::alpha && c.premultiply) return rgb_span<S, D>(s, d, 0, w, true); // straight alpha: the template
 	constexpr bool keep_a = D::alpha && S::alpha;
 	const __m256i ten = _mm256_set1_epi32(0x3ff);
 	const int32_t n = w & ~7;
@@ -520,7 +524,7 @@ void w2101010_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &
 		const __m256i px = _mm256_or_si256(_mm256_or_si256(c10to8_x16(br), _mm256_slli_epi32(g, 8)), a);
 		_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 4 * int64_t(i)), px);
 	}
-	rgb_span<S, D>(s, d, n, w);
+	rgb_span<S, D>(s, d, n, w, false);
 }
 
 template <uint32_t Code, bool Bgr, bool Alpha, class D>
@@ -541,7 +545,8 @@ inline __m256i half_channels(const uint8_t *q, __m256 scale) {
 }
 
 template <class S, class D>
-void half_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &) {
+void half_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (S::alpha && c.premultiply) return rgb_span<S, D>(s, d, 0, w, true); // straight alpha: the template
 	constexpr int cb = D::cb;
 	constexpr bool keep_a = D::alpha && S::alpha;
 	const float mc = static_cast<float>((1 << cb) - 1), ma = static_cast<float>(D::amax);
@@ -585,7 +590,7 @@ void half_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const YuvCoeffs &) {
 		px = _mm256_or_si256(_mm256_permutevar8x32_epi32(px, order), aset);
 		_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 4 * int64_t(i)), px);
 	}
-	rgb_span<S, D>(s, d, n, w);
+	rgb_span<S, D>(s, d, n, w, false);
 }
 
 template <uint32_t Code, bool Alpha, class D>

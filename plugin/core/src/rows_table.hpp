@@ -8,6 +8,7 @@
 #define PP_YUV10(S) PP_YUV8(S), yuv_entry<S, DAbgr2101010>(), yuv_entry<S, DXbgr2101010>()
 
 constexpr KernelEntry kTable[] = {
+	rgb_entry<SArgb8888, DArgb8888>(), // for straight alpha (AlphaMode::Straight)
 	PP_RGB8(SAbgr8888),
 	PP_RGB8(SXbgr8888),
 	PP_RGB8(SRgb888),

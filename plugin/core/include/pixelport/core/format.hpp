@@ -45,7 +45,8 @@ struct FormatInfo {
 	// (for multi-byte units) from the most significant field down.
 	const char *layout;
 	// Conversions this core implements from this format. XBGR2101010/ABGR2101010 list
-	// themselves (a copy that sets X bits to ones); pick_target() prefers pass-through.
+	// themselves (a copy that sets X bits to ones), and ARGB8888 lists itself (a copy, or
+	// the premultiplication of straight alpha); pick_target() prefers pass-through.
 	uint8_t num_targets;
 	uint32_t targets[kMaxTargets];
 };
@@ -80,6 +81,13 @@ bool can_convert(uint32_t src_fourcc, uint32_t dst_fourcc);
 // ABGR2101010): an opaque target would drop alpha, so they get 0 if only XRGB8888 is
 // offered. Opaque sources prefer XRGB8888, then ARGB8888 (written with alpha 0xff).
 uint32_t pick_target(uint32_t src_fourcc, std::span<const uint32_t> renderer_formats);
+
+// pick_target() without pass-through: the best target reached through a kernel, by the
+// same rules, for a buffer that must be converted even though the renderer may take its
+// format (straight alpha: see pick_target_for_alpha() in convert.hpp). That is src_fourcc
+// itself only where the core converts a format into itself (ARGB8888, XBGR2101010,
+// ABGR2101010). 0 if none.
+uint32_t pick_converted_target(uint32_t src_fourcc, std::span<const uint32_t> renderer_formats);
 
 // Minimum stride in bytes of `plane` for an image `width` pixels wide:
 // ceil(width / hsub) * unit_bytes. There is no alignment rule. 0 for a bad plane.
