@@ -280,6 +280,27 @@ void register_all() {
 			}
 		}
 	}
+	// Colour options at 1920x1080 (same kernels, other parameters): a YUV matrix and range
+	// other than the default, and straight alpha (premultiplied during conversion).
+	for (const Conv &c : conversions()) {
+		const FormatInfo *fi = format_info(c.src);
+		if (!primary(c)) continue;
+		const Size &s = kSizes[1];
+		ConvertOptions o;
+		if (fi->model == ColorModel::YUV) {
+			o.matrix = YuvMatrix::BT2020;
+			o.range = YuvRange::Full;
+			tune(benchmark::RegisterBenchmark(
+				     key("bt2020full-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o),
+				s);
+		}
+		if (fi->has_alpha) {
+			o.alpha = AlphaMode::Straight;
+			tune(benchmark::RegisterBenchmark(
+				     key("straight-1t", c.name(), s).c_str(), bm_convert, c.src, c.dst, s, o),
+				s);
+		}
+	}
 #ifdef PP_HAVE_LIBYUV
 	for (uint32_t src : kLibyuvSources)
 		for (const Size &s : {kSizes[1], kSizes[2]}) {
@@ -346,5 +367,7 @@ int main(int argc, char **argv) {
 		{"cached-1t", "simd-1t"}, {&kSizes[3]});
 	print_table("Scalar vs SSE2 vs best ISA, 1 thread", {"scalar-1t", "sse2-1t", "simd-1t"}, {&kSizes[1]});
 	print_table("libyuv vs pixelport, 1 thread", {"libyuv-1t", "simd-1t"}, {&kSizes[1], &kSizes[2]});
+	print_table("Colour options, 1 thread (simd-1t: BT.601 limited, premultiplied alpha)",
+		{"simd-1t", "bt2020full-1t", "straight-1t"}, {&kSizes[1]});
 	return 0;
 }

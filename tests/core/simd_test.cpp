@@ -135,6 +135,28 @@ TEST(EveryValue, TenBitCodesConvertAlikeOnEveryIsa) {
 		expect_all_isas_match(src, d);
 }
 
+// Every (colour, alpha) byte pair of ARGB8888 / ABGR8888 and every 16-bit word of
+// ARGB4444 / ARGB1555, premultiplied and straight, on every instruction set.
+TEST(EveryValue, AlphaFormatsConvertAlikeOnEveryIsa) {
+	if (best_isa() == Isa::Scalar)
+		GTEST_SKIP() << "no SIMD kernels for this CPU (only the scalar table): nothing to compare";
+	for (uint32_t code : {fourcc::ARGB8888, fourcc::ABGR8888, fourcc::ARGB4444, fourcc::ARGB1555}) {
+		auto src = test::make_src(code, 256, 256, 0, 0);
+		auto *p = const_cast<uint8_t *>(src.img.planes[0].data);
+		for (uint32_t i = 0; i < 65536; ++i) {
+			if (format_info(code)->planes[0].unit_bytes == 2) {
+				const uint16_t v = static_cast<uint16_t>(i);
+				std::memcpy(p + 2 * i, &v, 2);
+			} else {
+				const uint32_t c = i >> 8, px = i << 24 | c << 16 | (255 - c) << 8 | c / 3;
+				std::memcpy(p + 4 * i, &px, 4);
+			}
+		}
+		const FormatInfo *fi = format_info(code);
+		for (int t = 0; t < fi->num_targets; ++t) expect_all_isas_match(src, fi->targets[t]);
+	}
+}
+
 // Every 10-bit Y and every Cb, Cr code (in pairs (v, 1023 - v) and (v, v)) of P010, for
 // every matrix and range, on every instruction set against the scalar reference.
 TEST(EveryValue, P010CodesConvertAlikeOnEveryIsaForEveryMatrixAndRange) {

@@ -5,6 +5,89 @@
 // the vector, and the last pixels where a full vector load would read past the row).
 // Loads never reach beyond the bytes of the row's own pixels.
 
+// ---- straight alpha: premultiply a finished destination row in place (SSE2) -------------
+// The fast rows write the straight colour and the stored alpha exactly as the template does
+// before it premultiplies; this pass then applies premul<D::amax>() of rows_impl.hpp to them.
+// 8 bits: round(c * a / 255) == (t + (t >> 8)) >> 8 with t = c * a + 128 (c * a / 255 is
+// never a tie). 10-bit colour, 2-bit alpha: (2ca + 3) / 6 == ((2ca + 3) * 10923) >> 16 for
+// 2ca + 3 <= 6141 (the error, < 0.032, never reaches the next integer).
+template <class D>
+void premultiply_row(uint8_t *d, int32_t w) {
+	static_assert(D::alpha);
+	int32_t i = 0;
+#if PP_ISA_LEVEL >= 3
+	if constexpr (D::cb == 8) { // the same in 256-bit registers, 8 pixels per step
+		const __m256i zero = _mm256_setzero_si256(), r128 = _mm256_set1_epi16(128);
+		const __m256i abcast = _mm256_setr_epi8(6, 7, 6, 7, 6, 7, 6, 7, 14, 15, 14, 15, 14, 15, 14, 15, 6, 7, 6,
+			7, 6, 7, 6, 7, 14, 15, 14, 15, 14, 15, 14, 15);
+		const __m256i amask = _mm256_set1_epi32(static_cast<int32_t>(0xff000000u));
+		auto two = [&](__m256i v) {
+			const __m256i t = _mm256_add_epi16(_mm256_mullo_epi16(v, _mm256_shuffle_epi8(v, abcast)), r128);
+			return _mm256_srli_epi16(_mm256_add_epi16(t, _mm256_srli_epi16(t, 8)), 8);
+		};
+		for (; i + 8 <= w; i += 8) {
+			__m256i *p = reinterpret_cast<__m256i *>(d + 4 * int64_t(i));
+			const __m256i x = _mm256_loadu_si256(p);
+			const __m256i c = _mm256_packus_epi16(two(_mm256_unpacklo_epi8(x, zero)),
+				two(_mm256_unpackhi_epi8(x, zero))); // lane order kept
+			_mm256_storeu_si256(p, _mm256_blendv_epi8(c, x, amask));
+		}
+	}
+#endif
+	for (; i + 4 <= w; i += 4) {
+		__m128i *p = reinterpret_cast<__m128i *>(d + 4 * int64_t(i));
+		const __m128i x = _mm_loadu_si128(p);
+		__m128i out;
+		if constexpr (D::cb == 8) {
+			const __m128i zero = _mm_setzero_si128(), r128 = _mm_set1_epi16(128);
+			auto two = [&](__m128i v) { // 2 pixels, 16-bit B G R A
+				const __m128i a = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0xff), 0xff);
+				const __m128i t = _mm_add_epi16(_mm_mullo_epi16(v, a), r128);
+				return _mm_srli_epi16(_mm_add_epi16(t, _mm_srli_epi16(t, 8)), 8);
+			};
+			const __m128i c =
+				_mm_packus_epi16(two(_mm_unpacklo_epi8(x, zero)), two(_mm_unpackhi_epi8(x, zero)));
+			const __m128i amask = _mm_set1_epi32(static_cast<int32_t>(0xff000000u));
+			out = _mm_or_si128(_mm_andnot_si128(amask, c), _mm_and_si128(x, amask));
+		} else {
+			static_assert(D::cb == 10 && D::ab == 2);
+			// 32-bit lanes whose high 16 bits stay zero, so 16-bit multiplies suffice.
+			const __m128i a = _mm_srli_epi32(x, 30), ten = _mm_set1_epi32(1023);
+			auto ch = [&](int shift) {
+				const __m128i c = _mm_and_si128(_mm_srli_epi32(x, shift), ten);
+				const __m128i n =
+					_mm_add_epi32(_mm_slli_epi32(_mm_mullo_epi16(c, a), 1), _mm_set1_epi32(3));
+				return _mm_mulhi_epu16(n, _mm_set1_epi32(10923));
+			};
+			out = _mm_or_si128(_mm_or_si128(_mm_slli_epi32(a, 30), _mm_slli_epi32(ch(20), 20)),
+				_mm_or_si128(_mm_slli_epi32(ch(10), 10), ch(0)));
+		}
+		_mm_storeu_si128(p, out);
+	}
+	for (; i < w; ++i) {
+		const uint32_t v = ld32(d + 4 * int64_t(i)), m = (1u << D::cb) - 1, a = v >> (3 * D::cb);
+		uint32_t o = a << (3 * D::cb);
+		for (int k = 0; k < 3; ++k) o |= premul<D::amax>(v >> (k * D::cb) & m, a) << (k * D::cb);
+		st32(d + 4 * int64_t(i), o);
+	}
+}
+
+// Straight alpha through a hand-written row: the row as for premultiplied input, then
+// premultiply_row(); X targets (alpha not stored) take the template. False: not straight.
+template <class S, class D, RowFn Row>
+inline bool straight_alpha(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (!(S::alpha && c.premultiply)) return false;
+	if constexpr (D::alpha) {
+		RowParams plain = c;
+		plain.premultiply = false;
+		Row(s, d, w, plain);
+		premultiply_row<D>(d, w);
+	} else {
+		rgb_span<S, D>(s, d, 0, w, true);
+	}
+	return true;
+}
+
 #if PP_ISA_LEVEL >= 2
 // ---- 24/32-bit byte RGB: one pshufb per 4 pixels ------------------------------------------
 
@@ -25,7 +108,7 @@ struct ByteShuffle {
 
 template <class S, class D>
 void bytes_row_ssse3(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
-	if (S::alpha && c.premultiply) return rgb_span<S, D>(s, d, 0, w, true); // straight alpha: the template
+	if (straight_alpha<S, D, &bytes_row_ssse3<S, D>>(s, d, w, c)) return;
 	const uint8_t *p = s.p[0];
 	const __m128i shuf = _mm_load_si128(reinterpret_cast<const __m128i *>(ByteShuffle<S, D>::mask));
 	const __m128i alpha = _mm_set1_epi32(static_cast<int32_t>(ByteShuffle<S, D>::alpha));
@@ -43,7 +126,7 @@ void bytes_row_ssse3(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c)
 #if PP_ISA_LEVEL >= 3
 template <class S, class D>
 void bytes_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
-	if (S::alpha && c.premultiply) return rgb_span<S, D>(s, d, 0, w, true); // straight alpha: the template
+	if (straight_alpha<S, D, &bytes_row_avx2<S, D>>(s, d, w, c)) return;
 	const uint8_t *p = s.p[0];
 	const __m256i shuf =
 		_mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(ByteShuffle<S, D>::mask)));
@@ -474,7 +557,7 @@ inline __m256i field8(__m256i v) {
 
 template <class S, class D, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB>
 void word16_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
-	if (S::alpha && c.premultiply) return rgb_span<S, D>(s, d, 0, w, true); // straight alpha: the template
+	if (straight_alpha<S, D, &word16_row_avx2<S, D, RS, RB, GS, GB, BS, BB, AS, AB>>(s, d, w, c)) return;
 	constexpr bool keep_a = D::alpha && AB > 0;
 	const int32_t n = w & ~15;
 	for (int32_t i = 0; i < n; i += 16) {
@@ -507,7 +590,7 @@ inline __m256i c10to8_x16(__m256i x) {
 
 template <class S, class D>
 void w2101010_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
-	if (S::alpha && c.premultiply) return rgb_span<S, D>(s, d, 0, w, true); // straight alpha: the template
+	if (straight_alpha<S, D, &w2101010_row_avx2<S, D>>(s, d, w, c)) return;
 	constexpr bool keep_a = D::alpha && S::alpha;
 	const __m256i ten = _mm256_set1_epi32(0x3ff);
 	const int32_t n = w & ~7;
@@ -546,7 +629,7 @@ inline __m256i half_channels(const uint8_t *q, __m256 scale) {
 
 template <class S, class D>
 void half_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
-	if (S::alpha && c.premultiply) return rgb_span<S, D>(s, d, 0, w, true); // straight alpha: the template
+	if (straight_alpha<S, D, &half_row_avx2<S, D>>(s, d, w, c)) return;
 	constexpr int cb = D::cb;
 	constexpr bool keep_a = D::alpha && S::alpha;
 	const float mc = static_cast<float>((1 << cb) - 1), ma = static_cast<float>(D::amax);
