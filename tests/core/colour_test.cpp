@@ -796,6 +796,11 @@ TEST(StraightAlpha, TargetChoiceAndConversionNeed) {
 	EXPECT_TRUE(needs_conversion(f::ARGB8888, f::ARGB8888, AlphaMode::Straight));
 	EXPECT_FALSE(needs_conversion(f::XRGB8888, f::XRGB8888, AlphaMode::Straight));
 	EXPECT_TRUE(needs_conversion(f::NV12, f::XRGB8888, AlphaMode::Premultiplied));
+	EXPECT_TRUE(needs_conversion_for_alpha(f::ARGB8888));
+	EXPECT_TRUE(needs_conversion_for_alpha(f::RGBA8888));
+	EXPECT_FALSE(needs_conversion_for_alpha(f::XRGB8888));
+	EXPECT_FALSE(needs_conversion_for_alpha(f::NV12));
+	EXPECT_FALSE(needs_conversion_for_alpha(0));
 	EXPECT_TRUE(can_convert(f::ARGB8888, f::ARGB8888));
 	EXPECT_FALSE(can_convert(f::ARGB8888, f::XRGB8888));
 }

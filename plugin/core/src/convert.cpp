@@ -384,9 +384,13 @@ uint32_t pick_target_for_alpha(uint32_t src, std::span<const uint32_t> renderer,
 	return pick_converted_target(src, renderer); // premultiplied on the way
 }
 
+bool needs_conversion_for_alpha(uint32_t fourcc) {
+	const FormatInfo *fi = format_info(fourcc);
+	return fi && fi->has_alpha;
+}
+
 bool needs_conversion(uint32_t src, uint32_t target, AlphaMode alpha) {
-	const FormatInfo *fi = format_info(src);
-	return src != target || (alpha == AlphaMode::Straight && fi && fi->has_alpha);
+	return src != target || (alpha == AlphaMode::Straight && needs_conversion_for_alpha(src));
 }
 
 Status detail::prepare_conversion(

@@ -227,4 +227,9 @@ uint32_t pick_target_for_alpha(uint32_t src, std::span<const uint32_t> renderer_
 // even when target == src). Call convert_*() with ConvertOptions::alpha set to `alpha`.
 bool needs_conversion(uint32_t src, uint32_t target, AlphaMode alpha);
 
+// True if a buffer of `fourcc` with straight alpha must be converted (premultiplied) even
+// where the renderer takes the format: the format has alpha. Whether the core can do it:
+// pick_target_for_alpha(fourcc, renderer, AlphaMode::Straight) != 0.
+bool needs_conversion_for_alpha(uint32_t fourcc);
+
 } // namespace pixelport::core
