@@ -114,6 +114,40 @@ bool parse_frame(const std::string &spec, FrameSpec *f, std::string *error) {
 	return true;
 }
 
+// "COEFFICIENTS:RANGE[:LOCATION]": bt601|bt709|bt2020, full|limited, chroma location type 0..5
+// (wp_color_representation_surface_v1's values).
+bool parse_color(const std::string &s, uint32_t *coefficients, uint32_t *range, uint32_t *location) {
+	std::stringstream in(s);
+	std::string c, r, l;
+	if (!std::getline(in, c, ':') || !std::getline(in, r, ':')) return false;
+	bool has_location = static_cast<bool>(std::getline(in, l, ':'));
+	std::string rest;
+	if (std::getline(in, rest) || s.back() == ':') return false;
+	if (c == "bt601") {
+		*coefficients = WP_COLOR_REPRESENTATION_SURFACE_V1_COEFFICIENTS_BT601;
+	} else if (c == "bt709") {
+		*coefficients = WP_COLOR_REPRESENTATION_SURFACE_V1_COEFFICIENTS_BT709;
+	} else if (c == "bt2020") {
+		*coefficients = WP_COLOR_REPRESENTATION_SURFACE_V1_COEFFICIENTS_BT2020;
+	} else {
+		return false;
+	}
+	if (r == "full") {
+		*range = WP_COLOR_REPRESENTATION_SURFACE_V1_RANGE_FULL;
+	} else if (r == "limited") {
+		*range = WP_COLOR_REPRESENTATION_SURFACE_V1_RANGE_LIMITED;
+	} else {
+		return false;
+	}
+	*location = 0;
+	if (has_location) {
+		int64_t type = 0;
+		if (!cli::parse_int(l, 0, 5, &type)) return false;
+		*location = WP_COLOR_REPRESENTATION_SURFACE_V1_CHROMA_LOCATION_TYPE_0 + static_cast<uint32_t>(type);
+	}
+	return true;
+}
+
 } // namespace
 
 int main(int argc, char *argv[]) {
@@ -125,6 +159,7 @@ int main(int argc, char *argv[]) {
 	std::vector<std::string> frame_args;
 	std::string transport_arg = "shm";
 	std::string chunk_arg;
+	std::string color_arg;
 	CLI::App app{
 		"pixelport-paint: show known test patterns through wl_shm or the pixelport stream (socket or pipe)"};
 	app.add_option("--format", format_arg, "pixel format (DRM name, e.g. XRGB8888, NV12, RGB565)");
@@ -139,6 +174,9 @@ int main(int argc, char *argv[]) {
 	app.add_option("--transport", transport_arg,
 		"shm (two buffers, painted in place), shm-new, socket, pipe or auto (client/transport.hpp)");
 	app.add_option("--chunk", chunk_arg, "stream sends in pieces: N bytes, or random:N (tests); N 1..2^30");
+	app.add_option("--color", color_arg,
+		"YCbCr colour representation, COEFFICIENTS:RANGE[:LOCATION]: bt601|bt709|bt2020, full|limited, "
+		"chroma location type 0..5 (wp_color_representation_v1; default: the compositor's rule)");
 	app.set_version_flag("--version", std::string("pixelport-paint ") + PIXELPORT_VERSION);
 	if (int rc = cli::parse(app, argc, argv, kName); rc >= 0) return rc;
 
@@ -159,6 +197,12 @@ int main(int argc, char *argv[]) {
 				kName, "--chunk '" + chunk_arg + "': want N or random:N, N 1..1073741824");
 		}
 		chunk = static_cast<size_t>(n);
+	}
+
+	uint32_t color_coefficients = 0, color_range = 0, color_location = 0;
+	if (!color_arg.empty() && !parse_color(color_arg, &color_coefficients, &color_range, &color_location)) {
+		return cli::usage_error(
+			kName, "--color '" + color_arg + "': want bt601|bt709|bt2020:full|limited[:0..5]");
 	}
 
 	FrameSpec defaults;
@@ -187,6 +231,11 @@ int main(int argc, char *argv[]) {
 	Window window;
 	if (!window.create(&conn, "pixelport-paint", &error)) {
 		fprintf(stderr, "pixelport-paint: %s\n", error.c_str());
+		return 1;
+	}
+
+	if (color_coefficients != 0 && !window.declare_color(color_coefficients, color_range, color_location)) {
+		fprintf(stderr, "pixelport-paint: the compositor has no wp_color_representation_manager_v1\n");
 		return 1;
 	}
 

@@ -62,6 +62,22 @@ static void registry_global(void *data, wl_registry *registry, uint32_t name, co
 			},
 			};
 		pp_stream_manager_v1_add_listener(c->stream_manager, &listener, c);
+	} else if (strcmp(interface, wp_color_representation_manager_v1_interface.name) == 0) {
+		c->color_representation = static_cast<wp_color_representation_manager_v1 *>(
+			wl_registry_bind(registry, name, &wp_color_representation_manager_v1_interface, 1));
+		static const wp_color_representation_manager_v1_listener listener = {
+			.supported_alpha_mode =
+				[](void *data, wp_color_representation_manager_v1 *, uint32_t mode) {
+			static_cast<Connection *>(data)->color_alpha_modes.push_back(mode);
+			},
+			.supported_coefficients_and_ranges =
+				[](void *data, wp_color_representation_manager_v1 *, uint32_t coefficients,
+					uint32_t range) {
+			static_cast<Connection *>(data)->color_coefficients_and_ranges.push_back({coefficients, range});
+			},
+			.done = [](void *, wp_color_representation_manager_v1 *) {},
+			};
+		wp_color_representation_manager_v1_add_listener(c->color_representation, &listener, c);
 	} else if (strcmp(interface, wp_presentation_interface.name) == 0) {
 		c->presentation =
 			static_cast<wp_presentation *>(wl_registry_bind(registry, name, &wp_presentation_interface, 1));
@@ -97,6 +113,7 @@ void Connection::disconnect() {
 		return;
 	}
 	if (presentation) wp_presentation_destroy(presentation);
+	if (color_representation) wp_color_representation_manager_v1_destroy(color_representation);
 	if (stream_manager) pp_stream_manager_v1_destroy(stream_manager);
 	if (wm_base) xdg_wm_base_destroy(wm_base);
 	if (shm) wl_shm_destroy(shm);
@@ -201,7 +218,20 @@ bool Window::create(Connection *c, const char *title, std::string *error) {
 	return true;
 }
 
+bool Window::declare_color(uint32_t coefficients, uint32_t range, uint32_t chroma_location) {
+	if (conn == nullptr || conn->color_representation == nullptr || surface == nullptr) return false;
+	if (color == nullptr) {
+		color = wp_color_representation_manager_v1_get_surface(conn->color_representation, surface);
+	}
+	wp_color_representation_surface_v1_set_coefficients_and_range(color, coefficients, range);
+	if (chroma_location != 0) wp_color_representation_surface_v1_set_chroma_location(color, chroma_location);
+	wl_surface_commit(surface);
+	return true;
+}
+
 void Window::destroy() {
+	if (color) wp_color_representation_surface_v1_destroy(color);
+	color = nullptr;
 	if (toplevel) xdg_toplevel_destroy(toplevel);
 	if (xsurface) xdg_surface_destroy(xsurface);
 	if (surface) wl_surface_destroy(surface);

@@ -4,10 +4,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <wayland-client.h>
 
+#include "color-representation-v1-client-protocol.h"
 #include "pixelport-stream-v1-client-protocol.h"
 #include "presentation-time-client-protocol.h"
 #include "xdg-shell-client-protocol.h"
@@ -30,6 +32,10 @@ struct Connection {
 	std::vector<uint32_t> stream_formats;
 	uint32_t stream_size_hint = 0;
 	uint32_t stream_max_buffer_bytes = 0, stream_max_buffers = 0, stream_max_inflight_bytes = 0;
+	/** wp_color_representation_v1, when the compositor has it, and what it supports. */
+	wp_color_representation_manager_v1 *color_representation = nullptr;
+	std::vector<std::pair<uint32_t, uint32_t>> color_coefficients_and_ranges;
+	std::vector<uint32_t> color_alpha_modes;
 
 	/** Connects to $WAYLAND_DISPLAY and binds globals; false with `error` set on failure. */
 	bool connect(std::string *error);
@@ -53,8 +59,16 @@ struct Window {
 	xdg_surface *xsurface = nullptr;
 	xdg_toplevel *toplevel = nullptr;
 	bool configured = false;
+	wp_color_representation_surface_v1 *color = nullptr;
 
 	bool create(Connection *conn, const char *title, std::string *error);
+	/**
+	 * Says how the surface's YCbCr pixels are to be read (wp_color_representation_v1 values;
+	 * chroma_location 0: unset) and commits that state at once: the stream converts rows as they
+	 * arrive, with what the client committed last. False (nothing sent) when the compositor
+	 * lacks the protocol; it then reads them its own way (pixelport: docs/design.md, "Colour").
+	 */
+	bool declare_color(uint32_t coefficients, uint32_t range, uint32_t chroma_location = 0);
 	void destroy();
 	~Window() { destroy(); }
 };

@@ -61,7 +61,7 @@ static SurfaceState *applying_surface(PixelBuffer *buffer) {
 }
 
 bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *data, size_t stride, uint32_t fourcc,
-	const pixman_region32_t *damage, timing::CommitRecord *record, bool count_upload) {
+	const pixman_region32_t *damage, const ColorState &color, timing::CommitRecord *record, bool count_upload) {
 	core::SrcImage src;
 	if (!buffer->impl->source(buffer, &src)) {
 		return false;
@@ -92,7 +92,9 @@ bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *data, size_t stride, uin
 		rects.push_back({0, 0, dst.width, dst.height});
 	}
 	if (record != nullptr) record->t_convert_start = monotonic_ns();
-	core::Status status = core::convert_rects(src, dst, rects, buffer->plugin->convert_options);
+	core::ConvertOptions options =
+		color_state_options(color, buffer->fourcc, dst.width, dst.height, buffer->plugin->convert_options);
+	core::Status status = core::convert_rects(src, dst, rects, options);
 	if (record != nullptr) record->t_convert_end = monotonic_ns();
 	if (buffer->impl->after_read != nullptr) {
 		buffer->impl->after_read(buffer);
@@ -147,7 +149,8 @@ static bool buffer_begin_data_ptr_access(
 	// of the wl_buffer itself: a private full conversion of what the buffer holds now.
 	std::shared_ptr<DestImage> image = DestImage::create(buffer->target, base->width, base->height);
 	if (image == nullptr ||
-		!pixel_buffer_convert(buffer, image->data, image->stride, image->fourcc, nullptr, nullptr)) {
+		!pixel_buffer_convert(
+			buffer, image->data, image->stride, image->fourcc, nullptr, buffer->color, nullptr)) {
 		return false;
 	}
 	buffer->private_image = image;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "color_representation.hpp"
 #include "plugin.hpp"
 
 namespace pixelport {
@@ -39,6 +40,10 @@ struct PixelBuffer {
 	wl_resource *resource = nullptr; // the wl_buffer; null once the client destroyed it
 	uint32_t fourcc = 0; // the client's DRM format
 	uint32_t target = 0; // the renderer's format; == fourcc when native
+	/** The format of the client's bytes when it differs from `fourcc` (the stream's wire format). */
+	uint32_t wire_fourcc = 0;
+	/** Colour representation of the last commit that attached it (stream writes, other readers). */
+	ColorState color;
 	/** Committed and not yet released: the client must not touch its pixels. */
 	bool busy = false;
 	/** Counts releases: the content a commit saw is the content of this generation. */
@@ -54,6 +59,8 @@ struct PixelBuffer {
 	timing::CommitRecord *timing_record = nullptr;
 
 	bool native() const { return fourcc == target; }
+	/** The format the client sent its pixels in. */
+	uint32_t client_fourcc() const { return wire_fourcc != 0 ? wire_fourcc : fourcc; }
 };
 
 /** Sets up `buffer->base` and the release listener; call once after filling the fields. */
@@ -86,11 +93,12 @@ void pixel_buffer_committed(PixelBuffer *buffer, wlr_surface *surface);
 /**
  * Converts the buffer's pixels into `dst` (`fourcc`, the buffer's size, `stride` bytes per
  * row): the rectangles of `damage` (buffer coordinates, clamped to the buffer), or everything
- * when it is null. Counts the conversion in the plugin's stats (`count_upload` false: its
+ * when it is null, reading YCbCr as `color` says (color_state_options()). Counts the conversion in the plugin's stats (`count_upload` false: its
  * pixels only, for the later bands of one conversion) and times it in `record` (if not null).
  * False (logged) if the pixels cannot be read or converted.
  */
 bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *dst, size_t stride, uint32_t fourcc,
-	const pixman_region32_t *damage, timing::CommitRecord *record, bool count_upload = true);
+	const pixman_region32_t *damage, const ColorState &color, timing::CommitRecord *record,
+	bool count_upload = true);
 
 } // namespace pixelport

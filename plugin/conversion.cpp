@@ -71,6 +71,8 @@ struct ConvertedView {
 	bool superseded = false; // a newer buffer commit replaced it before it was converted
 	bool converted = false;
 	uint32_t source_fourcc = 0;
+	/** The commit's colour representation: how its YCbCr is read. */
+	ColorState color;
 	uint64_t convert_start_ns = 0, convert_end_ns = 0;
 };
 
@@ -263,6 +265,7 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 		c.set_image(view->image);
 		c.valid = view->converted && view->image != nullptr && view->image->filled;
 		c.source_format = view->source_fourcc;
+		c.source_color = view->color;
 		pixman_region32_clear(&c.damage);
 		return;
 	}
@@ -273,7 +276,8 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 		return image != nullptr && image->fourcc == view->target && image->width == w && image->height == h;
 	};
 	std::shared_ptr<ConvertedImage> shared = source->pure_image.lock();
-	if (fits(shared) && shared->pure_source == source && shared->pure_generation == view->generation) {
+	if (fits(shared) && shared->pure_source == source && shared->pure_generation == view->generation &&
+		shared->pure_color == view->color) {
 		// The same commit content on another surface: share its image.
 		c.set_image(shared);
 		c.valid = false;
@@ -300,6 +304,7 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 		// commit content may share it from now on.
 		c.image->pure_source = source;
 		c.image->pure_generation = view->generation;
+		c.image->pure_color = view->color;
 		c.image->filled = false;
 		source->pure_image = c.image;
 	}
@@ -316,7 +321,8 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
 	std::shared_ptr<ConvertedImage> image = c.image;
 	if (source == nullptr || image == nullptr) return false;
 
-	bool pure = image->pure_source == source && image->pure_generation == view->generation;
+	bool pure = image->pure_source == source && image->pure_generation == view->generation &&
+		image->pure_color == view->color;
 	// Holders other than the surfaces that want this content (and our local reference) are
 	// converted views of older content: never overwrite what they show.
 	bool exclusive = image.use_count() == 1 + static_cast<long>(image->surfaces) && (pure || image->surfaces == 1);
@@ -324,7 +330,7 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
 	if (pure && image->filled) {
 		// Shared content of this very commit, already converted for another surface.
 	} else {
-		bool full = !c.valid || c.source_format != source->fourcc || pure;
+		bool full = !c.valid || c.source_format != source->fourcc || !(c.source_color == view->color) || pure;
 		if (!exclusive) {
 			// Copy on write: a fresh image, converted in full.
 			std::shared_ptr<ConvertedImage> fresh =
@@ -342,11 +348,12 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
 			full = pixman_region32_n_rects(&c.damage) == 1 && e->x1 <= 0 && e->y1 <= 0 &&
 				e->x2 >= image->width && e->y2 >= image->height;
 		}
-		ok = pixel_buffer_convert(
-			source, image->data, image->stride, image->fourcc, full ? nullptr : &c.damage, record);
+		ok = pixel_buffer_convert(source, image->data, image->stride, image->fourcc, full ? nullptr : &c.damage,
+			view->color, record);
 		if (full) {
 			image->pure_source = source;
 			image->pure_generation = view->generation;
+			image->pure_color = view->color;
 			source->pure_image = image;
 		} else {
 			image->pure_source = nullptr;
@@ -357,6 +364,7 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
 	view->image = image; // what this view shows from now on
 	c.valid = ok;
 	c.source_format = source->fourcc;
+	c.source_color = view->color;
 	pixman_region32_clear(&c.damage);
 	release_source(view);
 	return ok;
@@ -399,12 +407,15 @@ bool Conversions::Impl::run_job(ConvertedView *view, uint64_t start, uint64_t bu
 		pixman_region32_t rect;
 		pixman_region32_init_rect(
 			&rect, 0, y, static_cast<unsigned>(image->width), static_cast<unsigned>(rows));
-		ok = pixel_buffer_convert(source, image->data, image->stride, image->fourcc, &rect, nullptr, y == 0);
+		ok = pixel_buffer_convert(
+			source, image->data, image->stride, image->fourcc, &rect, view->color, nullptr, y == 0);
 		pixman_region32_fini(&rect);
 		image->filled_rows = ok ? y + rows : image->height;
 		if (!ok) image->pure_source = nullptr; // not this content: nobody shares it
 	}
-	if (image->pure_source == source && image->pure_generation == view->generation && ok) image->filled = true;
+	if (image->pure_source == source && image->pure_generation == view->generation &&
+		image->pure_color == view->color && ok)
+		image->filled = true;
 	view->convert_end_ns = monotonic_ns();
 	view->converted = true;
 	release_source(view);
@@ -604,6 +615,7 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
 	view->surface = surface;
 	view->surface_id = s->id;
 	view->source_fourcc = buffer->fourcc;
+	view->color = s->color;
 	wlr_buffer_init(&view->base, &kViewImpl, buffer->base.width, buffer->base.height);
 	surface->pending.buffer = wlr_buffer_lock(&view->base);
 	wlr_buffer_drop(&view->base); // freed with its last lock
@@ -636,7 +648,7 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 		return image != nullptr && image->fourcc == view->target && image->width == w && image->height == h;
 	};
 	if (c.held.empty() && c.valid && c.pending == nullptr && fits(c.image) && c.image->surfaces == 1 &&
-		c.source_format == buffer->fourcc) {
+		c.source_format == buffer->fourcc && c.source_color == view->color) {
 		// Damage on the surface's own up-to-date image: bounded by the damage, if small.
 		pixman_box32_t *b = pixman_region32_extents(&s->surface->pending.buffer_damage);
 		pixman_box32_t *d = pixman_region32_extents(&s->surface->pending.surface_damage);
@@ -648,7 +660,8 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 		if (area(b) + area(d) * scale * scale <= kHoldPixels) return;
 	}
 	std::shared_ptr<ConvertedImage> shared = buffer->pure_image.lock();
-	if (fits(shared) && shared->pure_source == buffer && shared->pure_generation == view->generation) {
+	if (fits(shared) && shared->pure_source == buffer && shared->pure_generation == view->generation &&
+		shared->pure_color == view->color) {
 		view->image = shared; // this commit content, converted (or being converted) for another surface
 	} else {
 		if (fits(c.spare) && c.spare.use_count() == 1) {
@@ -661,6 +674,7 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 		}
 		view->image->pure_source = buffer;
 		view->image->pure_generation = view->generation;
+		view->image->pure_color = view->color;
 		buffer->pure_image = view->image;
 	}
 	view->early = true;

@@ -30,6 +30,7 @@
 #include <memory>
 #include <vector>
 
+#include "color_representation.hpp"
 #include "wlr.hpp"
 
 struct pixelport_plugin;
@@ -55,11 +56,12 @@ struct ConvertedImage {
 	std::shared_ptr<ImageBudget> total_budget;
 	/**
 	 * Set while the image holds (or, if !filled, is about to hold) exactly the whole content
-	 * of `pure_source` as committed at `pure_generation`: views of that same commit content on
+	 * of `pure_source` as committed at `pure_generation`, read as `pure_color`: views of that same commit content on
 	 * other surfaces may share it. Cleared by any partial (damage) update.
 	 */
 	const PixelBuffer *pure_source = nullptr;
 	uint64_t pure_generation = 0;
+	ColorState pure_color;
 	bool filled = false;
 	/** Rows converted so far by held-commit conversions (in bands, top down). */
 	int32_t filled_rows = 0;
@@ -84,8 +86,9 @@ struct SurfaceConversion {
 	std::shared_ptr<ConvertedImage> spare;
 	/** `image` holds the content of the surface's last converted commit (damage may apply). */
 	bool valid = false;
-	/** The client format last converted into `image`: a change converts everything. */
+	/** The client format and colour last converted into `image`: a change converts everything. */
 	uint32_t source_format = 0;
+	ColorState source_color;
 	/** The applied view whose conversion is still due (lazy mode), or null. */
 	ConvertedView *pending = nullptr;
 	/** Buffer-coordinate damage accumulated since `image` was last brought up to date. */

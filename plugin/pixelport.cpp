@@ -8,6 +8,7 @@
 #include <new>
 
 #include "buffer.hpp"
+#include "color_representation.hpp"
 #include "conversion.hpp"
 #include "format_policy.hpp"
 #include "plugin.hpp"
@@ -32,6 +33,13 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 		if (s->plugin->timing->active(s)) {
 			s->plugin->timing->client_commit(s);
 		}
+		// The commit's colour representation, checked against the buffer it shows.
+		PixelBuffer *attached = (s->surface->pending.committed & WLR_SURFACE_STATE_BUFFER)
+			? pixel_buffer_from_wlr(s->surface->pending.buffer)
+			: nullptr;
+		if (attached != nullptr) s->last_fourcc = attached->client_fourcc();
+		s->plugin->colors->client_commit(s, s->last_fourcc);
+		s->plugin->streams->note_color(wl_resource_get_client(s->surface->resource), s->color);
 		if (!(s->surface->pending.committed & WLR_SURFACE_STATE_BUFFER)) {
 			return;
 		}
@@ -43,7 +51,8 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 			s->plugin->release_holds(s);
 		}
 		PixelBuffer *converted = nullptr;
-		if (PixelBuffer *buffer = pixel_buffer_from_wlr(s->surface->pending.buffer)) {
+		if (PixelBuffer *buffer = attached) {
+			buffer->color = s->color;
 			pixel_buffer_committed(buffer, s->surface);
 			s->plugin->streams->handle_client_commit(s, &buffer->base);
 			if (!buffer->native()) converted = buffer;
@@ -168,12 +177,19 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(
 		delete pp;
 		return nullptr;
 	}
+	pp->colors = ColorRepresentation::create(pp);
+	if (pp->colors == nullptr) {
+		wlr_log(WLR_ERROR, "pixelport: failed to create the colour representation global");
+		delete pp;
+		return nullptr;
+	}
 	pp->role_logger = wl_display_add_protocol_logger(display, role_destroy_logger, pp);
 	// libwayland destroys globals with the display; ours must not destroy theirs twice.
 	pp->display_destroy.connect_display_destroy(display, [pp](void *) {
 		if (pp->shm) pp->shm->forget_global();
 		if (pp->streams) pp->streams->forget_global();
 		if (pp->timing) pp->timing->forget_global();
+		if (pp->colors) pp->colors->forget_global();
 		if (pp->role_logger) wl_protocol_logger_destroy(pp->role_logger); // the display does not
 		pp->role_logger = nullptr;
 	});

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "color_representation.hpp"
 #include "conversion.hpp"
 #include "listener.hpp"
 #include "pixelport/core/convert.hpp"
@@ -56,6 +57,13 @@ struct SurfaceState {
 	Listener commit;
 	Listener destroy;
 
+	/** Colour representation (color_representation.hpp): set by requests, and of the last commit. */
+	ColorState color_pending;
+	ColorState color;
+	ColorRepresentation::Object *color_object = nullptr;
+	/** Format of the last buffer of ours committed (0: none): what the colour state must suit. */
+	uint32_t last_fourcc = 0;
+
 	/** Timing's own state of this surface (timing.hpp), made when first needed. */
 	std::unique_ptr<SurfaceTiming> timing;
 
@@ -76,6 +84,7 @@ struct pixelport_plugin {
 	std::unique_ptr<pixelport::StreamManager> streams;
 	std::unique_ptr<pixelport::Timing> timing;
 	std::unique_ptr<pixelport::Conversions> conversions;
+	std::unique_ptr<pixelport::ColorRepresentation> colors;
 	uint64_t next_surface_id = 1;
 	wlr_compositor *compositor = nullptr;
 	pixelport_stats stats{};

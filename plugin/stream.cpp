@@ -41,6 +41,8 @@ struct ClientUsage {
 	uint64_t inflight_bytes = 0; // announced, not yet read
 	uint64_t pending_writes = 0;
 	std::vector<Stream *> streams; // alive, including those destroyed while bytes are owed
+	/** The colour representation of this client's last commit (any surface). */
+	ColorState color;
 };
 
 struct Waiter {
@@ -83,6 +85,9 @@ struct StreamBuffer {
 	const core::FormatInfo *wire = nullptr;
 	std::unique_ptr<Storage> storage;
 	core::StreamAssembler assembler; // puts a write's bytes into the storage (converting if need be)
+	/** The colour representation the assembler converts with. */
+	ColorState assembled_color;
+	bool committed = false; // attached by a commit once: pixel.color is its colour
 	uint64_t full_bytes = 0; // the whole buffer on the wire
 	std::shared_ptr<ClientUsage> charged; // storage_bytes are refunded to it when freed
 	uint64_t stream_id = 0;
@@ -366,6 +371,22 @@ ssize_t read_nowait(Stream *s, iovec *iov, int n) {
 ssize_t read_write(Stream *s, StreamWrite &w, size_t budget, const char **why) {
 	core::StreamAssembler &a = w.buffer->assembler;
 	if (!w.begun) {
+		StreamBuffer *sb = w.buffer;
+		// A write converts with the colour representation of the buffer's last commit, or
+		// before its first one, of its client's last commit.
+		const ColorState &color = sb->committed || sb->usage == nullptr ? sb->pixel.color : sb->usage->color;
+		if (sb->wire->model == core::ColorModel::YUV && !(sb->assembled_color == color)) {
+			Storage &st = *sb->storage;
+			core::ConvertOptions opt = color_state_options(
+				color, sb->wire_format, st.width, st.height, sb->pixel.plugin->convert_options);
+			core::Status status = a.init(
+				sb->wire_format, {st.fourcc, st.width, st.height, st.data, st.stride, st.size}, opt);
+			if (status != core::Status::Ok) {
+				*why = core::status_str(status);
+				return -2;
+			}
+			sb->assembled_color = color;
+		}
 		std::span<uint8_t> window;
 		if (a.converts()) {
 			if (!s->window) s->window.reset(new uint8_t[kWindowBytes]);
@@ -501,8 +522,8 @@ void stream_create_buffer(
 	core::Status status = core::packed_layout(format, width, height, &full);
 	if (status == core::Status::Ok) {
 		Storage &st = *sb->storage;
-		status = sb->assembler.init(
-			format, {target, width, height, st.data, st.stride, st.size}, plugin->convert_options);
+		status = sb->assembler.init(format, {target, width, height, st.data, st.stride, st.size},
+			color_state_options({}, format, width, height, plugin->convert_options));
 	}
 	if (status != core::Status::Ok) {
 		delete sb;
@@ -512,6 +533,7 @@ void stream_create_buffer(
 	}
 	sb->full_bytes = full.total_bytes;
 	sb->wire_format = format;
+	sb->pixel.wire_fourcc = format;
 	sb->wire = wire;
 	sb->stream_id = s->id;
 	sb->usage = usage;
@@ -742,6 +764,7 @@ void StreamManager::handle_client_commit(SurfaceState *surface, wlr_buffer *buff
 	PixelBuffer *pb = pixel_buffer_from_wlr(buffer);
 	if (!is_stream_buffer(pb)) return;
 	StreamBuffer *sb = stream_buffer(pb);
+	sb->committed = true;
 	if (sb->completed >= sb->announced) return;
 	// A surface without a role shows nothing, and a held commit of it would apply after a role
 	// the client gives it meanwhile (an xdg_surface's initial commit), which wlroots aborts on.
@@ -751,6 +774,14 @@ void StreamManager::handle_client_commit(SurfaceState *surface, wlr_buffer *buff
 	uint32_t seq = wlr_surface_lock_pending(surface->surface);
 	sb->waiters.push_back({surface->surface, surface->id, seq, sb->announced});
 	plugin_->stats.held_commits++;
+}
+
+void StreamManager::note_color(wl_client *client, const ColorState &color) {
+	// Only clients that made a stream have usage; others need nothing here.
+	if (wl_listener *l = wl_client_get_destroy_listener(client, usage_client_destroyed)) {
+		UsageLink *link = wl_container_of(l, link, destroy);
+		link->usage->color = color;
+	}
 }
 
 void StreamManager::release_held(SurfaceState *surface) {

@@ -20,6 +20,8 @@ public:
 
 	/** From the surface's client_commit: holds the commit if `buffer`'s bytes are in flight. */
 	void handle_client_commit(SurfaceState *surface, wlr_buffer *buffer);
+	/** From every commit: the colour representation its client committed last (stream writes). */
+	void note_color(wl_client *client, const ColorState &color);
 
 	/**
 	 * Unlocks now the surface's commits held for stream bytes; they apply with the bytes in so

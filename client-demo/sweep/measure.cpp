@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "pixelport/core/format.hpp"
 #include "verify.hpp"
 
 using namespace pixelport::client;
@@ -54,6 +55,14 @@ bool run_point(Connection &conn, TimingClient &timing, const Options &o, const C
 	if (!win.create(&conn, title.c_str(), &error)) {
 		p->note = error;
 		return false;
+	}
+	// The frames are encoded with libyuv's BT.601 limited range (image.cpp): say so, where the
+	// compositor can hear it (otherwise it reads them its own way: pixelport takes BT.709 above
+	// 576 lines, and the pixel check below then sees it). RGB formats carry no such state.
+	const core::FormatInfo *info = core::format_info(c.drm);
+	if (info != nullptr && info->model == core::ColorModel::YUV) {
+		win.declare_color(WP_COLOR_REPRESENTATION_SURFACE_V1_COEFFICIENTS_BT601,
+			WP_COLOR_REPRESENTATION_SURFACE_V1_RANGE_LIMITED);
 	}
 	timing.subscribe(win.surface);
 	std::vector<uint8_t> frame(c.bytes.size());

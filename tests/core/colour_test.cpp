@@ -805,11 +805,13 @@ TEST(StraightAlpha, TargetChoiceAndConversionNeed) {
 	EXPECT_FALSE(can_convert(f::ARGB8888, f::XRGB8888));
 }
 
-TEST(KnownColours, DefaultMatrixIsBt709From720Lines) {
+TEST(KnownColours, DefaultMatrixIsGStreamersRule) {
 	EXPECT_EQ(default_yuv_matrix(1920, 1080), YuvMatrix::BT709);
 	EXPECT_EQ(default_yuv_matrix(1280, 720), YuvMatrix::BT709);
-	EXPECT_EQ(default_yuv_matrix(3840, 2160), YuvMatrix::BT709);
-	EXPECT_EQ(default_yuv_matrix(1280, 719), YuvMatrix::BT601);
+	EXPECT_EQ(default_yuv_matrix(3840, 2160), YuvMatrix::BT2020);
+	EXPECT_EQ(default_yuv_matrix(4096, 2159), YuvMatrix::BT709);
+	EXPECT_EQ(default_yuv_matrix(1280, 719), YuvMatrix::BT709);
+	EXPECT_EQ(default_yuv_matrix(720, 577), YuvMatrix::BT709);
 	EXPECT_EQ(default_yuv_matrix(720, 576), YuvMatrix::BT601);
 	EXPECT_EQ(default_yuv_matrix(640, 480), YuvMatrix::BT601);
 	EXPECT_EQ(default_yuv_matrix(0, 0), YuvMatrix::BT601);

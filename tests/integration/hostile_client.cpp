@@ -288,6 +288,101 @@ int main(int argc, char *argv[]) {
 		return 0;
 		 }},
 		};
+	// wp_color_representation_v1: each mode breaks one rule of the protocol.
+	auto color_surface = [](Window *window) -> wp_color_representation_surface_v1 * {
+		std::string e;
+		if (conn.color_representation == nullptr || !window->create(&conn, "hostile", &e)) exit(3);
+		return wp_color_representation_manager_v1_get_surface(conn.color_representation, window->surface);
+	};
+	// Commits an 8x8 buffer of `format` (zeroes) on the window.
+	auto commit_buffer = [](Window *window, uint32_t format) {
+		const int w = 8, h = 8;
+		size_t stride = shm_min_stride(shm_to_drm(format), w);
+		ShmLayout layout;
+		if (!shm_layout(shm_to_drm(format), w, h, stride, &layout)) exit(3);
+		int fd = memfd(layout.size);
+		wl_shm_pool *pool = pool_of(fd, static_cast<int32_t>(layout.size));
+		wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, w, h, static_cast<int32_t>(stride), format);
+		wl_surface_attach(window->surface, buffer, 0, 0);
+		wl_surface_damage_buffer(window->surface, 0, 0, w, h);
+		wl_surface_commit(window->surface);
+	};
+	modes["color-surface-exists"] = [&] {
+		Window window;
+		color_surface(&window);
+		wp_color_representation_manager_v1_get_surface(conn.color_representation, window.surface);
+		return report();
+	};
+	modes["color-unsupported-coefficients"] = [&] {
+		Window window;
+		wp_color_representation_surface_v1_set_coefficients_and_range(color_surface(&window),
+			WP_COLOR_REPRESENTATION_SURFACE_V1_COEFFICIENTS_ICTCP,
+			WP_COLOR_REPRESENTATION_SURFACE_V1_RANGE_FULL);
+		return report();
+	};
+	modes["color-invalid-range"] = [&] {
+		Window window;
+		wp_color_representation_surface_v1_set_coefficients_and_range(
+			color_surface(&window), WP_COLOR_REPRESENTATION_SURFACE_V1_COEFFICIENTS_BT709, 0);
+		return report();
+	};
+	modes["color-straight-alpha"] = [&] {
+		Window window;
+		wp_color_representation_surface_v1_set_alpha_mode(
+			color_surface(&window), WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT);
+		return report();
+	};
+	modes["color-inert"] = [&] {
+		Window window;
+		wp_color_representation_surface_v1 *color = color_surface(&window);
+		window.destroy();
+		wp_color_representation_surface_v1_set_coefficients_and_range(color,
+			WP_COLOR_REPRESENTATION_SURFACE_V1_COEFFICIENTS_BT709,
+			WP_COLOR_REPRESENTATION_SURFACE_V1_RANGE_FULL);
+		return report();
+	};
+	modes["color-coefficients-on-rgb"] = [&] {
+		Window window;
+		wp_color_representation_surface_v1_set_coefficients_and_range(color_surface(&window),
+			WP_COLOR_REPRESENTATION_SURFACE_V1_COEFFICIENTS_BT709,
+			WP_COLOR_REPRESENTATION_SURFACE_V1_RANGE_FULL);
+		commit_buffer(&window, WL_SHM_FORMAT_XRGB8888);
+		return report();
+	};
+	modes["color-location-on-yuyv"] = [&] {
+		// YUYV is subsampled horizontally only: a location is fine. On RGB it is not.
+		Window window;
+		wp_color_representation_surface_v1 *color = color_surface(&window);
+		wp_color_representation_surface_v1_set_chroma_location(
+			color, WP_COLOR_REPRESENTATION_SURFACE_V1_CHROMA_LOCATION_TYPE_2);
+		commit_buffer(&window, WL_SHM_FORMAT_YUYV);
+		if (!conn.roundtrip()) return report();
+		commit_buffer(&window, WL_SHM_FORMAT_RGB565);
+		return report();
+	};
+	modes["color-list"] = [&] {
+		// What the manager advertised, one line each, then the verdict.
+		if (conn.color_representation == nullptr) return 3;
+		for (auto [coefficients, range] : conn.color_coefficients_and_ranges) {
+			printf("coefficients %u range %u\n", coefficients, range);
+		}
+		for (uint32_t mode : conn.color_alpha_modes) printf("alpha %u\n", mode);
+		return report();
+	};
+	modes["color-yuv-ok"] = [&] {
+		// Every supported combination on NV12, then unset by destroying the object: no error.
+		Window window;
+		wp_color_representation_surface_v1 *color = color_surface(&window);
+		for (auto [coefficients, range] : conn.color_coefficients_and_ranges) {
+			wp_color_representation_surface_v1_set_coefficients_and_range(color, coefficients, range);
+			wp_color_representation_surface_v1_set_chroma_location(
+				color, WP_COLOR_REPRESENTATION_SURFACE_V1_CHROMA_LOCATION_TYPE_1);
+			commit_buffer(&window, WL_SHM_FORMAT_NV12);
+		}
+		wp_color_representation_surface_v1_destroy(color);
+		commit_buffer(&window, WL_SHM_FORMAT_XRGB8888);
+		return report();
+	};
 	auto it = modes.find(mode);
 	if (it == modes.end()) {
 		fprintf(stderr, "unknown mode %s\n", mode.c_str());

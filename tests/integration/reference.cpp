@@ -35,11 +35,18 @@ uint32_t pack(double r, double g, double b) { // 0..1 each -> 0xRRGGBB, round to
 	return c(r) << 16 | c(g) << 8 | c(b);
 }
 
-// ITU-R BT.601-7, limited range: Y 16..235, Cb/Cr 16..240 (8-bit; x4 for 10-bit).
-uint32_t yuv601(double y, double cb, double cr, int bits) {
-	double s = 1 << (bits - 8);
-	double yn = (y / s - 16) / 219, u = (cb / s - 128) / 224, v = (cr / s - 128) / 224;
-	const double kr = 0.299, kb = 0.114, kg = 1 - kr - kb;
+// Y'CbCr -> R'G'B' with luma weights kr, kb. Limited range: Y 16..235, Cb/Cr 16..240 (8-bit;
+// x4 for 10-bit); full range: Y 0..2^n-1, Cb/Cr centred on 2^(n-1), scaled by 2^n-1 (BT.2100).
+uint32_t yuv_to_rgb(double y, double cb, double cr, int bits, const YuvColour &c) {
+	double yn, u, v;
+	if (c.full) {
+		double max = (1 << bits) - 1, mid = 1 << (bits - 1);
+		yn = y / max, u = (cb - mid) / max, v = (cr - mid) / max;
+	} else {
+		double s = 1 << (bits - 8);
+		yn = (y / s - 16) / 219, u = (cb / s - 128) / 224, v = (cr / s - 128) / 224;
+	}
+	const double kr = c.kr, kb = c.kb, kg = 1 - kr - kb;
 	double r = yn + 2 * (1 - kr) * v;
 	double b = yn + 2 * (1 - kb) * u;
 	double g = (yn - kr * r - kb * b) / kg;
@@ -79,8 +86,19 @@ int reference_tolerance(uint32_t fmt) {
 	}
 }
 
-bool reference_rgb(
-	uint32_t fmt, int width, int height, size_t stride, const uint8_t *base, std::vector<uint32_t> *out) {
+YuvColour YuvColour::bt601(bool full) { return {0.299, 0.114, full}; }
+YuvColour YuvColour::bt709(bool full) { return {0.2126, 0.0722, full}; }
+YuvColour YuvColour::bt2020(bool full) { return {0.2627, 0.0593, full}; }
+
+YuvColour YuvColour::default_for(int height) {
+	// GStreamer's rule for video without colorimetry (video-info.c, set_default_colorimetry).
+	if (height >= 2160) return bt2020(false);
+	return height > 576 ? bt709(false) : bt601(false);
+}
+
+bool reference_rgb(uint32_t fmt, int width, int height, size_t stride, const uint8_t *base, std::vector<uint32_t> *out,
+	const YuvColour *colour) {
+	const YuvColour yc = colour != nullptr ? *colour : YuvColour::default_for(height);
 	ShmLayout l;
 	if (!shm_layout(fmt, width, height, stride, &l)) return false;
 	out->assign(static_cast<size_t>(width) * static_cast<size_t>(height), 0);
@@ -157,7 +175,7 @@ bool reference_rgb(
 				const uint8_t *p = row + (x / 2) * 4;
 				bool yuyv = fmt == DRM_FORMAT_YUYV;
 				double yv = p[yuyv ? (x % 2) * 2 : 1 + (x % 2) * 2];
-				o = yuv601(yv, p[yuyv ? 1 : 0], p[yuyv ? 3 : 2], 8);
+				o = yuv_to_rgb(yv, p[yuyv ? 1 : 0], p[yuyv ? 3 : 2], 8, yc);
 				break;
 			}
 			default: { // semi-planar and planar YUV
@@ -165,16 +183,17 @@ bool reference_rgb(
 				size_t cx = static_cast<size_t>(x / 2), cy = static_cast<size_t>(y / vsub);
 				if (fmt == DRM_FORMAT_P010) {
 					const uint8_t *c = base + l.offset[1] + l.stride[1] * cy + cx * 4;
-					o = yuv601(get16(row + 2 * x) >> 6, get16(c) >> 6, get16(c + 2) >> 6, 10);
+					o = yuv_to_rgb(
+						get16(row + 2 * x) >> 6, get16(c) >> 6, get16(c + 2) >> 6, 10, yc);
 				} else if (l.planes == 3) {
 					bool yu12 = fmt == DRM_FORMAT_YUV420;
 					double cb = base[l.offset[yu12 ? 1 : 2] + l.stride[1] * cy + cx];
 					double cr = base[l.offset[yu12 ? 2 : 1] + l.stride[1] * cy + cx];
-					o = yuv601(row[x], cb, cr, 8);
+					o = yuv_to_rgb(row[x], cb, cr, 8, yc);
 				} else if (fmt == DRM_FORMAT_NV12 || fmt == DRM_FORMAT_NV21 || fmt == DRM_FORMAT_NV16) {
 					const uint8_t *c = base + l.offset[1] + l.stride[1] * cy + cx * 2;
 					bool nv21 = fmt == DRM_FORMAT_NV21;
-					o = yuv601(row[x], nv21 ? c[1] : c[0], nv21 ? c[0] : c[1], 8);
+					o = yuv_to_rgb(row[x], nv21 ? c[1] : c[0], nv21 ? c[0] : c[1], 8, yc);
 				} else {
 					return false;
 				}

@@ -9,13 +9,25 @@
 
 namespace pixelport::test {
 
+/** How Y'CbCr is read: the luma weights Kr, Kb (ITU-R BT.601-7, BT.709-6, BT.2020-2) and range. */
+struct YuvColour {
+	double kr = 0.299, kb = 0.114;
+	bool full = false;
+	static YuvColour bt601(bool full);
+	static YuvColour bt709(bool full);
+	static YuvColour bt2020(bool full);
+	/** What a compositor assumes when the client says nothing, by buffer height (docs/design.md). */
+	static YuvColour default_for(int height);
+};
+
 /**
  * Decodes every pixel of a `drm_format` buffer (pixelport's wl_shm plane layout, see
  * client/pattern.hpp) into 0xRRGGBB, premultiplied colour as it appears over black.
- * YUV is BT.601 limited range with chroma replicated over its block. False if unknown.
+ * YUV is read as `colour` says (null: YuvColour::default_for(height)), chroma replicated over
+ * its block. False if unknown.
  */
-bool reference_rgb(
-	uint32_t drm_format, int width, int height, size_t stride, const uint8_t *base, std::vector<uint32_t> *out);
+bool reference_rgb(uint32_t drm_format, int width, int height, size_t stride, const uint8_t *base,
+	std::vector<uint32_t> *out, const YuvColour *colour = nullptr);
 
 /** reference_rgb() of pattern `seed` encoded over a whole `drm_format` buffer at its minimum stride. */
 std::vector<uint32_t> pattern_reference(uint32_t drm_format, int width, int height, uint32_t seed);

@@ -24,7 +24,7 @@ uint64_t stat_of(const std::string &out, const std::string &name) {
 constexpr const char *kBudget = "67108864"; // 64 MiB per client
 
 // Pixels of `shot`'s top-left corner that are not what a uniform 0x80 NV12 buffer shows
-// (reference_rgb, BT.601 limited range): every conversion attack fills its buffer so.
+// (reference_rgb; neutral grey under every matrix): every conversion attack fills its buffer so.
 int grey_mismatches(const Image &shot) {
 	constexpr int kSide = 64;
 	std::vector<uint8_t> nv12(kSide * kSide * 3 / 2, 0x80);

@@ -374,7 +374,7 @@ Status convert_image(const SrcImage &src, const DstImage &dst, const ConvertOpti
 
 YuvMatrix default_yuv_matrix(int32_t width, int32_t height) {
 	(void)width;
-	return height >= 720 ? YuvMatrix::BT709 : YuvMatrix::BT601;
+	return height >= 2160 ? YuvMatrix::BT2020 : height > 576 ? YuvMatrix::BT709 : YuvMatrix::BT601;
 }
 
 uint32_t pick_target_for_alpha(uint32_t src, std::span<const uint32_t> renderer, AlphaMode alpha) {

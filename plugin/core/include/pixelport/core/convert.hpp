@@ -116,11 +116,11 @@ enum class ChromaLocation : uint8_t { Type0, Type1, Type2, Type3, Type4, Type5 }
 enum class AlphaMode : uint8_t { Premultiplied, Straight };
 
 // The matrix to assume for a YUV buffer whose client says nothing (no
-// wp_color_representation): BT.709 for frames of 720 lines or more, BT.601 below, with
-// limited range (the rule of thumb of video players, e.g. mpv and VLC switch SD/HD on the
-// frame size; GStreamer tags 1080p as BT.709 and SD as BT.601, and the colour bars of
-// `videotestsrc ! waylandsink` at 1920x1080 are BT.709 limited). `width` is unused for
-// now (kept so a width rule such as mpv's 1280 can be added). Sizes <= 0 give BT.601.
+// wp_color_representation), with limited range: BT.2020 for 2160 lines or more, BT.709 for
+// more than 576, BT.601 up to 576. This is GStreamer's rule for raw video without colorimetry
+// (gst-libs/gst/video/video-info.c, set_default_colorimetry), so `videotestsrc ! waylandsink`,
+// which says nothing over wl_shm, shows as GStreamer meant it. `width` is unused for now (kept
+// so a width rule such as mpv's 1280 can be added). Sizes <= 0 give BT.601.
 YuvMatrix default_yuv_matrix(int32_t width, int32_t height);
 
 // Instruction sets the kernels come in. Chosen once per call: the best the CPU has,

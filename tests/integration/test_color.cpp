@@ -1,0 +1,329 @@
+// Colour representation of YCbCr buffers: wp_color_representation_v1 (the protocol's errors, and
+// pixels for every coefficient/range pair the plugin advertises), the default rule for clients
+// that say nothing, and GStreamer's waylandsink as a real video client.
+#include <gtest/gtest.h>
+
+#include <drm_fourcc.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <utility>
+
+#include "harness.hpp"
+#include "pattern.hpp"
+#include "pixelport/core/format.hpp"
+#include "reference.hpp"
+
+using namespace pixelport;
+using namespace pixelport::test;
+
+namespace {
+
+// wp_color_representation_{manager,surface}_v1.error
+constexpr int kSurfaceExists = 1;
+constexpr int kAlphaMode = 1, kCoefficients = 2, kPixelFormat = 3, kInert = 4;
+
+class HostileColor : public testing::TestWithParam<ErrorCase> {};
+
+TEST_P(HostileColor, GetsTheProtocolErrorAndOthersGoOn) {
+	expect_protocol_error(build_path("PIXELPORT_HOSTILE_CLIENT"), GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Color, HostileColor,
+	testing::Values(ErrorCase{"color-surface-exists", kSurfaceExists, "wp_color_representation_manager_v1"},
+		ErrorCase{"color-unsupported-coefficients", kCoefficients, "wp_color_representation_surface_v1"},
+		ErrorCase{"color-invalid-range", kCoefficients, "wp_color_representation_surface_v1"},
+		ErrorCase{"color-straight-alpha", kAlphaMode, "wp_color_representation_surface_v1"},
+		ErrorCase{"color-inert", kInert, "wp_color_representation_surface_v1"},
+		ErrorCase{"color-coefficients-on-rgb", kPixelFormat, "wp_color_representation_surface_v1"},
+		ErrorCase{"color-location-on-yuyv", kPixelFormat, "wp_color_representation_surface_v1"}),
+	[](const auto &info) { return error_case_name(info.param); });
+
+TEST(Color, EverySupportedCombinationOnNv12IsAccepted) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_HOSTILE_CLIENT"), "color-yuv-ok"}, 20000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "ok\n");
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+}
+
+TEST(Color, AdvertisesBt601Bt709Bt2020InBothRangesAndPremultipliedAlpha) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_HOSTILE_CLIENT"), "color-list"}, 20000, &out, &err), 0) << err;
+	// coefficients: bt709 2, bt601 4, bt2020 6; range: full 1, limited 2; alpha: premultiplied_electrical 0
+	EXPECT_EQ(out,
+		"coefficients 4 range 1\ncoefficients 4 range 2\ncoefficients 2 range 1\ncoefficients 2 range 2\n"
+		"coefficients 6 range 1\ncoefficients 6 range 2\nalpha 0\nok\n");
+	// Stock wlroots 0.18 has no such global.
+	ASSERT_EQ(fx.stop(), 0) << fx.compositor().err();
+	ASSERT_TRUE(fx.start({"--no-plugin"}));
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_HOSTILE_CLIENT"), "color-list"}, 20000, &out, &err), 3) << out;
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+}
+
+uint32_t drm_of(const std::string &name) {
+	const core::FormatInfo *info = core::format_by_name(name);
+	return info != nullptr ? info->fourcc : 0;
+}
+
+YuvColour colour_of(const std::string &spec) {
+	bool full = spec.find(":full") != std::string::npos;
+	if (spec.rfind("bt709", 0) == 0) return YuvColour::bt709(full);
+	if (spec.rfind("bt2020", 0) == 0) return YuvColour::bt2020(full);
+	return YuvColour::bt601(full);
+}
+
+// Per-channel differences above `tolerance` between two decodes of the same buffer.
+int differences(const std::vector<uint32_t> &a, const std::vector<uint32_t> &b, int tolerance) {
+	int n = 0;
+	for (size_t i = 0; i < a.size(); i++) {
+		for (int shift = 0; shift < 24; shift += 8) {
+			int d = static_cast<int>((a[i] >> shift) & 0xff) - static_cast<int>((b[i] >> shift) & 0xff);
+			if (d > tolerance || -d > tolerance) {
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+struct PaintCase {
+	std::string format;
+	int width, height;
+	std::string color; // pixelport-paint --color, "" for none
+	std::string transport = "shm";
+};
+
+// Paints pattern 7 with pixelport-paint and compares the screen with the reference decode in
+// `want`; the decode with `wrong` must differ (so the check can fail).
+void expect_painted(const PaintCase &c, const YuvColour &want, const YuvColour &wrong, const std::string &output) {
+	uint32_t drm = drm_of(c.format);
+	ASSERT_NE(drm, 0u);
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({}, output));
+	std::string size = std::to_string(c.width) + "x" + std::to_string(c.height);
+	std::vector<std::string> argv = {build_path("PIXELPORT_PAINT"), "--format", c.format, "--size", size, "--seed",
+		"7", "--transport", c.transport};
+	if (!c.color.empty()) {
+		argv.push_back("--color");
+		argv.push_back(c.color);
+	}
+	Process client;
+	ASSERT_TRUE(client.start(argv, fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+	ASSERT_EQ(line.rfind("presented " + c.format + " " + size, 0), 0u) << line;
+
+	size_t stride = shm_min_stride(drm, c.width);
+	ShmLayout layout;
+	ASSERT_TRUE(shm_layout(drm, c.width, c.height, stride, &layout));
+	std::vector<uint8_t> bytes(layout.size, 0xa5);
+	encode_pattern(drm, c.width, c.height, stride, bytes.data(), 7, 0, 0, c.width, c.height);
+	std::vector<uint32_t> expected, other;
+	ASSERT_TRUE(reference_rgb(drm, c.width, c.height, stride, bytes.data(), &expected, &want));
+	ASSERT_TRUE(reference_rgb(drm, c.width, c.height, stride, bytes.data(), &other, &wrong));
+	EXPECT_GT(differences(expected, other, reference_tolerance(drm)), c.width * c.height / 4)
+		<< "the pattern does not tell the two colour representations apart";
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	EXPECT_EQ(screen_mismatches(shot, expected, c.width, c.height, reference_tolerance(drm), false), 0);
+	client.terminate();
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+}
+
+class ColorPixels : public testing::TestWithParam<PaintCase> {};
+
+// The client's choice decides how YCbCr is read; the default (BT.601 limited at this size)
+// must look different, so the check can fail.
+TEST_P(ColorPixels, MatchTheReferenceForTheClientsChoice) {
+	const PaintCase &c = GetParam();
+	YuvColour want = colour_of(c.color);
+	YuvColour other = YuvColour::bt601(false);
+	if (c.color == "bt601:limited") other = YuvColour::bt709(true);
+	expect_painted(c, want, other, "256x256");
+}
+
+std::vector<PaintCase> color_cases() {
+	std::vector<PaintCase> cases;
+	for (const char *color :
+		{"bt601:limited", "bt601:full", "bt709:limited", "bt709:full", "bt2020:limited", "bt2020:full"}) {
+		cases.push_back({"NV12", 64, 48, color});
+	}
+	for (const char *format : {"YUV420", "YUYV", "P010", "NV16"}) {
+		cases.push_back({format, 64, 48, "bt709:full"});
+		cases.push_back({format, 64, 48, "bt2020:limited"});
+	}
+	// A chroma location is accepted; the kernels take the nearest sample for every type
+	// (docs/design.md), so the pixels are those of the coefficients and range.
+	cases.push_back({"NV12", 64, 48, "bt709:full:2"});
+	cases.push_back({"NV12", 64, 48, "bt709:limited:1"});
+	// The stream converts rows as they arrive, with the client's committed colour state.
+	cases.push_back({"NV12", 64, 48, "bt709:full", "socket"});
+	cases.push_back({"YUV420", 64, 48, "bt2020:full", "pipe"});
+	return cases;
+}
+
+std::string case_name(const testing::TestParamInfo<PaintCase> &info) {
+	std::string name = info.param.format + "_" + info.param.color + "_" + info.param.transport;
+	for (char &ch : name) {
+		if (ch == ':') ch = '_';
+	}
+	return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Color, ColorPixels, testing::ValuesIn(color_cases()), case_name);
+
+// Without colour representation, the plugin follows GStreamer's rule: BT.709 limited above
+// 576 lines, BT.601 limited up to 576.
+TEST(ColorDefault, HdFramesAreBt709AndSdFramesBt601) {
+	expect_painted({"NV12", 1280, 720, ""}, YuvColour::bt709(false), YuvColour::bt601(false), "1280x720");
+	expect_painted({"NV12", 720, 576, ""}, YuvColour::bt601(false), YuvColour::bt709(false), "1280x720");
+	expect_painted({"YUYV", 640, 578, ""}, YuvColour::bt709(false), YuvColour::bt601(false), "1280x720");
+}
+
+// ---- GStreamer's waylandsink -----------------------------------------------------------------
+
+bool have_gstreamer() {
+	return system("gst-inspect-1.0 waylandsink >/dev/null 2>&1 && gst-inspect-1.0 videotestsrc >/dev/null 2>&1") ==
+		0;
+}
+
+std::string read_file(const std::string &path) {
+	std::ifstream in(path, std::ios::binary);
+	return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct GstCase {
+	const char *gst_format; // GStreamer's name
+	const char *drm_format; // the wl_shm format waylandsink declares for it
+	// waylandsink 1.22 declares its 24-bit RGB (bytes R, G, B) as WL_SHM_FORMAT_RGB888, whose
+	// bytes are B, G, R (drm_fourcc.h: [23:0] R:G:B little endian): every compositor that follows
+	// the format's definition (Weston, wlroots, pixelport) shows red and blue swapped.
+	bool gst_swaps_red_and_blue = false;
+};
+
+class GstWaylandsink : public testing::TestWithParam<GstCase> {};
+
+// waylandsink shows SMPTE 100% bars; the screen must match the reference decode of GStreamer's
+// own bytes for the colorimetry GStreamer assumes (BT.709 limited at 1280x720, as the plugin's
+// default), and each bar GStreamer's own conversion to RGB (videoconvert) within 4 levels:
+// videoconvert's 8-bit integer matrix is itself up to 4 from the equations (100% yellow comes
+// out as (251,251,0) where the exact BT.709 decode of its bytes, and the screen, give (254,255,0)).
+TEST_P(GstWaylandsink, ShowsTheBarsInTheColoursGStreamerMeant) {
+	if (!have_gstreamer()) {
+		GTEST_SKIP() << "GStreamer (gstreamer1.0-tools, gstreamer1.0-plugins-bad) is not installed";
+	}
+	const GstCase &c = GetParam();
+	const int w = 1280, h = 720;
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({}, "1280x720"));
+	std::string caps = std::string("video/x-raw,format=") + c.gst_format + ",width=" + std::to_string(w) +
+		",height=" + std::to_string(h) + ",framerate=30/1";
+	// GStreamer's bytes of one frame, and its own RGB conversion of them.
+	std::string raw = fx.runtime_dir() + "/frame.raw", rgb = fx.runtime_dir() + "/frame.rgb";
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({"gst-launch-1.0", "-q", "videotestsrc", "pattern=smpte100", "num-buffers=1", "!", caps,
+					"!", "filesink", "location=" + raw},
+			  60000, &out, &err),
+		0)
+		<< err;
+	ASSERT_EQ(fx.run_client(
+			  {"gst-launch-1.0", "-q", "videotestsrc", "pattern=smpte100", "num-buffers=1", "!", caps, "!",
+				  "videoconvert", "!", "video/x-raw,format=RGB", "!", "filesink", "location=" + rgb},
+			  60000, &out, &err),
+		0)
+		<< err;
+	std::string frame = read_file(raw), converted = read_file(rgb);
+	ASSERT_EQ(converted.size(), static_cast<size_t>(w) * h * 3);
+
+	Process sink;
+	ASSERT_TRUE(sink.start({"gst-launch-1.0", "-q", "videotestsrc", "pattern=smpte100", "num-buffers=600", "!",
+				       caps, "!", "waylandsink"},
+		fx.client_env()));
+	// Until the first frame is up (the output is black before).
+	Image shot;
+	bool shown = false;
+	for (int i = 0; i < 100 && !shown; i++) {
+		usleep(100000);
+		ASSERT_TRUE(fx.screenshot(&shot));
+		shown = shot.pixel(w / 14, h / 3) != 0;
+	}
+	ASSERT_TRUE(shown) << sink.err();
+	usleep(300000);
+	ASSERT_TRUE(fx.screenshot(&shot));
+	sink.terminate();
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+
+	// The reference decode of GStreamer's bytes (GStreamer's default stride: rows on 4 bytes).
+	uint32_t drm = drm_of(c.drm_format);
+	ASSERT_NE(drm, 0u);
+	std::vector<uint32_t> want;
+	size_t stride = shm_min_stride(drm, w);
+	ShmLayout layout;
+	ASSERT_TRUE(shm_layout(drm, w, h, stride, &layout));
+	ASSERT_EQ(frame.size(), layout.size) << "GStreamer's frame is not laid out as wl_shm's";
+	YuvColour bt709 = YuvColour::bt709(false);
+	ASSERT_TRUE(reference_rgb(drm, w, h, stride, reinterpret_cast<const uint8_t *>(frame.data()), &want, &bt709));
+	EXPECT_EQ(screen_mismatches(shot, want, w, h, reference_tolerance(drm), false), 0);
+
+	// The seven top bars, sampled mid-bar, against GStreamer's own conversion.
+	for (int bar = 0; bar < 7; bar++) {
+		int x = (2 * bar + 1) * w / 14, y = h / 3;
+		const uint8_t *p =
+			reinterpret_cast<const uint8_t *>(converted.data()) + (static_cast<size_t>(y) * w + x) * 3;
+		uint32_t r = p[0], g = p[1], b = p[2];
+		if (c.gst_swaps_red_and_blue) std::swap(r, b);
+		uint32_t theirs = r << 16 | g << 8 | b, ours = shot.pixel(x, y);
+		int tolerance = core::format_info(drm)->model == core::ColorModel::RGB ? 0 : 4;
+		for (int shift = 0; shift < 24; shift += 8) {
+			int d = static_cast<int>((theirs >> shift) & 0xff) - static_cast<int>((ours >> shift) & 0xff);
+			EXPECT_LE(std::abs(d), tolerance)
+				<< "bar " << bar << ": GStreamer " << std::hex << theirs << ", screen " << ours;
+		}
+	}
+}
+
+INSTANTIATE_TEST_SUITE_P(Color, GstWaylandsink,
+	testing::Values(GstCase{"NV12", "NV12"}, GstCase{"I420", "YUV420"}, GstCase{"YUY2", "YUYV"},
+		GstCase{"RGB", "RGB888", true}, GstCase{"BGRx", "XRGB8888"}),
+	[](const auto &info) { return std::string(info.param.gst_format); });
+
+// scripts/demo's real-client block: both variants play every frame and are measured.
+TEST(RealClient, ComparesWaylandsinkWithThePluginAndStock) {
+	if (!have_gstreamer()) {
+		GTEST_SKIP() << "GStreamer (gstreamer1.0-tools, gstreamer1.0-plugins-bad) is not installed";
+	}
+	char dir[] = "/tmp/pixelport-real-client-test-XXXXXX";
+	ASSERT_NE(mkdtemp(dir), nullptr);
+	std::string out, err;
+	Process p;
+	ASSERT_TRUE(p.start(
+		{"python3", build_path("PIXELPORT_REAL_CLIENT"), "--compositor", build_path("PIXELPORT_COMPOSITOR"),
+			"--out", dir, "--width", "320", "--height", "240", "--frames", "30", "--rounds", "1"},
+		{}));
+	ASSERT_EQ(p.wait(120000), 0) << p.err();
+	std::string text = read_file(std::string(dir) + "/real-client.txt");
+	EXPECT_NE(text.find("pixelport "), std::string::npos) << text;
+	EXPECT_NE(text.find("stock "), std::string::npos) << text;
+	EXPECT_NE(text.find("x of stock"), std::string::npos) << text;
+	std::string json = read_file(std::string(dir) + "/real-client.json");
+	// Every round of both variants ran its 30 frames through a compositor that used CPU.
+	for (const char *variant : {"\"pixelport\"", "\"stock\""}) {
+		size_t at = json.find(variant);
+		ASSERT_NE(at, std::string::npos) << json;
+		size_t cpu = json.find("\"compositor_ms_per_frame\": ", at);
+		ASSERT_NE(cpu, std::string::npos) << json;
+		EXPECT_GT(std::stod(json.substr(cpu + 27)), 0.0) << json;
+	}
+	std::filesystem::remove_all(dir);
+}
+
+} // namespace
