@@ -242,7 +242,7 @@ void Conversions::Impl::release_source(ConvertedView *view) {
 	if (view->source == nullptr) return;
 	PixelBuffer *source = view->source;
 	view->source = nullptr;
-	wlr_buffer_unlock(&source->base); // the last lock releases the wl_buffer to the client
+	wlr_buffer_unlock(source->base()); // the last lock releases the wl_buffer to the client
 }
 
 // The view's commit is being applied: choose the image it will be converted into.
@@ -527,10 +527,8 @@ bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, u
 	bool applying = s != nullptr && s->surface->current.buffer == base;
 	timing::CommitRecord *record = nullptr;
 	if (applying) {
-		record = plugin->timing->applying(s);
 		// The first access of the apply is the upload; later ones are not timed.
-		if (record != nullptr && record->t_upload_start != 0) record = nullptr;
-		if (record != nullptr) record->t_upload_start = monotonic_ns();
+		record = plugin->timing->upload_started(s);
 		view->timing_record = record;
 		if (!view->bound) conversions->impl()->bind(s, view);
 		if (record != nullptr && view->early && view->convert_end_ns != 0) {
@@ -604,7 +602,7 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
 	view->surface = surface;
 	view->surface_id = s->id;
 	view->source_fourcc = buffer->fourcc;
-	wlr_buffer_init(&view->base, &kViewImpl, buffer->base.width, buffer->base.height);
+	wlr_buffer_init(&view->base, &kViewImpl, buffer->width(), buffer->height());
 	surface->pending.buffer = wlr_buffer_lock(&view->base);
 	wlr_buffer_drop(&view->base); // freed with its last lock
 	impl_->hold(s, view, buffer);
@@ -619,7 +617,7 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
 // left to the apply.
 void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
 	SurfaceConversion &c = s->conversion;
-	int32_t w = buffer->base.width, h = buffer->base.height;
+	int32_t w = buffer->width(), h = buffer->height();
 	if (static_cast<uint64_t>(w) * static_cast<uint64_t>(h) <= kHoldPixels) return;
 	// A synchronized subsurface's state applies with its parent's commit; holding it would
 	// apply the parent's without it (wlroots has no way to hold the parent too): converted

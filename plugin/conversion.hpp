@@ -36,7 +36,7 @@ struct pixelport_plugin;
 
 namespace pixelport {
 
-struct PixelBuffer;
+class PixelBuffer;
 struct SurfaceState;
 struct ConvertedView;
 struct ImageBudget;

@@ -19,6 +19,9 @@ extern "C" PIXELPORT_API const uint32_t pixelport_abi_version = PIXELPORT_ABI_VE
 
 using namespace pixelport;
 
+SurfaceState::SurfaceState() = default;
+SurfaceState::~SurfaceState() = default;
+
 void pixelport_plugin::track_surface(wlr_surface *surface) {
 	auto state = std::make_unique<SurfaceState>();
 	SurfaceState *s = state.get();
@@ -30,7 +33,7 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 	s->client_commit.connect(&surface->events.client_commit, [s](void *) {
 		s->commits++;
 		if (s->plugin->timing->active(s)) {
-			s->plugin->timing->client_commit(s);
+			s->plugin->timing->client_commit(s, pixel_buffer_from_wlr(s->surface->pending.buffer));
 		}
 		if (!(s->surface->pending.committed & WLR_SURFACE_STATE_BUFFER)) {
 			return;
@@ -45,7 +48,7 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 		PixelBuffer *converted = nullptr;
 		if (PixelBuffer *buffer = pixel_buffer_from_wlr(s->surface->pending.buffer)) {
 			pixel_buffer_committed(buffer, s->surface);
-			s->plugin->streams->handle_client_commit(s, &buffer->base);
+			s->plugin->streams->handle_client_commit(s, buffer);
 			if (!buffer->native()) converted = buffer;
 		}
 		s->plugin->conversions->surface_client_commit(s, converted);
@@ -55,7 +58,7 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 	});
 	// After the state is applied.
 	s->commit.connect(&surface->events.commit, [s](void *) {
-		s->plugin->timing->applied(s);
+		s->plugin->timing->applied(s, pixel_buffer_from_wlr(s->surface->current.buffer));
 		s->plugin->conversions->surface_committed(s);
 	});
 	s->destroy.connect(&surface->events.destroy, [this, s, surface](void *) {
