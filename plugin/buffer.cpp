@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
+#include <mutex>
 
 #include "pixelport/core/format.hpp"
-#include "timing.hpp"
 
 namespace pixelport {
 
@@ -34,18 +33,22 @@ std::shared_ptr<DestImage> DestImage::create(
 
 DestImage::~DestImage() { free(data); }
 
-uint64_t monotonic_ns() {
-	timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+PixelBuffer::PixelBuffer(pixelport_plugin *plugin, uint32_t fourcc, uint32_t target) :
+	plugin(plugin), fourcc(fourcc), target(target) {
+	wlr_.owner = this;
 }
 
-static PixelBuffer *from_base(wlr_buffer *base) { return reinterpret_cast<PixelBuffer *>(base); }
+PixelBuffer::~PixelBuffer() = default;
+
+static PixelBuffer *from_base(wlr_buffer *base) {
+	// Valid: PixelBufferWlr is standard-layout and starts with the wlr_buffer.
+	return reinterpret_cast<PixelBufferWlr *>(base)->owner;
+}
 
 static void buffer_destroy(wlr_buffer *base) {
 	PixelBuffer *buffer = from_base(base);
 	buffer->release.disconnect();
-	buffer->impl->destroy(buffer);
+	delete buffer;
 }
 
 // The surface whose commit is being applied with this buffer right now, if any: wlroots
@@ -53,7 +56,7 @@ static void buffer_destroy(wlr_buffer *base) {
 static SurfaceState *applying_surface(PixelBuffer *buffer) {
 	for (wlr_surface *surface : buffer->surfaces) {
 		SurfaceState *state = buffer->plugin->surface_state(surface);
-		if (state != nullptr && surface->current.buffer == &buffer->base) {
+		if (state != nullptr && surface->current.buffer == buffer->base()) {
 			return state;
 		}
 	}
@@ -63,13 +66,13 @@ static SurfaceState *applying_surface(PixelBuffer *buffer) {
 bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *data, size_t stride, uint32_t fourcc,
 	const pixman_region32_t *damage, const ColorState &color, timing::CommitRecord *record, bool count_upload) {
 	core::SrcImage src;
-	if (!buffer->impl->source(buffer, &src)) {
+	if (!buffer->source(&src)) {
 		return false;
 	}
 	core::DstImage dst;
 	dst.fourcc = fourcc;
-	dst.width = buffer->base.width;
-	dst.height = buffer->base.height;
+	dst.width = buffer->width();
+	dst.height = buffer->height();
 	dst.data = data;
 	dst.stride = stride;
 	dst.size = stride * static_cast<size_t>(dst.height);
@@ -96,9 +99,7 @@ bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *data, size_t stride, uin
 		color_state_options(color, buffer->fourcc, dst.width, dst.height, buffer->plugin->convert_options);
 	core::Status status = core::convert_rects(src, dst, rects, options);
 	if (record != nullptr) record->t_convert_end = monotonic_ns();
-	if (buffer->impl->after_read != nullptr) {
-		buffer->impl->after_read(buffer);
-	}
+	buffer->after_read();
 	if (status != core::Status::Ok) {
 		wlr_log(WLR_ERROR, "pixelport: converting %s %dx%d failed: %s", core::format_name(buffer->fourcc),
 			dst.width, dst.height, core::status_str(status));
@@ -117,23 +118,19 @@ static bool buffer_begin_data_ptr_access(
 	PixelBuffer *buffer = from_base(base);
 	if (flags & WLR_BUFFER_DATA_PTR_ACCESS_WRITE) {
 		// Only screencopy-style users write, and only into a native, writable mapping.
-		if (!buffer->native() || buffer->impl->writable == nullptr || !buffer->impl->writable(buffer)) {
+		if (!buffer->native() || !buffer->writable()) {
 			return false;
 		}
 	}
 	if (buffer->native()) {
 		// Timing: the record of the commit being applied, if anyone listens.
 		SurfaceState *surface = applying_surface(buffer);
-		timing::CommitRecord *record = surface != nullptr && buffer->plugin->timing != nullptr
-			? buffer->plugin->timing->applying(surface)
+		buffer->timing_record = surface != nullptr && buffer->plugin->timing != nullptr
+			? buffer->plugin->timing->upload_started(surface)
 			: nullptr;
-		// The first access of the apply is the upload; later ones (another reader) are not timed.
-		if (record != nullptr && record->t_upload_start != 0) record = nullptr;
-		buffer->timing_record = record;
-		if (record != nullptr) record->t_upload_start = monotonic_ns();
 
 		core::SrcImage src;
-		if (!buffer->impl->source(buffer, &src)) {
+		if (!buffer->source(&src)) {
 			return false;
 		}
 		if (!(flags & WLR_BUFFER_DATA_PTR_ACCESS_WRITE)) {
@@ -171,7 +168,7 @@ static void buffer_end_data_ptr_access(wlr_buffer *base) {
 
 static bool buffer_get_shm(wlr_buffer *base, wlr_shm_attributes *attrs) {
 	PixelBuffer *buffer = from_base(base);
-	return buffer->native() && buffer->impl->get_shm != nullptr && buffer->impl->get_shm(buffer, attrs);
+	return buffer->native() && buffer->get_shm(attrs);
 }
 
 static const wlr_buffer_impl kBufferImpl = {
@@ -182,23 +179,51 @@ static const wlr_buffer_impl kBufferImpl = {
 	.end_data_ptr_access = buffer_end_data_ptr_access,
 };
 
-void pixel_buffer_init(PixelBuffer *buffer, const PixelBufferImpl *impl, int width, int height) {
-	buffer->impl = impl;
-	wlr_buffer_init(&buffer->base, &kBufferImpl, width, height);
-	// Unlocked by everyone (texture gone): the client may reuse its pixels.
-	buffer->release.connect(
-		&buffer->base.events.release, [buffer](void *) { pixel_buffer_release_to_client(buffer); });
+// ---- wl_buffer: one request table and resource interface for every kind --------------------
+
+static void wl_buffer_handle_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
+
+static const struct wl_buffer_interface kWlBufferImpl = {
+	.destroy = wl_buffer_handle_destroy,
+};
+
+static void wl_buffer_resource_destroy(wl_resource *resource) {
+	auto *buffer = static_cast<PixelBuffer *>(wl_resource_get_user_data(resource));
+	buffer->resource_destroyed();
+	buffer->resource = nullptr;
+	buffer->busy = false;
+	wlr_buffer_drop(buffer->base());
 }
 
-bool pixel_buffer_publish(PixelBuffer *buffer, wl_client *client, uint32_t id, const PixelBufferImpl *impl,
-	const struct wl_buffer_interface *requests, wl_resource_destroy_func_t destroy, int width, int height) {
+static bool resource_is_instance(wl_resource *resource) {
+	return wl_resource_instance_of(resource, &wl_buffer_interface, &kWlBufferImpl);
+}
+
+// wlr_buffer_try_from_resource() takes the lock itself.
+static wlr_buffer *wlr_buffer_from_resource(wl_resource *resource) {
+	return static_cast<PixelBuffer *>(wl_resource_get_user_data(resource))->base();
+}
+
+// Process-global and never unregistered (wlroots has no unregister): it must live forever.
+static const wlr_buffer_resource_interface kResourceInterface = {
+	.name = "pixelport",
+	.is_instance = resource_is_instance,
+	.from_resource = wlr_buffer_from_resource,
+};
+
+bool pixel_buffer_create(PixelBuffer *buffer, wl_client *client, uint32_t id, int width, int height) {
+	static std::once_flag registered;
+	std::call_once(registered, [] { wlr_buffer_register_resource_interface(&kResourceInterface); });
 	buffer->resource = wl_resource_create(client, &wl_buffer_interface, 1, id);
 	if (buffer->resource == nullptr) {
 		wl_client_post_no_memory(client);
 		return false;
 	}
-	pixel_buffer_init(buffer, impl, width, height);
-	wl_resource_set_implementation(buffer->resource, requests, buffer, destroy);
+	wlr_buffer_init(buffer->base(), &kBufferImpl, width, height);
+	// Unlocked by everyone (texture gone): the client may reuse its pixels.
+	buffer->release.connect(
+		&buffer->base()->events.release, [buffer](void *) { pixel_buffer_release_to_client(buffer); });
+	wl_resource_set_implementation(buffer->resource, &kWlBufferImpl, buffer, wl_buffer_resource_destroy);
 	return true;
 }
 
@@ -206,10 +231,10 @@ PixelBuffer *pixel_buffer_from_wlr(wlr_buffer *buffer) {
 	return buffer != nullptr && buffer->impl == &kBufferImpl ? from_base(buffer) : nullptr;
 }
 
-void pixel_buffer_resource_destroyed(PixelBuffer *buffer) {
-	buffer->resource = nullptr;
-	buffer->busy = false;
-	wlr_buffer_drop(&buffer->base);
+PixelBuffer *pixel_buffer_from_resource(wl_resource *resource) {
+	return resource != nullptr && resource_is_instance(resource)
+		? static_cast<PixelBuffer *>(wl_resource_get_user_data(resource))
+		: nullptr;
 }
 
 void pixel_buffer_release_to_client(PixelBuffer *buffer) {

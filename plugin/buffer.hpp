@@ -2,44 +2,67 @@
 // pixelport stream). Native formats hand the renderer the client's pixels in place; a buffer
 // in a format the renderer lacks reaches it through ConvertedViews (conversion.hpp), which
 // convert its pixels into renderer-format images.
+//
+// Each kind (ShmBuffer in shm.cpp, StreamBuffer in stream.cpp) derives from PixelBuffer.
+// Lifetime as in wlroots: the kind creates the buffer and pixel_buffer_create() gives it its
+// wl_buffer resource (one request table for all kinds) and wlr_buffer; the client's
+// wl_buffer.destroy drops the wlr_buffer, and the last unlock deletes the buffer.
 #pragma once
 
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "color_representation.hpp"
 #include "plugin.hpp"
+#include "timing.hpp"
 
 namespace pixelport {
 
-struct PixelBuffer;
+class PixelBuffer;
 struct ConvertedImage;
 
-/** What a kind of PixelBuffer (shm, stream) implements. */
-struct PixelBufferImpl {
-	/** The client's pixels, planes filled for the buffer's format. False if unavailable. */
-	bool (*source)(PixelBuffer *buffer, core::SrcImage *out);
-	/** Frees the concrete buffer (called once the wlr_buffer is dropped and unlocked). */
-	void (*destroy)(PixelBuffer *buffer);
-	/** Optional: shm attributes for native buffers (wlr_buffer_get_shm). */
-	bool (*get_shm)(PixelBuffer *buffer, wlr_shm_attributes *attrs);
-	/** Optional: called after the client's pixels were read, to notice faults (SIGBUS). */
-	void (*after_read)(PixelBuffer *buffer);
-	/** Optional: the compositor may write the pixels (screencopy into a client buffer). */
-	bool (*writable)(PixelBuffer *buffer);
-	/** Timing: transport and buffer bytes, at the client's commit. */
-	void (*describe)(PixelBuffer *buffer, timing::CommitRecord *record);
-	/** Optional, timing: phases that happened before the apply (stream receive). */
-	void (*applied)(PixelBuffer *buffer, timing::CommitRecord *record);
+/**
+ * The wlr_buffer of a PixelBuffer. Standard layout with the wlr_buffer first, so the
+ * wlr_buffer pointers wlroots hands back convert to it; `owner` leads to the C++ object.
+ */
+struct PixelBufferWlr {
+	wlr_buffer base;
+	PixelBuffer *owner;
 };
+static_assert(std::is_standard_layout_v<PixelBufferWlr>);
 
-struct PixelBuffer {
-	wlr_buffer base; // first: wlr_buffer pointers are cast back to PixelBuffer
-	const PixelBufferImpl *impl = nullptr;
-	pixelport_plugin *plugin = nullptr;
+class PixelBuffer : public TimedBuffer {
+public:
+	PixelBuffer(const PixelBuffer &) = delete;
+	PixelBuffer &operator=(const PixelBuffer &) = delete;
+	/** Called once the wlr_buffer is dropped and unlocked (or when creation failed). */
+	virtual ~PixelBuffer();
+
+	/** The client's pixels, planes filled for the buffer's format. False if unavailable. */
+	virtual bool source(core::SrcImage *out) = 0;
+	/** Shm attributes for native buffers (wlr_buffer_get_shm); false if the kind has none. */
+	virtual bool get_shm(wlr_shm_attributes *attrs) { return false; }
+	/** Called after the client's pixels were read, to notice faults (SIGBUS). */
+	virtual void after_read() {}
+	/** The compositor may write the pixels (screencopy into a client buffer). */
+	virtual bool writable() const { return false; }
+	/** The client destroyed the wl_buffer (or went away); the buffer is dropped next. */
+	virtual void resource_destroyed() {}
+	// TimedBuffer: describe() (each kind) and applied() (optional).
+
+	wlr_buffer *base() { return &wlr_.base; }
+	const wlr_buffer *base() const { return &wlr_.base; }
+	int32_t width() const { return wlr_.base.width; }
+	int32_t height() const { return wlr_.base.height; }
+	bool native() const { return fourcc == target; }
+	/** The format the client sent its pixels in. */
+	uint32_t client_fourcc() const { return wire_fourcc != 0 ? wire_fourcc : fourcc; }
+
+	pixelport_plugin *const plugin;
+	const uint32_t fourcc; // the client's DRM format (stream: the storage's)
+	const uint32_t target; // the renderer's format; == fourcc when native
 	wl_resource *resource = nullptr; // the wl_buffer; null once the client destroyed it
-	uint32_t fourcc = 0; // the client's DRM format
-	uint32_t target = 0; // the renderer's format; == fourcc when native
 	/** The format of the client's bytes when it differs from `fourcc` (the stream's wire format). */
 	uint32_t wire_fourcc = 0;
 	/** Colour representation of the last commit that attached it (stream writes, other readers). */
@@ -58,34 +81,28 @@ struct PixelBuffer {
 	/** Timing record of the apply in progress, between begin and end of data access. */
 	timing::CommitRecord *timing_record = nullptr;
 
-	bool native() const { return fourcc == target; }
-	/** The format the client sent its pixels in. */
-	uint32_t client_fourcc() const { return wire_fourcc != 0 ? wire_fourcc : fourcc; }
+protected:
+	PixelBuffer(pixelport_plugin *plugin, uint32_t fourcc, uint32_t target);
+
+private:
+	PixelBufferWlr wlr_;
 };
 
-/** Sets up `buffer->base` and the release listener; call once after filling the fields. */
-void pixel_buffer_init(PixelBuffer *buffer, const PixelBufferImpl *impl, int width, int height);
-
 /**
- * Creates the client's wl_buffer `id` for a filled-in `buffer` (whose concrete struct starts
- * with it, so the resource's user data is both), with the kind's request table and destroy
- * callback, then pixel_buffer_init(). On allocation failure posts no_memory and returns false;
- * the caller still owns (and frees) the buffer then.
+ * Creates the client's wl_buffer `id` for a constructed `buffer` of `width` x `height`
+ * pixels, and its wlr_buffer. On allocation failure posts no_memory and returns false; the
+ * caller still owns (and deletes) the buffer then; else wlroots' references own it.
  */
-bool pixel_buffer_publish(PixelBuffer *buffer, wl_client *client, uint32_t id, const PixelBufferImpl *impl,
-	const struct wl_buffer_interface *requests, wl_resource_destroy_func_t destroy, int width, int height);
+bool pixel_buffer_create(PixelBuffer *buffer, wl_client *client, uint32_t id, int width, int height);
 
 /** The PixelBuffer behind `buffer`, or null if it is not one of ours. */
 PixelBuffer *pixel_buffer_from_wlr(wlr_buffer *buffer);
 
-/** To call from the wl_buffer resource's destroy: forgets the resource and drops the buffer. */
-void pixel_buffer_resource_destroyed(PixelBuffer *buffer);
+/** The PixelBuffer of a wl_buffer resource, or null if the plugin did not create it. */
+PixelBuffer *pixel_buffer_from_resource(wl_resource *resource);
 
 /** Sends wl_buffer.release if the client is waiting for it. */
 void pixel_buffer_release_to_client(PixelBuffer *buffer);
-
-/** CLOCK_MONOTONIC now, ns. */
-uint64_t monotonic_ns();
 
 /** Client commit on `surface` with `buffer` attached: the buffer is busy until released. */
 void pixel_buffer_committed(PixelBuffer *buffer, wlr_surface *surface);

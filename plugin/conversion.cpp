@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -48,7 +49,7 @@ size_t page_size() {
 
 // A view: the wlr_buffer a surface's state holds instead of a converted-format PixelBuffer.
 struct ConvertedView {
-	wlr_buffer base; // first: the wlr_buffer pointer is cast back
+	wlr_buffer base; // first, in a standard-layout struct: the wlr_buffer pointer is cast back
 	Conversions *conversions = nullptr;
 	/** The client's buffer, locked until this commit was converted, superseded or dropped. */
 	PixelBuffer *source = nullptr;
@@ -75,6 +76,8 @@ struct ConvertedView {
 	ColorState color;
 	uint64_t convert_start_ns = 0, convert_end_ns = 0;
 };
+
+static_assert(std::is_standard_layout_v<ConvertedView>);
 
 struct Conversions::Impl {
 	Conversions *owner = nullptr;
@@ -118,17 +121,55 @@ ConvertedImage::~ConvertedImage() {
 	if (total_budget) total_budget->bytes -= mapped;
 }
 
-SurfaceConversion::SurfaceConversion() { pixman_region32_init(&damage); }
+// ---- SurfaceConversion -------------------------------------------------------------------
+
+SurfaceConversion::SurfaceConversion() { pixman_region32_init(&damage_); }
 SurfaceConversion::~SurfaceConversion() {
-	set_image(nullptr);
-	pixman_region32_fini(&damage);
+	drop_images();
+	pixman_region32_fini(&damage_);
 }
 
-void SurfaceConversion::set_image(std::shared_ptr<ConvertedImage> next) {
-	if (next == image) return;
-	if (image != nullptr) image->surfaces--;
-	image = std::move(next);
-	if (image != nullptr) image->surfaces++;
+void SurfaceConversion::show(
+	std::shared_ptr<ConvertedImage> image, bool valid, uint32_t source_format, const ColorState &color) {
+	if (image != image_) {
+		if (image_ != nullptr) image_->surfaces--;
+		image_ = std::move(image);
+		if (image_ != nullptr) image_->surfaces++;
+	}
+	valid_ = valid;
+	source_format_ = source_format;
+	source_color_ = color;
+	pixman_region32_clear(&damage_);
+}
+
+void SurfaceConversion::keep_spare(const std::shared_ptr<ConvertedImage> &next) {
+	if (image_ != nullptr && image_ != next && image_->surfaces == 1) spare_ = image_;
+}
+
+std::shared_ptr<ConvertedImage> SurfaceConversion::take_spare(uint32_t fourcc, int32_t width, int32_t height) {
+	if (spare_ == nullptr || spare_->fourcc != fourcc || spare_->width != width || spare_->height != height ||
+		spare_.use_count() != 1) {
+		return nullptr;
+	}
+	return std::move(spare_);
+}
+
+void SurfaceConversion::drop_images() {
+	show(nullptr, false, 0);
+	spare_ = nullptr;
+}
+
+void SurfaceConversion::add_damage(const pixman_region32_t *damage) {
+	if (valid_) pixman_region32_union(&damage_, &damage_, damage);
+}
+
+void SurfaceConversion::remove_first_held(size_t n) {
+	held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+void SurfaceConversion::forget_view(ConvertedView *view) {
+	if (pending_ == view) pending_ = nullptr;
+	std::erase(held_, view);
 }
 
 // ---- per-client budget -------------------------------------------------------------------
@@ -244,29 +285,25 @@ void Conversions::Impl::release_source(ConvertedView *view) {
 	if (view->source == nullptr) return;
 	PixelBuffer *source = view->source;
 	view->source = nullptr;
-	wlr_buffer_unlock(&source->base); // the last lock releases the wl_buffer to the client
+	wlr_buffer_unlock(source->base()); // the last lock releases the wl_buffer to the client
 }
 
 // The view's commit is being applied: choose the image it will be converted into.
 void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 	SurfaceConversion &c = s->conversion;
 	view->bound = true;
-	c.view_applied = true;
-	if (c.pending != nullptr && c.pending != view) {
+	c.view_applied();
+	if (c.pending() != nullptr && c.pending() != view) {
 		// Replaced before it was converted: nothing will ever show it.
-		release_source(c.pending);
-		c.pending = nullptr;
+		release_source(c.take_pending());
 		owner->plugin()->stats.skipped_conversions++;
 	}
 	if (view->early) {
 		// Converted (or superseded) before its commit applied: it shows its own image; the one
 		// it replaces may serve the next large commit once nothing shows it.
-		if (c.image != nullptr && c.image != view->image && c.image->surfaces == 1) c.spare = c.image;
-		c.set_image(view->image);
-		c.valid = view->converted && view->image != nullptr && view->image->filled;
-		c.source_format = view->source_fourcc;
-		c.source_color = view->color;
-		pixman_region32_clear(&c.damage);
+		c.keep_spare(view->image);
+		c.show(view->image, view->converted && view->image != nullptr && view->image->filled,
+			view->source_fourcc, view->color);
 		return;
 	}
 	PixelBuffer *source = view->source;
@@ -279,15 +316,13 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 	if (fits(shared) && shared->pure_source == source && shared->pure_generation == view->generation &&
 		shared->pure_color == view->color) {
 		// The same commit content on another surface: share its image.
-		c.set_image(shared);
-		c.valid = false;
-		pixman_region32_clear(&c.damage);
-	} else if (fits(c.image) && c.image->surfaces == 1) {
+		c.show(shared, false, 0);
+	} else if (fits(c.image()) && c.image()->surfaces == 1) {
 		// This surface's own image: updated with the damage (or in full) when due. It stops
 		// being any other commit's content now, so nobody starts sharing it.
-		c.image->pure_source = nullptr;
-		c.image->filled = false;
-		if (c.valid) pixman_region32_union(&c.damage, &c.damage, &s->surface->buffer_damage);
+		c.image()->pure_source = nullptr;
+		c.image()->filled = false;
+		c.add_damage(&s->surface->buffer_damage);
 	} else {
 		// No image, another size or format, or one another surface shows too.
 		std::shared_ptr<ConvertedImage> fresh = allocate(client_of(s), view->target, w, h);
@@ -295,30 +330,27 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 			release_source(view);
 			return;
 		}
-		c.set_image(std::move(fresh));
-		c.valid = false;
-		pixman_region32_clear(&c.damage);
+		c.show(std::move(fresh), false, 0);
 	}
-	if (!c.valid && c.image->pure_source != source) {
+	if (!c.valid() && c.image()->pure_source != source) {
 		// It will be converted in full from this commit: other surfaces showing the same
 		// commit content may share it from now on.
-		c.image->pure_source = source;
-		c.image->pure_generation = view->generation;
-		c.image->pure_color = view->color;
-		c.image->filled = false;
-		source->pure_image = c.image;
+		c.image()->pure_source = source;
+		c.image()->pure_generation = view->generation;
+		c.image()->pure_color = view->color;
+		c.image()->filled = false;
+		source->pure_image = c.image();
 	}
-	c.pending = view;
+	c.set_pending(view);
 }
 
 // Converts the surface's due commit into its image. Returns false if it could not.
 bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
 	SurfaceConversion &c = s->conversion;
-	ConvertedView *view = c.pending;
+	ConvertedView *view = c.take_pending();
 	if (view == nullptr) return true;
-	c.pending = nullptr;
 	PixelBuffer *source = view->source;
-	std::shared_ptr<ConvertedImage> image = c.image;
+	std::shared_ptr<ConvertedImage> image = c.image();
 	if (source == nullptr || image == nullptr) return false;
 
 	bool pure = image->pure_source == source && image->pure_generation == view->generation &&
@@ -330,7 +362,7 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
 	if (pure && image->filled) {
 		// Shared content of this very commit, already converted for another surface.
 	} else {
-		bool full = !c.valid || c.source_format != source->fourcc || !(c.source_color == view->color) || pure;
+		bool full = !c.up_to_date(source->fourcc, view->color) || pure;
 		if (!exclusive) {
 			// Copy on write: a fresh image, converted in full.
 			std::shared_ptr<ConvertedImage> fresh =
@@ -339,17 +371,17 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
 				release_source(view);
 				return false;
 			}
-			c.set_image(fresh);
+			c.show(fresh, false, 0); // converted in full below
 			image = std::move(fresh);
 			full = true;
 		}
 		if (!full) {
-			pixman_box32_t *e = pixman_region32_extents(&c.damage);
-			full = pixman_region32_n_rects(&c.damage) == 1 && e->x1 <= 0 && e->y1 <= 0 &&
+			pixman_box32_t *e = pixman_region32_extents(c.damage());
+			full = pixman_region32_n_rects(c.damage()) == 1 && e->x1 <= 0 && e->y1 <= 0 &&
 				e->x2 >= image->width && e->y2 >= image->height;
 		}
-		ok = pixel_buffer_convert(source, image->data, image->stride, image->fourcc, full ? nullptr : &c.damage,
-			view->color, record);
+		ok = pixel_buffer_convert(source, image->data, image->stride, image->fourcc,
+			full ? nullptr : c.damage(), view->color, record);
 		if (full) {
 			image->pure_source = source;
 			image->pure_generation = view->generation;
@@ -362,17 +394,13 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
 		if (full) image->filled_rows = ok ? image->height : 0;
 	}
 	view->image = image; // what this view shows from now on
-	c.valid = ok;
-	c.source_format = source->fourcc;
-	c.source_color = view->color;
-	pixman_region32_clear(&c.damage);
+	c.show(image, ok, source->fourcc, view->color);
 	release_source(view);
 	return ok;
 }
 
 void Conversions::Impl::schedule(SurfaceState *s) {
-	if (s->conversion.queued) return;
-	s->conversion.queued = true;
+	if (!s->conversion.enqueue()) return;
 	due.push_back({s->surface, s->id});
 	kick();
 }
@@ -427,7 +455,7 @@ bool Conversions::Impl::run_job(ConvertedView *view, uint64_t start, uint64_t bu
 // still converting, with the newer unheld commit wlroots cached behind them). wlroots applies
 // them in order, so no output shows a superseded one.
 void Conversions::Impl::release_ready(SurfaceState *s) {
-	std::vector<ConvertedView *> &held = s->conversion.held;
+	const std::vector<ConvertedView *> &held = s->conversion.held();
 	size_t pending = 0;
 	while (pending < held.size() && (held[pending]->converted || held[pending]->superseded)) pending++;
 	size_t n = pending;
@@ -439,7 +467,7 @@ void Conversions::Impl::release_ready(SurfaceState *s) {
 	for (size_t i = 0; i < n; i++) {
 		if (held[i]->held) seqs.push_back(held[i]->lock_seq);
 	}
-	held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(n));
+	s->conversion.remove_first_held(n);
 	wlr_surface *surface = s->surface;
 	uint64_t id = s->id;
 	for (uint32_t seq : seqs) {
@@ -454,7 +482,7 @@ void Conversions::Impl::release_ready(SurfaceState *s) {
 // meanwhile. One being converted is finished and shown (a client sending frames faster than
 // they convert still sees every other one shown, not none).
 void Conversions::Impl::supersede_held(SurfaceState *s, ConvertedView *newer) {
-	for (ConvertedView *old : s->conversion.held) {
+	for (ConvertedView *old : s->conversion.held()) {
 		if (old->superseded || old->converted) continue;
 		if (old->convert_start_ns != 0) continue; // its conversion is under way
 		old->superseded = true;
@@ -495,8 +523,8 @@ void Conversions::Impl::run_due(uint64_t budget_ns) {
 		if (budget_ns != 0 && i > 0 && monotonic_ns() - start >= budget_ns) break;
 		SurfaceState *s = plugin->surface_state(due[i].surface, due[i].id);
 		if (s == nullptr) continue;
-		s->conversion.queued = false;
-		if (s->conversion.pending != nullptr) flush(s, plugin->timing->converting(s));
+		s->conversion.dequeued();
+		if (s->conversion.pending() != nullptr) flush(s, plugin->timing->converting(s));
 	}
 	due.erase(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(i));
 	if (!due.empty() || !jobs.empty()) {
@@ -521,8 +549,7 @@ void view_destroy(wlr_buffer *base) {
 	ConvertedView *view = view_from_base(base);
 	Conversions::Impl *impl = view->conversions->impl();
 	if (SurfaceState *s = view->conversions->plugin()->surface_state(view->surface, view->surface_id)) {
-		if (s->conversion.pending == view) s->conversion.pending = nullptr;
-		std::erase(s->conversion.held, view);
+		s->conversion.forget_view(view);
 	}
 	std::erase(impl->jobs, view);
 	impl->release_source(view);
@@ -538,10 +565,8 @@ bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, u
 	bool applying = s != nullptr && s->surface->current.buffer == base;
 	timing::CommitRecord *record = nullptr;
 	if (applying) {
-		record = plugin->timing->applying(s);
 		// The first access of the apply is the upload; later ones are not timed.
-		if (record != nullptr && record->t_upload_start != 0) record = nullptr;
-		if (record != nullptr) record->t_upload_start = monotonic_ns();
+		record = plugin->timing->upload_started(s);
 		view->timing_record = record;
 		if (!view->bound) conversions->impl()->bind(s, view);
 		if (record != nullptr && view->early && view->convert_end_ns != 0) {
@@ -549,7 +574,7 @@ bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, u
 			record->t_convert_end = view->convert_end_ns;
 		}
 	}
-	bool due = s != nullptr && s->conversion.pending == view;
+	bool due = s != nullptr && s->conversion.pending() == view;
 	if (due && (!conversions->lazy() || !applying)) {
 		// Renderers that copy at upload need it now; a render reading it needs it now.
 		conversions->impl()->flush(s, conversions->lazy() ? plugin->timing->converting(s) : record);
@@ -557,7 +582,7 @@ bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, u
 	}
 	// A due view is about to be converted into its surface's image (lazy mode, while
 	// wlroots makes the texture): hand out that image; the render will convert first.
-	ConvertedImage *image = due ? s->conversion.image.get() : view->image.get();
+	ConvertedImage *image = due ? s->conversion.image().get() : view->image.get();
 	if (image == nullptr) return false;
 	*data = image->data;
 	*format = image->fourcc;
@@ -601,7 +626,7 @@ Conversions::~Conversions() {
 
 void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
 	wlr_surface *surface = s->surface;
-	bool had_held = !s->conversion.held.empty();
+	bool had_held = !s->conversion.held().empty();
 	if (buffer == nullptr) {
 		// Another buffer replaces the held commits: they apply with it, unconverted.
 		if (had_held) impl_->replace_held(s, nullptr);
@@ -616,12 +641,13 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
 	view->surface_id = s->id;
 	view->source_fourcc = buffer->fourcc;
 	view->color = s->color;
-	wlr_buffer_init(&view->base, &kViewImpl, buffer->base.width, buffer->base.height);
+	wlr_buffer_init(&view->base, &kViewImpl, buffer->width(), buffer->height());
 	surface->pending.buffer = wlr_buffer_lock(&view->base);
 	wlr_buffer_drop(&view->base); // freed with its last lock
 	impl_->hold(s, view, buffer);
 	if (had_held &&
-		std::find(s->conversion.held.begin(), s->conversion.held.end(), view) == s->conversion.held.end()) {
+		std::find(s->conversion.held().begin(), s->conversion.held().end(), view) ==
+			s->conversion.held().end()) {
 		impl_->replace_held(s, view);
 	}
 }
@@ -631,7 +657,7 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
 // left to the apply.
 void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
 	SurfaceConversion &c = s->conversion;
-	int32_t w = buffer->base.width, h = buffer->base.height;
+	int32_t w = buffer->width(), h = buffer->height();
 	if (static_cast<uint64_t>(w) * static_cast<uint64_t>(h) <= kHoldPixels) return;
 	// A synchronized subsurface's state applies with its parent's commit; holding it would
 	// apply the parent's without it (wlroots has no way to hold the parent too): converted
@@ -647,8 +673,8 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 	auto fits = [&](const std::shared_ptr<ConvertedImage> &image) {
 		return image != nullptr && image->fourcc == view->target && image->width == w && image->height == h;
 	};
-	if (c.held.empty() && c.valid && c.pending == nullptr && fits(c.image) && c.image->surfaces == 1 &&
-		c.source_format == buffer->fourcc && c.source_color == view->color) {
+	if (c.held().empty() && c.up_to_date(buffer->fourcc, view->color) && c.pending() == nullptr &&
+		fits(c.image()) && c.image()->surfaces == 1) {
 		// Damage on the surface's own up-to-date image: bounded by the damage, if small.
 		pixman_box32_t *b = pixman_region32_extents(&s->surface->pending.buffer_damage);
 		pixman_box32_t *d = pixman_region32_extents(&s->surface->pending.surface_damage);
@@ -664,8 +690,8 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 		shared->pure_color == view->color) {
 		view->image = shared; // this commit content, converted (or being converted) for another surface
 	} else {
-		if (fits(c.spare) && c.spare.use_count() == 1) {
-			view->image = std::move(c.spare); // nobody shows it any more
+		if (std::shared_ptr<ConvertedImage> spare = c.take_spare(view->target, w, h)) {
+			view->image = std::move(spare); // nobody shows it any more
 			view->image->filled = false;
 			view->image->filled_rows = 0;
 		} else {
@@ -689,14 +715,14 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 		view->lock_seq = wlr_surface_lock_pending(s->surface);
 		owner->plugin()->stats.held_commits++;
 	}
-	c.held.push_back(view);
+	c.add_held(view);
 	jobs.push_back(view);
 	kick();
 }
 
 void Conversions::release_held(SurfaceState *s) {
 	std::vector<uint32_t> seqs;
-	std::erase_if(s->conversion.held, [&](ConvertedView *view) {
+	s->conversion.remove_held_if([&](ConvertedView *view) {
 		if (!view->held) return false; // already applied (no role when committed)
 		if (!view->converted && !view->superseded) {
 			// Unmapped right after it applies: nothing will show it.
@@ -717,32 +743,22 @@ void Conversions::release_held(SurfaceState *s) {
 
 void Conversions::surface_committed(SurfaceState *s) {
 	SurfaceConversion &c = s->conversion;
-	if ((s->surface->current.committed & WLR_SURFACE_STATE_BUFFER) && !c.view_applied) {
+	bool view_applied = c.take_view_applied();
+	if ((s->surface->current.committed & WLR_SURFACE_STATE_BUFFER) && !view_applied) {
 		// A native buffer or a null attach: the image is nobody's content any more.
-		if (c.pending != nullptr) {
-			impl_->release_source(c.pending);
-			c.pending = nullptr;
-		}
-		c.set_image(nullptr);
-		c.spare = nullptr;
-		c.valid = false;
-		pixman_region32_clear(&c.damage);
+		if (c.pending() != nullptr) impl_->release_source(c.take_pending());
+		c.drop_images();
 	}
-	if (c.view_applied && c.pending != nullptr && lazy_) {
+	if (view_applied && c.pending() != nullptr && lazy_) {
 		impl_->schedule(s);
 	}
-	c.view_applied = false;
 }
 
 void Conversions::surface_destroyed(SurfaceState *s) {
 	SurfaceConversion &c = s->conversion;
-	c.held.clear(); // wlroots drops their cached states (and so the views) itself
-	if (c.pending != nullptr) {
-		impl_->release_source(c.pending);
-		c.pending = nullptr;
-	}
-	c.set_image(nullptr);
-	c.spare = nullptr;
+	c.forget_held();
+	if (c.pending() != nullptr) impl_->release_source(c.take_pending());
+	c.drop_images();
 }
 
 } // namespace pixelport

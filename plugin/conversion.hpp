@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "color_representation.hpp"
@@ -37,7 +38,7 @@ struct pixelport_plugin;
 
 namespace pixelport {
 
-struct PixelBuffer;
+class PixelBuffer;
 struct SurfaceState;
 struct ConvertedView;
 struct ImageBudget;
@@ -74,41 +75,99 @@ struct ConvertedImage {
 	~ConvertedImage();
 };
 
-/** Per surface: the image it shows and the converted commit still to be written into it. */
-struct SurfaceConversion {
-	/** The image the surface's current (or pending) view shows. */
-	std::shared_ptr<ConvertedImage> image;
+/**
+ * Per surface (SurfaceState::conversion): the image it shows and the converted commits still
+ * to be written into it. Only conversion.cpp changes it, through these calls.
+ */
+class SurfaceConversion {
+public:
+	SurfaceConversion();
+	~SurfaceConversion();
+	SurfaceConversion(const SurfaceConversion &) = delete;
+	SurfaceConversion &operator=(const SurfaceConversion &) = delete;
+
+	// ---- the image -------------------------------------------------------------------------
+
+	/** The image the surface's current (or pending) view shows, or null. */
+	const std::shared_ptr<ConvertedImage> &image() const { return image_; }
+	/** The image holds the content of the surface's last converted commit (damage may apply). */
+	bool valid() const { return valid_; }
 	/**
-	 * The image it showed before its last large commit: reused by the next one of the same size
-	 * once nothing shows it (its pages are already faulted in: a fresh 4K image costs
-	 * thousands of page faults).
+	 * valid(), and that commit was in the client format `source_format` and read as `color`
+	 * (else: convert all).
 	 */
-	std::shared_ptr<ConvertedImage> spare;
-	/** `image` holds the content of the surface's last converted commit (damage may apply). */
-	bool valid = false;
-	/** The client format and colour last converted into `image`: a change converts everything. */
-	uint32_t source_format = 0;
-	ColorState source_color;
+	bool up_to_date(uint32_t source_format, const ColorState &color) const {
+		return valid_ && source_format_ == source_format && source_color_ == color;
+	}
+	/**
+	 * Shows `image` from now on (keeping ConvertedImage::surfaces right); `valid`: it holds the
+	 * whole content of a commit in client format `source_format` read as `color`, else it is to
+	 * be converted in full. Clears the damage.
+	 */
+	void show(std::shared_ptr<ConvertedImage> image, bool valid, uint32_t source_format,
+		const ColorState &color = {});
+	/**
+	 * Before show() of `next` for a large commit: the image shown now becomes the spare, if it
+	 * is another one and only this surface shows it (its pages are already faulted in: a
+	 * fresh 4K image costs thousands of page faults).
+	 */
+	void keep_spare(const std::shared_ptr<ConvertedImage> &next);
+	/** Hands over the spare if it has this format and size and nothing else holds it, else null. */
+	std::shared_ptr<ConvertedImage> take_spare(uint32_t fourcc, int32_t width, int32_t height);
+	/** Neither image nor spare any more (a native buffer, a null attach, the surface going). */
+	void drop_images();
+
+	/** Buffer-coordinate damage accumulated since the image was last brought up to date. */
+	const pixman_region32_t *damage() const { return &damage_; }
+	/** Adds a commit's buffer damage, if the image is valid (else it is converted in full). */
+	void add_damage(const pixman_region32_t *damage);
+
+	// ---- the commits to convert ------------------------------------------------------------
+
 	/** The applied view whose conversion is still due (lazy mode), or null. */
-	ConvertedView *pending = nullptr;
-	/** Buffer-coordinate damage accumulated since `image` was last brought up to date. */
-	pixman_region32_t damage;
-	/** A view was applied in the commit being applied now (checked after the commit). */
-	bool view_applied = false;
-	/** In the lazy-conversion queue (once per surface, however many commits). */
-	bool queued = false;
+	ConvertedView *pending() const { return pending_; }
+	void set_pending(ConvertedView *view) { pending_ = view; }
+	/** The due view, which is no longer due. */
+	ConvertedView *take_pending() { return std::exchange(pending_, nullptr); }
+
+	/** Notes that a view was applied in the commit being applied now. */
+	void view_applied() { view_applied_ = true; }
+	/** Whether a view was applied since the last call (checked after each commit). */
+	bool take_view_applied() { return std::exchange(view_applied_, false); }
+
+	/** Enters the lazy-conversion queue: true the first time until dequeued(). */
+	bool enqueue() { return !std::exchange(queued_, true); }
+	void dequeued() { queued_ = false; }
+
 	/**
 	 * Views of this surface's commits converted in bands, in commit order (all but the last
 	 * superseded): held (locked) ones, or on a surface without a role, already applied.
 	 */
-	std::vector<ConvertedView *> held;
+	const std::vector<ConvertedView *> &held() const { return held_; }
+	void add_held(ConvertedView *view) { held_.push_back(view); }
+	/** Removes the first `n` held views (they apply now). */
+	void remove_first_held(size_t n);
+	/** Removes the held views for which `pred(view)` is true. */
+	template <typename Pred>
+	void remove_held_if(Pred pred) {
+		std::erase_if(held_, pred);
+	}
+	/** The views are gone with the surface (wlroots drops their cached states itself). */
+	void forget_held() { held_.clear(); }
+	/** `view` is being destroyed: no longer due or held. */
+	void forget_view(ConvertedView *view);
 
-	SurfaceConversion();
-	~SurfaceConversion();
-	/** Points `image` at `next`, keeping ConvertedImage::surfaces right. */
-	void set_image(std::shared_ptr<ConvertedImage> next);
-	SurfaceConversion(const SurfaceConversion &) = delete;
-	SurfaceConversion &operator=(const SurfaceConversion &) = delete;
+private:
+	std::shared_ptr<ConvertedImage> image_;
+	std::shared_ptr<ConvertedImage> spare_;
+	bool valid_ = false;
+	uint32_t source_format_ = 0;
+	ColorState source_color_;
+	pixman_region32_t damage_;
+	ConvertedView *pending_ = nullptr;
+	bool view_applied_ = false;
+	bool queued_ = false;
+	std::vector<ConvertedView *> held_;
 };
 
 /** Budgets, the lazy-conversion queue and the views' wlr_buffer implementation. */

@@ -20,6 +20,9 @@ extern "C" PIXELPORT_API const uint32_t pixelport_abi_version = PIXELPORT_ABI_VE
 
 using namespace pixelport;
 
+SurfaceState::SurfaceState() = default;
+SurfaceState::~SurfaceState() = default;
+
 void pixelport_plugin::track_surface(wlr_surface *surface) {
 	auto state = std::make_unique<SurfaceState>();
 	SurfaceState *s = state.get();
@@ -31,7 +34,7 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 	s->client_commit.connect(&surface->events.client_commit, [s](void *) {
 		s->commits++;
 		if (s->plugin->timing->active(s)) {
-			s->plugin->timing->client_commit(s);
+			s->plugin->timing->client_commit(s, pixel_buffer_from_wlr(s->surface->pending.buffer));
 		}
 		// The commit's colour representation, checked against the buffer it shows.
 		PixelBuffer *attached = (s->surface->pending.committed & WLR_SURFACE_STATE_BUFFER)
@@ -54,7 +57,7 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 		if (PixelBuffer *buffer = attached) {
 			buffer->color = s->color;
 			pixel_buffer_committed(buffer, s->surface);
-			s->plugin->streams->handle_client_commit(s, &buffer->base);
+			s->plugin->streams->handle_client_commit(s, buffer);
 			if (!buffer->native()) converted = buffer;
 		}
 		s->plugin->conversions->surface_client_commit(s, converted);
@@ -64,7 +67,7 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 	});
 	// After the state is applied.
 	s->commit.connect(&surface->events.commit, [s](void *) {
-		s->plugin->timing->applied(s);
+		s->plugin->timing->applied(s, pixel_buffer_from_wlr(s->surface->current.buffer));
 		s->plugin->conversions->surface_committed(s);
 	});
 	s->destroy.connect(&surface->events.destroy, [this, s, surface](void *) {

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <mutex>
 
 #include "buffer.hpp"
 #include "format_policy.hpp"
@@ -78,103 +77,58 @@ struct ShmPool {
 	std::shared_ptr<Mapping> mapping;
 };
 
-struct ShmBuffer {
-	PixelBuffer pixel; // first
+class ShmBuffer : public PixelBuffer {
+public:
+	ShmBuffer(pixelport_plugin *plugin, uint32_t fourcc, uint32_t target) : PixelBuffer(plugin, fourcc, target) {}
+
 	std::shared_ptr<Mapping> mapping;
 	core::ShmPlanes layout; // relative to `offset`
 	int32_t stride = 0;
 	int32_t offset = 0;
-};
 
-ShmBuffer *shm_buffer(PixelBuffer *buffer) { return reinterpret_cast<ShmBuffer *>(buffer); }
-
-// A shrunk file reads as zeroes (sigbus.hpp); say so once per mapping.
-void shm_buffer_after_read(PixelBuffer *buffer) {
-	Mapping &m = *shm_buffer(buffer)->mapping;
-	if (m.guard.faulted.load(std::memory_order_relaxed) && !m.fault_logged) {
-		m.fault_logged = true;
-		buffer->plugin->stats.sigbus_faults++;
-		wlr_log(WLR_ERROR, "pixelport: a client shrank its wl_shm pool under a buffer; reading zeroes");
+	// A shrunk file reads as zeroes (sigbus.hpp); say so once per mapping.
+	void after_read() override {
+		Mapping &m = *mapping;
+		if (m.guard.faulted.load(std::memory_order_relaxed) && !m.fault_logged) {
+			m.fault_logged = true;
+			plugin->stats.sigbus_faults++;
+			wlr_log(WLR_ERROR, "pixelport: a client shrank its wl_shm pool under a buffer; reading zeroes");
+		}
 	}
-}
 
-bool shm_buffer_source(PixelBuffer *buffer, core::SrcImage *out) {
-	ShmBuffer *shm = shm_buffer(buffer);
-	Mapping &m = *shm->mapping;
-	shm_buffer_after_read(buffer); // faults from the renderer's own reads, since the last call
-	const core::FormatInfo *info = core::format_info(buffer->fourcc);
-	out->fourcc = buffer->fourcc;
-	out->width = buffer->base.width;
-	out->height = buffer->base.height;
-	for (int p = 0; p < info->num_planes; p++) {
-		out->planes[p].data = m.data + static_cast<uint64_t>(shm->offset) + shm->layout.offset[p];
-		out->planes[p].stride = shm->layout.stride[p];
-		out->planes[p].size = shm->layout.stride[p] * shm->layout.rows[p];
+	bool source(core::SrcImage *out) override {
+		after_read(); // faults from the renderer's own reads, since the last call
+		const core::FormatInfo *info = core::format_info(fourcc);
+		out->fourcc = fourcc;
+		out->width = width();
+		out->height = height();
+		for (int p = 0; p < info->num_planes; p++) {
+			out->planes[p].data = mapping->data + static_cast<uint64_t>(offset) + layout.offset[p];
+			out->planes[p].stride = layout.stride[p];
+			out->planes[p].size = layout.stride[p] * layout.rows[p];
+		}
+		return true;
 	}
-	return true;
-}
 
-void shm_buffer_destroy(PixelBuffer *buffer) { delete shm_buffer(buffer); }
+	bool writable() const override { return mapping->writable; }
 
-bool shm_buffer_writable(PixelBuffer *buffer) { return shm_buffer(buffer)->mapping->writable; }
+	void describe(timing::CommitRecord *record) override {
+		record->format = fourcc;
+		record->transport = mapping->committed ? timing::Transport::ShmReused : timing::Transport::ShmNewPool;
+		mapping->committed = true;
+		record->bytes = layout.size;
+	}
 
-void shm_buffer_describe(PixelBuffer *buffer, timing::CommitRecord *record) {
-	ShmBuffer *shm = shm_buffer(buffer);
-	record->transport = shm->mapping->committed ? timing::Transport::ShmReused : timing::Transport::ShmNewPool;
-	shm->mapping->committed = true;
-	record->bytes = shm->layout.size;
-}
-
-bool shm_buffer_get_shm(PixelBuffer *buffer, wlr_shm_attributes *attrs) {
-	ShmBuffer *shm = shm_buffer(buffer);
-	*attrs = {};
-	attrs->fd = shm->mapping->file->fd;
-	attrs->format = buffer->fourcc;
-	attrs->width = buffer->base.width;
-	attrs->height = buffer->base.height;
-	attrs->stride = shm->stride;
-	attrs->offset = shm->offset;
-	return true;
-}
-
-const PixelBufferImpl kShmBufferImpl = {
-	.source = shm_buffer_source,
-	.destroy = shm_buffer_destroy,
-	.get_shm = shm_buffer_get_shm,
-	.after_read = shm_buffer_after_read,
-	.writable = shm_buffer_writable,
-	.describe = shm_buffer_describe,
-	.applied = nullptr,
-};
-
-// ---- wl_buffer ----------------------------------------------------------------------------
-
-void buffer_handle_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
-
-const struct wl_buffer_interface kWlBufferImpl = {
-	.destroy = buffer_handle_destroy,
-};
-
-void buffer_resource_destroy(wl_resource *resource) {
-	auto *buffer = static_cast<ShmBuffer *>(wl_resource_get_user_data(resource));
-	pixel_buffer_resource_destroyed(&buffer->pixel);
-}
-
-bool buffer_resource_is_instance(wl_resource *resource) {
-	return wl_resource_instance_of(resource, &wl_buffer_interface, &kWlBufferImpl);
-}
-
-// wlr_buffer_try_from_resource() takes the lock itself.
-wlr_buffer *buffer_from_resource(wl_resource *resource) {
-	auto *buffer = static_cast<ShmBuffer *>(wl_resource_get_user_data(resource));
-	return &buffer->pixel.base;
-}
-
-// Process-global and never unregistered (wlroots has no unregister): it must live forever.
-const wlr_buffer_resource_interface kResourceInterface = {
-	.name = "pixelport_shm",
-	.is_instance = buffer_resource_is_instance,
-	.from_resource = buffer_from_resource,
+	bool get_shm(wlr_shm_attributes *attrs) override {
+		*attrs = {};
+		attrs->fd = mapping->file->fd;
+		attrs->format = fourcc;
+		attrs->width = width();
+		attrs->height = height();
+		attrs->stride = stride;
+		attrs->offset = offset;
+		return true;
+	}
 };
 
 // ---- wl_shm_pool --------------------------------------------------------------------------
@@ -236,16 +190,12 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 		return;
 	}
 
-	auto *buffer = new ShmBuffer();
+	auto *buffer = new ShmBuffer(pool->plugin, drm, target);
 	buffer->mapping = pool->mapping;
 	buffer->layout = layout;
 	buffer->stride = stride;
 	buffer->offset = offset;
-	buffer->pixel.plugin = pool->plugin;
-	buffer->pixel.fourcc = drm;
-	buffer->pixel.target = target;
-	if (!pixel_buffer_publish(&buffer->pixel, client, id, &kShmBufferImpl, &kWlBufferImpl, buffer_resource_destroy,
-		    width, height)) {
+	if (!pixel_buffer_create(buffer, client, id, width, height)) {
 		delete buffer;
 		return;
 	}
@@ -326,9 +276,6 @@ const struct wl_shm_interface kShmImpl = {
 } // namespace
 
 std::unique_ptr<Shm> Shm::create(pixelport_plugin *plugin, uint32_t version) {
-	static std::once_flag registered;
-	std::call_once(registered, [] { wlr_buffer_register_resource_interface(&kResourceInterface); });
-
 	std::unique_ptr<Shm> shm(new Shm());
 	shm->plugin_ = plugin;
 	// ARGB8888 and XRGB8888 are required by wl_shm.

@@ -79,15 +79,21 @@ struct Storage {
 	~Storage() { unmap_later(data, mapped); }
 };
 
-struct StreamBuffer {
-	PixelBuffer pixel; // first; fourcc = storage format (the renderer's)
+// fourcc = target = the storage's format (the renderer's): it reads the storage in place.
+class StreamBuffer : public PixelBuffer {
+public:
+	StreamBuffer(pixelport_plugin *plugin, uint32_t target) : PixelBuffer(plugin, target, target) {}
+	~StreamBuffer() override {
+		if (charged != nullptr) charged->storage_bytes -= storage->size;
+	}
+
 	uint32_t wire_format = 0;
 	const core::FormatInfo *wire = nullptr;
 	std::unique_ptr<Storage> storage;
 	core::StreamAssembler assembler; // puts a write's bytes into the storage (converting if need be)
 	/** The colour representation the assembler converts with. */
 	ColorState assembled_color;
-	bool committed = false; // attached by a commit once: pixel.color is its colour
+	bool committed = false; // attached by a commit once: `color` is its colour
 	uint64_t full_bytes = 0; // the whole buffer on the wire
 	std::shared_ptr<ClientUsage> charged; // storage_bytes are refunded to it when freed
 	uint64_t stream_id = 0;
@@ -97,6 +103,32 @@ struct StreamBuffer {
 	std::vector<Waiter> waiters;
 	// Timing, CLOCK_MONOTONIC ns: last write completed; conversions since the last apply.
 	uint64_t t_complete = 0, t_convert_start = 0, t_convert_end = 0;
+
+	bool source(core::SrcImage *out) override {
+		out->fourcc = storage->fourcc;
+		out->width = storage->width;
+		out->height = storage->height;
+		out->planes[0] = {storage->data, storage->stride, storage->size};
+		return true;
+	}
+
+	void resource_destroyed() override {
+		usage->buffers--;
+		usage.reset();
+	}
+
+	void describe(timing::CommitRecord *record) override {
+		record->transport = timing::Transport::Stream;
+		record->format = wire_format;
+		record->bytes = full_bytes;
+	}
+
+	void applied(timing::CommitRecord *record) override {
+		record->t_data_complete = t_complete;
+		record->t_convert_start = t_convert_start;
+		record->t_convert_end = t_convert_end;
+		t_convert_start = t_convert_end = 0;
+	}
 };
 
 struct StreamWrite {
@@ -192,54 +224,11 @@ Limits limits_of(pixelport_plugin *plugin) {
 	return l;
 }
 
-// ---- StreamBuffer as a PixelBuffer ------------------------------------------------------------
-
-StreamBuffer *stream_buffer(PixelBuffer *b) { return reinterpret_cast<StreamBuffer *>(b); }
-
-bool stream_buffer_source(PixelBuffer *b, core::SrcImage *out) {
-	StreamBuffer *sb = stream_buffer(b);
-	out->fourcc = sb->storage->fourcc;
-	out->width = sb->storage->width;
-	out->height = sb->storage->height;
-	out->planes[0] = {sb->storage->data, sb->storage->stride, sb->storage->size};
-	return true;
-}
-
-void stream_buffer_destroy(PixelBuffer *b) {
-	StreamBuffer *sb = stream_buffer(b);
-	if (sb->charged != nullptr) sb->charged->storage_bytes -= sb->storage->size;
-	delete sb;
-}
-
-void stream_buffer_describe(PixelBuffer *b, timing::CommitRecord *record) {
-	StreamBuffer *sb = stream_buffer(b);
-	record->transport = timing::Transport::Stream;
-	record->format = sb->wire_format;
-	record->bytes = sb->full_bytes;
-}
-
-void stream_buffer_applied(PixelBuffer *b, timing::CommitRecord *record) {
-	StreamBuffer *sb = stream_buffer(b);
-	record->t_data_complete = sb->t_complete;
-	record->t_convert_start = sb->t_convert_start;
-	record->t_convert_end = sb->t_convert_end;
-	sb->t_convert_start = sb->t_convert_end = 0;
-}
-
-const PixelBufferImpl kStreamBufferImpl = {
-	.source = stream_buffer_source,
-	.destroy = stream_buffer_destroy,
-	.get_shm = nullptr,
-	.after_read = nullptr,
-	.writable = nullptr,
-	.describe = stream_buffer_describe,
-	.applied = stream_buffer_applied,
-};
-
-bool is_stream_buffer(PixelBuffer *b) { return b != nullptr && b->impl == &kStreamBufferImpl; }
+// The StreamBuffer behind a plugin buffer, or null (none, or a wl_shm one).
+StreamBuffer *stream_buffer(PixelBuffer *b) { return dynamic_cast<StreamBuffer *>(b); }
 
 void release_waiters(StreamBuffer *sb) {
-	pixelport_plugin *plugin = sb->pixel.plugin;
+	pixelport_plugin *plugin = sb->plugin;
 	// Unlock in commit order: a surface applies its cached states in order anyway.
 	std::vector<Waiter> ready;
 	std::erase_if(sb->waiters, [&](const Waiter &w) {
@@ -253,35 +242,6 @@ void release_waiters(StreamBuffer *sb) {
 		}
 	}
 }
-
-// ---- wl_buffer resource -----------------------------------------------------------------------
-
-void wl_buffer_handle_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
-const struct wl_buffer_interface kWlBufferImpl = {.destroy = wl_buffer_handle_destroy};
-
-StreamBuffer *buffer_from_resource(wl_resource *resource) {
-	if (!wl_resource_instance_of(resource, &wl_buffer_interface, &kWlBufferImpl)) return nullptr;
-	return static_cast<StreamBuffer *>(wl_resource_get_user_data(resource));
-}
-
-void wl_buffer_resource_destroy(wl_resource *resource) {
-	StreamBuffer *sb = buffer_from_resource(resource);
-	sb->usage->buffers--;
-	sb->usage.reset();
-	pixel_buffer_resource_destroyed(&sb->pixel);
-}
-
-bool resource_is_instance(wl_resource *resource) {
-	return wl_resource_instance_of(resource, &wl_buffer_interface, &kWlBufferImpl);
-}
-
-wlr_buffer *wlr_buffer_from_resource(wl_resource *resource) { return &buffer_from_resource(resource)->pixel.base; }
-
-const wlr_buffer_resource_interface kResourceInterface = {
-	.name = "pixelport_stream",
-	.is_instance = resource_is_instance,
-	.from_resource = wlr_buffer_from_resource,
-};
 
 // ---- reading the data fd ---------------------------------------------------------------------
 
@@ -321,7 +281,7 @@ void complete_write(Stream *s) {
 		pp_stream_v1_send_consumed(s->resource, s->consumed);
 	}
 	release_waiters(sb);
-	wlr_buffer_unlock(&sb->pixel.base);
+	wlr_buffer_unlock(sb->base());
 }
 
 // Reads into `iov` without ever waiting, however the client set the file's flags: returns
@@ -374,11 +334,11 @@ ssize_t read_write(Stream *s, StreamWrite &w, size_t budget, const char **why) {
 		StreamBuffer *sb = w.buffer;
 		// A write converts with the colour representation of the buffer's last commit, or
 		// before its first one, of its client's last commit.
-		const ColorState &color = sb->committed || sb->usage == nullptr ? sb->pixel.color : sb->usage->color;
+		const ColorState &color = sb->committed || sb->usage == nullptr ? sb->color : sb->usage->color;
 		if (sb->wire->model == core::ColorModel::YUV && !(sb->assembled_color == color)) {
 			Storage &st = *sb->storage;
 			core::ConvertOptions opt = color_state_options(
-				color, sb->wire_format, st.width, st.height, sb->pixel.plugin->convert_options);
+				color, sb->wire_format, st.width, st.height, sb->plugin->convert_options);
 			core::Status status = a.init(
 				sb->wire_format, {st.fourcc, st.width, st.height, st.data, st.stride, st.size}, opt);
 			if (status != core::Status::Ok) {
@@ -511,7 +471,7 @@ void stream_create_buffer(
 			static_cast<unsigned long long>(limits.max_client_bytes));
 		return;
 	}
-	auto *sb = new StreamBuffer();
+	auto *sb = new StreamBuffer(plugin, target);
 	sb->storage = Storage::create(target, width, height, bpp);
 	if (sb->storage == nullptr) {
 		delete sb;
@@ -533,15 +493,11 @@ void stream_create_buffer(
 	}
 	sb->full_bytes = full.total_bytes;
 	sb->wire_format = format;
-	sb->pixel.wire_fourcc = format;
+	sb->wire_fourcc = format;
 	sb->wire = wire;
 	sb->stream_id = s->id;
 	sb->usage = usage;
-	sb->pixel.plugin = plugin;
-	sb->pixel.fourcc = target; // the renderer reads the storage in place
-	sb->pixel.target = target;
-	if (!pixel_buffer_publish(&sb->pixel, client, id, &kStreamBufferImpl, &kWlBufferImpl,
-		    wl_buffer_resource_destroy, width, height)) {
+	if (!pixel_buffer_create(sb, client, id, width, height)) {
 		delete sb;
 		return;
 	}
@@ -553,13 +509,13 @@ void stream_create_buffer(
 void stream_write(wl_client *client, wl_resource *resource, wl_resource *buffer_resource, int32_t x, int32_t y,
 	int32_t width, int32_t height, uint32_t length) {
 	Stream *s = stream_from_resource(resource);
-	StreamBuffer *sb = buffer_from_resource(buffer_resource);
+	StreamBuffer *sb = stream_buffer(pixel_buffer_from_resource(buffer_resource));
 	if (sb == nullptr || sb->stream_id != s->id) {
 		wl_resource_post_error(
 			resource, PP_STREAM_V1_ERROR_FOREIGN_BUFFER, "buffer not created on this stream");
 		return;
 	}
-	int32_t bw = sb->pixel.base.width, bh = sb->pixel.base.height;
+	int32_t bw = sb->width(), bh = sb->height();
 	core::PackedLayout layout;
 	if (core::check_stream_rect(*sb->wire, {x, y, width, height}, bw, bh) != core::Status::Ok ||
 		core::packed_layout(sb->wire_format, width, height, &layout) != core::Status::Ok) {
@@ -594,7 +550,7 @@ void stream_write(wl_client *client, wl_resource *resource, wl_resource *buffer_
 	s->usage->inflight_bytes += length;
 	s->usage->pending_writes++;
 	sb->announced++;
-	wlr_buffer_lock(&sb->pixel.base); // the storage stays while bytes are owed to it
+	wlr_buffer_lock(sb->base()); // the storage stays while bytes are owed to it
 	s->writes.push_back({sb, x, y, width, height, length});
 	update_fd_interest(s);
 }
@@ -612,7 +568,7 @@ void drop_stream(Stream *s) {
 		s->usage->inflight_bytes -= w.length;
 		s->usage->pending_writes--;
 		w.buffer->waiters.clear(); // they wait for this stream's bytes, which never come now
-		wlr_buffer_unlock(&w.buffer->pixel.base);
+		wlr_buffer_unlock(w.buffer->base());
 	}
 	s->writes.clear();
 	if (s->source != nullptr) wl_event_source_remove(s->source);
@@ -713,11 +669,6 @@ const struct pp_stream_manager_v1_interface kManagerImpl = {
 } // namespace
 
 std::unique_ptr<StreamManager> StreamManager::create(pixelport_plugin *plugin) {
-	static bool registered = false;
-	if (!registered) {
-		wlr_buffer_register_resource_interface(&kResourceInterface); // lives forever, as it must
-		registered = true;
-	}
 	std::unique_ptr<StreamManager> manager(new StreamManager());
 	manager->plugin_ = plugin;
 	manager->global_ = wl_global_create(plugin->display, &pp_stream_manager_v1_interface, 1, manager.get(), bind);
@@ -760,10 +711,9 @@ void StreamManager::bind(wl_client *client, void *data, uint32_t version, uint32
 		static_cast<uint32_t>(std::min<uint64_t>(limits.max_inflight_bytes, UINT32_MAX)));
 }
 
-void StreamManager::handle_client_commit(SurfaceState *surface, wlr_buffer *buffer) {
-	PixelBuffer *pb = pixel_buffer_from_wlr(buffer);
-	if (!is_stream_buffer(pb)) return;
-	StreamBuffer *sb = stream_buffer(pb);
+void StreamManager::handle_client_commit(SurfaceState *surface, PixelBuffer *buffer) {
+	StreamBuffer *sb = stream_buffer(buffer);
+	if (sb == nullptr) return;
 	sb->committed = true;
 	if (sb->completed >= sb->announced) return;
 	// A surface without a role shows nothing, and a held commit of it would apply after a role

@@ -13,13 +13,15 @@
 
 namespace pixelport {
 
+class PixelBuffer;
+
 class StreamManager {
 public:
 	static std::unique_ptr<StreamManager> create(pixelport_plugin *plugin);
 	~StreamManager();
 
 	/** From the surface's client_commit: holds the commit if `buffer`'s bytes are in flight. */
-	void handle_client_commit(SurfaceState *surface, wlr_buffer *buffer);
+	void handle_client_commit(SurfaceState *surface, PixelBuffer *buffer);
 	/** From every commit: the colour representation its client committed last (stream writes). */
 	void note_color(wl_client *client, const ColorState &color);
 

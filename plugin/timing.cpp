@@ -4,13 +4,17 @@
 #include <iterator>
 #include <system_error>
 
-#include "buffer.hpp"
+#include <ctime>
+
 #include "pixelport-timing-v1-protocol.h"
 
 namespace pixelport {
 
-SurfaceState::SurfaceState() = default;
-SurfaceState::~SurfaceState() = default;
+uint64_t monotonic_ns() {
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
 
 struct Timing::OutputState {
 	Timing *timing = nullptr;
@@ -165,7 +169,7 @@ Timing::~Timing() {
 	if (global_ != nullptr) wl_global_destroy(global_);
 }
 
-void Timing::client_commit(SurfaceState *s) {
+void Timing::client_commit(SurfaceState *s, TimedBuffer *timed) {
 	wlr_surface *surface = s->surface;
 	if (!(surface->pending.committed & WLR_SURFACE_STATE_BUFFER) || surface->pending.buffer == nullptr) return;
 	// Filled in place: the record is copied only when it moves on (applied, finished).
@@ -180,13 +184,9 @@ void Timing::client_commit(SurfaceState *s) {
 		if (toplevel->app_id) r.app_id = toplevel->app_id;
 		if (toplevel->title) r.title = toplevel->title;
 	}
-	wlr_buffer *buffer = surface->pending.buffer;
-	r.width = buffer->width;
-	r.height = buffer->height;
-	if (PixelBuffer *pb = pixel_buffer_from_wlr(buffer)) {
-		r.format = pb->fourcc;
-		pb->impl->describe(pb, &r);
-	}
+	r.width = surface->pending.buffer->width;
+	r.height = surface->pending.buffer->height;
+	if (timed != nullptr) timed->describe(&r);
 	// Damaged bytes: the damaged share of the buffer's bytes.
 	int n = 0;
 	const pixman_box32_t *boxes = pixman_region32_rectangles(&surface->pending.buffer_damage, &n);
@@ -204,19 +204,24 @@ timing::CommitRecord *Timing::applying(SurfaceState *s) {
 	return &s->timing->unapplied.front();
 }
 
+timing::CommitRecord *Timing::upload_started(SurfaceState *s) {
+	timing::CommitRecord *r = applying(s);
+	if (r == nullptr || r->t_upload_start != 0) return nullptr;
+	r->t_upload_start = monotonic_ns();
+	return r;
+}
+
 timing::CommitRecord *Timing::converting(SurfaceState *s) {
 	if (s->timing == nullptr || s->timing->shown.empty()) return nullptr;
 	timing::CommitRecord &r = s->timing->shown.back().record;
 	return r.t_convert_start == 0 ? &r : nullptr;
 }
 
-void Timing::applied(SurfaceState *s) {
+void Timing::applied(SurfaceState *s, TimedBuffer *buffer) {
 	if (s->timing == nullptr || s->timing->unapplied.empty()) return;
 	SurfaceTiming &st = *s->timing;
 	timing::CommitRecord &r = st.unapplied.front();
-	if (PixelBuffer *pb = pixel_buffer_from_wlr(s->surface->current.buffer)) {
-		if (pb->impl->applied != nullptr) pb->impl->applied(pb, &r);
-	}
+	if (buffer != nullptr) buffer->applied(&r);
 	// A record no output has shown yet is replaced by this one: discarded.
 	std::erase_if(st.shown, [&](SurfaceTiming::Shown &shown) {
 		if (shown.output != nullptr) return false;

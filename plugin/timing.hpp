@@ -14,6 +14,24 @@
 
 namespace pixelport {
 
+/** CLOCK_MONOTONIC now, ns: the clock of every timing record. */
+uint64_t monotonic_ns();
+
+/**
+ * What timing asks of a buffer whose commits it records. The plugin's buffers implement it
+ * (PixelBuffer, buffer.hpp); timing itself knows no buffer kind.
+ */
+class TimedBuffer {
+public:
+	/** At the client's commit: transport, format and bytes of the buffer. */
+	virtual void describe(timing::CommitRecord *record) = 0;
+	/** When the commit applies: phases that happened before (stream receive, conversion). */
+	virtual void applied(timing::CommitRecord *record) {}
+
+protected:
+	~TimedBuffer() = default;
+};
+
 /** Timing's state of one surface (SurfaceState::timing). */
 struct SurfaceTiming {
 	/** Subscribers' pp_surface_timing_v1 resources. */
@@ -41,17 +59,29 @@ public:
 	}
 	bool logging() const { return log_ != nullptr; }
 
-	/** client_commit: starts the record of the pending state (if it attaches a buffer). */
-	void client_commit(SurfaceState *surface);
+	/**
+	 * client_commit: starts the record of the pending state (if it attaches a buffer);
+	 * `buffer` is the attached buffer if the plugin made it, else null.
+	 */
+	void client_commit(SurfaceState *surface, TimedBuffer *buffer);
 	/** The record whose state wlroots is applying right now (texture time), or null. */
 	timing::CommitRecord *applying(SurfaceState *surface);
+	/**
+	 * A renderer reads the buffer of the state being applied: the first such read is the
+	 * upload. Returns the record with its upload start set now, or null (nobody listens, or
+	 * not the first read); the caller sets t_upload_end when the read ends.
+	 */
+	timing::CommitRecord *upload_started(SurfaceState *surface);
 	/**
 	 * The record to time a conversion done after the apply (lazy conversion): the surface's
 	 * newest applied record, if it has no conversion time yet; else null.
 	 */
 	timing::CommitRecord *converting(SurfaceState *surface);
-	/** commit (state applied): the record now waits for an output to present it. */
-	void applied(SurfaceState *surface);
+	/**
+	 * commit (state applied): the record now waits for an output to present it. `buffer`:
+	 * the applied buffer if the plugin made it (not a converted view), else null.
+	 */
+	void applied(SurfaceState *surface, TimedBuffer *buffer);
 	/** The surface is going: its records end as discarded, its subscriptions go quiet. */
 	void surface_destroyed(SurfaceState *surface);
 
