@@ -15,54 +15,54 @@ const pp_surface_timing_v1_listener kSurfaceListener = {
 	.info =
 		[](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t transport, uint32_t format, int32_t width,
 			int32_t height, uint32_t bytes_hi, uint32_t bytes_lo, uint32_t damage_hi, uint32_t damage_lo) {
-	auto *tc = static_cast<TimingClient *>(data);
-	CommitTiming &c = tc->pending_[seq];
-	c.seq = seq;
-	c.transport = transport;
-	c.format = format;
-	c.width = width;
-	c.height = height;
-	c.bytes = (static_cast<uint64_t>(bytes_hi) << 32) | bytes_lo;
-	c.damage_bytes = (static_cast<uint64_t>(damage_hi) << 32) | damage_lo;
-	},
+			auto *tc = static_cast<TimingClient *>(data);
+			CommitTiming &c = tc->pending_[seq];
+			c.seq = seq;
+			c.transport = transport;
+			c.format = format;
+			c.width = width;
+			c.height = height;
+			c.bytes = (static_cast<uint64_t>(bytes_hi) << 32) | bytes_lo;
+			c.damage_bytes = (static_cast<uint64_t>(damage_hi) << 32) | damage_lo;
+		},
 	.timestamp =
 		[](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t phase, uint32_t hi, uint32_t lo,
 			uint32_t nsec) {
-	auto *tc = static_cast<TimingClient *>(data);
-	if (phase < 7) tc->pending_[seq].t[phase] = split_ns(hi, lo, nsec);
-	},
+			auto *tc = static_cast<TimingClient *>(data);
+			if (phase < 7) tc->pending_[seq].t[phase] = split_ns(hi, lo, nsec);
+		},
 	.done =
 		[](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, const char *output) {
-	auto *tc = static_cast<TimingClient *>(data);
-	auto it = tc->pending_.find(seq);
-	CommitTiming c = it != tc->pending_.end() ? it->second : CommitTiming{};
-	if (it != tc->pending_.end()) tc->pending_.erase(it);
-	c.seq = seq;
-	c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
-	c.output = output ? output : "";
-	tc->finish(std::move(c));
-	},
+			auto *tc = static_cast<TimingClient *>(data);
+			auto it = tc->pending_.find(seq);
+			CommitTiming c = it != tc->pending_.end() ? it->second : CommitTiming{};
+			if (it != tc->pending_.end()) tc->pending_.erase(it);
+			c.seq = seq;
+			c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
+			c.output = output ? output : "";
+			tc->finish(std::move(c));
+		},
 	// Version 2: the whole commit in one event.
 	.report =
 		[](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *values,
 			const char *output) {
-	auto *tc = static_cast<TimingClient *>(data);
-	uint64_t v[PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7] = {}; // later values ignored
-	memcpy(v, values->data, std::min(sizeof(v), values->size));
-	CommitTiming c;
-	c.seq = seq;
-	c.transport = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT]);
-	c.format = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_FORMAT]);
-	c.width = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_WIDTH]);
-	c.height = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT]);
-	c.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
-	c.damage_bytes = v[PP_SURFACE_TIMING_V1_VALUE_DAMAGE_BYTES];
-	memcpy(c.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(c.t));
-	c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
-	c.output = output ? output : "";
-	tc->finish(std::move(c));
-	},
-	};
+			auto *tc = static_cast<TimingClient *>(data);
+			uint64_t v[PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7] = {}; // later values ignored
+			memcpy(v, values->data, std::min(sizeof(v), values->size));
+			CommitTiming c;
+			c.seq = seq;
+			c.transport = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT]);
+			c.format = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_FORMAT]);
+			c.width = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_WIDTH]);
+			c.height = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT]);
+			c.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
+			c.damage_bytes = v[PP_SURFACE_TIMING_V1_VALUE_DAMAGE_BYTES];
+			memcpy(c.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(c.t));
+			c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
+			c.output = output ? output : "";
+			tc->finish(std::move(c));
+		},
+};
 
 void registry_global(void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
 	auto *tc = static_cast<TimingClient *>(data);

@@ -26,11 +26,10 @@ static void registry_global(void *data, wl_registry *registry, uint32_t name, co
 			wl_registry_bind(registry, name, &wl_subcompositor_interface, 1));
 	} else if (strcmp(interface, wl_shm_interface.name) == 0) {
 		c->shm = static_cast<wl_shm *>(wl_registry_bind(registry, name, &wl_shm_interface, 1));
-		static const wl_shm_listener shm_listener =
-			{
-				.format =
-					[](void *data, wl_shm *, uint32_t format) {
-			static_cast<Connection *>(data)->shm_formats.push_back(format);
+		static const wl_shm_listener shm_listener = {
+			.format =
+				[](void *data, wl_shm *, uint32_t format) {
+					static_cast<Connection *>(data)->shm_formats.push_back(format);
 				},
 		};
 		wl_shm_add_listener(c->shm, &shm_listener, c);
@@ -46,21 +45,21 @@ static void registry_global(void *data, wl_registry *registry, uint32_t name, co
 		static const pp_stream_manager_v1_listener listener = {
 			.format =
 				[](void *data, pp_stream_manager_v1 *, uint32_t format) {
-			static_cast<Connection *>(data)->stream_formats.push_back(format);
-			},
+					static_cast<Connection *>(data)->stream_formats.push_back(format);
+				},
 			.size_hint =
 				[](void *data, pp_stream_manager_v1 *, uint32_t bytes) {
-			static_cast<Connection *>(data)->stream_size_hint = bytes;
-			},
+					static_cast<Connection *>(data)->stream_size_hint = bytes;
+				},
 			.limits =
 				[](void *data, pp_stream_manager_v1 *, uint32_t max_buffer, uint32_t max_buffers,
 					uint32_t max_inflight) {
-			auto *conn = static_cast<Connection *>(data);
-			conn->stream_max_buffer_bytes = max_buffer;
-			conn->stream_max_buffers = max_buffers;
-			conn->stream_max_inflight_bytes = max_inflight;
-			},
-			};
+					auto *conn = static_cast<Connection *>(data);
+					conn->stream_max_buffer_bytes = max_buffer;
+					conn->stream_max_buffers = max_buffers;
+					conn->stream_max_inflight_bytes = max_inflight;
+				},
+		};
 		pp_stream_manager_v1_add_listener(c->stream_manager, &listener, c);
 	} else if (strcmp(interface, wp_color_representation_manager_v1_interface.name) == 0) {
 		c->color_representation = static_cast<wp_color_representation_manager_v1 *>(
@@ -68,15 +67,16 @@ static void registry_global(void *data, wl_registry *registry, uint32_t name, co
 		static const wp_color_representation_manager_v1_listener listener = {
 			.supported_alpha_mode =
 				[](void *data, wp_color_representation_manager_v1 *, uint32_t mode) {
-			static_cast<Connection *>(data)->color_alpha_modes.push_back(mode);
-			},
+					static_cast<Connection *>(data)->color_alpha_modes.push_back(mode);
+				},
 			.supported_coefficients_and_ranges =
 				[](void *data, wp_color_representation_manager_v1 *, uint32_t coefficients,
 					uint32_t range) {
-			static_cast<Connection *>(data)->color_coefficients_and_ranges.push_back({coefficients, range});
-			},
+					static_cast<Connection *>(data)->color_coefficients_and_ranges.push_back(
+						{coefficients, range});
+				},
 			.done = [](void *, wp_color_representation_manager_v1 *) {},
-			};
+		};
 		wp_color_representation_manager_v1_add_listener(c->color_representation, &listener, c);
 	} else if (strcmp(interface, wp_presentation_interface.name) == 0) {
 		c->presentation =
@@ -189,12 +189,11 @@ bool Window::create(Connection *c, const char *title, std::string *error) {
 	}
 	surface = wl_compositor_create_surface(c->compositor);
 	xsurface = xdg_wm_base_get_xdg_surface(c->wm_base, surface);
-	static const xdg_surface_listener xs_listener =
-		{
-			.configure =
-				[](void *data, xdg_surface *xs, uint32_t serial) {
-		xdg_surface_ack_configure(xs, serial);
-		static_cast<Window *>(data)->configured = true;
+	static const xdg_surface_listener xs_listener = {
+		.configure =
+			[](void *data, xdg_surface *xs, uint32_t serial) {
+				xdg_surface_ack_configure(xs, serial);
+				static_cast<Window *>(data)->configured = true;
 			},
 	};
 	xdg_surface_add_listener(xsurface, &xs_listener, this);
@@ -282,27 +281,26 @@ void CommitWaiter::arm(Connection *conn, wl_surface *surface) {
 			.presented =
 				[](void *data, struct wp_presentation_feedback *, uint32_t sec_hi, uint32_t sec_lo,
 					uint32_t nsec, uint32_t, uint32_t, uint32_t, uint32_t) {
-			auto *w = static_cast<CommitWaiter *>(data);
-			uint64_t sec = (static_cast<uint64_t>(sec_hi) << 32) | sec_lo;
-			w->present_ns = sec * 1000000000u + nsec;
-			w->presented = true;
-			w->done = true;
-			},
+					auto *w = static_cast<CommitWaiter *>(data);
+					uint64_t sec = (static_cast<uint64_t>(sec_hi) << 32) | sec_lo;
+					w->present_ns = sec * 1000000000u + nsec;
+					w->presented = true;
+					w->done = true;
+				},
 			.discarded =
 				[](void *data, struct wp_presentation_feedback *) {
-			static_cast<CommitWaiter *>(data)->done = true;
-			},
-			};
+					static_cast<CommitWaiter *>(data)->done = true;
+				},
+		};
 		wp_presentation_feedback_add_listener(feedback, &listener, this);
 	} else {
 		frame = wl_surface_frame(surface);
-		static const wl_callback_listener listener =
-			{
-				.done =
-					[](void *data, wl_callback *, uint32_t) {
-			auto *w = static_cast<CommitWaiter *>(data);
-			w->presented = true;
-			w->done = true;
+		static const wl_callback_listener listener = {
+			.done =
+				[](void *data, wl_callback *, uint32_t) {
+					auto *w = static_cast<CommitWaiter *>(data);
+					w->presented = true;
+					w->done = true;
 				},
 		};
 		wl_callback_add_listener(frame, &listener, this);

@@ -411,9 +411,9 @@ void Conversions::Impl::kick() {
 		idle = wl_event_loop_add_idle(
 			loop,
 			[](void *data) {
-			auto *impl = static_cast<Impl *>(data);
-			impl->idle = nullptr;
-			impl->run_due(kIdleBudgetNs);
+				auto *impl = static_cast<Impl *>(data);
+				impl->idle = nullptr;
+				impl->run_due(kIdleBudgetNs);
 			},
 			this);
 	}
@@ -533,9 +533,9 @@ void Conversions::Impl::run_due(uint64_t budget_ns) {
 			timer = wl_event_loop_add_timer(
 				wl_display_get_event_loop(plugin->display),
 				[](void *data) {
-				auto *impl = static_cast<Impl *>(data);
-				impl->run_due(kIdleBudgetNs);
-				return 0;
+					auto *impl = static_cast<Impl *>(data);
+					impl->run_due(kIdleBudgetNs);
+					return 0;
 				},
 				this);
 		}

@@ -277,56 +277,57 @@ int main(int argc, char *argv[]) {
 		// One frame of each variant; false with error set.
 		std::vector<std::function<bool(int)>> variants = {
 			[&](int i) {
-			uint64_t t0 = now_ns();
-			memcpy(dst.data(), f[i % 3].bytes.data(), big.bytes);
-			memcpy_ns.ns.push_back(static_cast<double>(now_ns() - t0));
-			return true;
+				uint64_t t0 = now_ns();
+				memcpy(dst.data(), f[i % 3].bytes.data(), big.bytes);
+				memcpy_ns.ns.push_back(static_cast<double>(now_ns() - t0));
+				return true;
 			},
 			[&](int i) {
-			uint64_t t = raw_socket.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
-			socket_ns.ns.push_back(static_cast<double>(t));
-			return t != 0 || (error = "raw socketpair transfer failed", false);
-		},
-						      [&](int i) {
-			uint64_t t = raw_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
-			pipe_ns.ns.push_back(static_cast<double>(t));
-			return t != 0 || (error = "raw vmsplice transfer failed", false);
-		},
-			[&](int i) {
-			uint64_t t = raw_polling_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
-			polling_pipe_ns.ns.push_back(static_cast<double>(t));
-			return t != 0 || (error = "raw vmsplice transfer (polling writer) failed", false);
+				uint64_t t = raw_socket.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
+				socket_ns.ns.push_back(static_cast<double>(t));
+				return t != 0 || (error = "raw socketpair transfer failed", false);
 			},
 			[&](int i) {
-			if (!have_big_pipe) return true;
-			uint64_t t = raw_big_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
-			big_pipe_ns.ns.push_back(static_cast<double>(t));
-			return t != 0 || (error = "raw vmsplice transfer (large pipe) failed", false);
+				uint64_t t = raw_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
+				pipe_ns.ns.push_back(static_cast<double>(t));
+				return t != 0 || (error = "raw vmsplice transfer failed", false);
 			},
 			[&](int i) {
-			uint64_t start = now_ns(), consumed = 0;
-			if (stream_socket.put_and_sync(f[i % 3].px, start, &error, &consumed) == 0) return false;
-			ss_client.ns.push_back(static_cast<double>(consumed - start));
-			return true;
+				uint64_t t = raw_polling_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
+				polling_pipe_ns.ns.push_back(static_cast<double>(t));
+				return t != 0 || (error = "raw vmsplice transfer (polling writer) failed", false);
 			},
 			[&](int i) {
-			uint64_t start = now_ns(), consumed = 0;
-			if (stream_pipe.put_and_sync(f[i % 3].px, start, &error, &consumed) == 0) return false;
-			sp_client.ns.push_back(static_cast<double>(consumed - start));
-			return true;
+				if (!have_big_pipe) return true;
+				uint64_t t = raw_big_pipe.transfer(f[i % 3].bytes.data(), dst.data(), big.bytes);
+				big_pipe_ns.ns.push_back(static_cast<double>(t));
+				return t != 0 || (error = "raw vmsplice transfer (large pipe) failed", false);
 			},
 			[&](int i) {
-			uint64_t done = shm.put_and_sync(f[i % 3].px, now_ns(), &error);
-			shm_ns.ns.push_back(static_cast<double>(done - shm.writer->timing().committed));
-			return done != 0;
+				uint64_t start = now_ns(), consumed = 0;
+				if (stream_socket.put_and_sync(f[i % 3].px, start, &error, &consumed) == 0)
+					return false;
+				ss_client.ns.push_back(static_cast<double>(consumed - start));
+				return true;
 			},
 			[&](int i) {
-			if (!have_waypipe) return true;
-			uint64_t done = wshm.put_and_sync(f[i % 3].px, now_ns(), &error);
-			wshm_ns.ns.push_back(static_cast<double>(done - wshm.writer->timing().committed));
-			return done != 0 || (error = "through waypipe: " + error, false);
+				uint64_t start = now_ns(), consumed = 0;
+				if (stream_pipe.put_and_sync(f[i % 3].px, start, &error, &consumed) == 0) return false;
+				sp_client.ns.push_back(static_cast<double>(consumed - start));
+				return true;
 			},
-			};
+			[&](int i) {
+				uint64_t done = shm.put_and_sync(f[i % 3].px, now_ns(), &error);
+				shm_ns.ns.push_back(static_cast<double>(done - shm.writer->timing().committed));
+				return done != 0;
+			},
+			[&](int i) {
+				if (!have_waypipe) return true;
+				uint64_t done = wshm.put_and_sync(f[i % 3].px, now_ns(), &error);
+				wshm_ns.ns.push_back(static_cast<double>(done - wshm.writer->timing().committed));
+				return done != 0 || (error = "through waypipe: " + error, false);
+			},
+		};
 		for (int i = -2; i < n; i++) {
 			if (i == 0) { // the first two frames set up (and first touch) both buffers of each writer
 				for (Series *s : {&memcpy_ns, &socket_ns, &pipe_ns, &big_pipe_ns, &polling_pipe_ns,

@@ -643,73 +643,75 @@ TEST(StraightAlpha, EveryFormatWithAlphaIsPremultipliedWithinOneOfTheReference) 
 		for (int b = 0; b < n; ++b) p[b] = uint8_t(v >> 8 * b);
 	};
 	const uint16_t alphas[] = {0, 0x0001, 0x1c00, 0x2e66, 0x3555, 0x3800, 0x3a00, 0x3bff, 0x3c00, 0x4000};
-	std::vector<AlphaSource> sources =
-		{
-			{f::ARGB8888, 256, 256,
-				[&](uint8_t *p, int32_t i) {
-		put(p,
-			uint32_t(i & 255) << 24 | uint32_t(i >> 8) << 16 | uint32_t(255 - (i >> 8)) << 8 |
-				uint32_t((i >> 8) / 3),
-			4);
-			 },
-				[](int32_t i, double(&c)[3], double &a) {
-		c[0] = (i >> 8) / 255.0, c[1] = (255 - (i >> 8)) / 255.0, c[2] = ((i >> 8) / 3) / 255.0;
-		a = (i & 255) / 255.0;
+	std::vector<AlphaSource> sources = {
+		{f::ARGB8888, 256, 256,
+			[&](uint8_t *p, int32_t i) {
+				put(p,
+					uint32_t(i & 255) << 24 | uint32_t(i >> 8) << 16 |
+						uint32_t(255 - (i >> 8)) << 8 | uint32_t((i >> 8) / 3),
+					4);
+			},
+			[](int32_t i, double(&c)[3], double &a) {
+				c[0] = (i >> 8) / 255.0, c[1] = (255 - (i >> 8)) / 255.0, c[2] = ((i >> 8) / 3) / 255.0;
+				a = (i & 255) / 255.0;
 			}},
-				 {f::ABGR8888, 256, 256,
-					 [&](uint8_t *p, int32_t i) {
-		put(p,
-			uint32_t(i & 255) << 24 | uint32_t(i >> 8) | uint32_t(255 - (i >> 8)) << 8 |
-				uint32_t((i >> 8) / 3) << 16,
-			4);
-				  },
-					 [](int32_t i, double(&c)[3], double &a) {
-		c[0] = (i >> 8) / 255.0, c[1] = (255 - (i >> 8)) / 255.0, c[2] = ((i >> 8) / 3) / 255.0;
-		a = (i & 255) / 255.0;
-				 }},
-				 {f::ARGB1555, 256, 256, [&](uint8_t *p, int32_t i) { put(p, uint32_t(i), 2); },
-					 [](int32_t i, double(&c)[3], double &a) {
-		c[0] = (i >> 10 & 31) / 31.0, c[1] = (i >> 5 & 31) / 31.0, c[2] = (i & 31) / 31.0;
-		a = i >> 15;
-				  }},
+		{f::ABGR8888, 256, 256,
+			[&](uint8_t *p, int32_t i) {
+				put(p,
+					uint32_t(i & 255) << 24 | uint32_t(i >> 8) | uint32_t(255 - (i >> 8)) << 8 |
+						uint32_t((i >> 8) / 3) << 16,
+					4);
+			},
+			[](int32_t i, double(&c)[3], double &a) {
+				c[0] = (i >> 8) / 255.0, c[1] = (255 - (i >> 8)) / 255.0, c[2] = ((i >> 8) / 3) / 255.0;
+				a = (i & 255) / 255.0;
+			}},
+		{f::ARGB1555, 256, 256, [&](uint8_t *p, int32_t i) { put(p, uint32_t(i), 2); },
+			[](int32_t i, double(&c)[3], double &a) {
+				c[0] = (i >> 10 & 31) / 31.0, c[1] = (i >> 5 & 31) / 31.0, c[2] = (i & 31) / 31.0;
+				a = i >> 15;
+			}},
 		{f::ARGB4444, 256, 256, [&](uint8_t *p, int32_t i) { put(p, uint32_t(i), 2); },
 			[](int32_t i, double(&c)[3], double &a) {
-		c[0] = (i >> 8 & 15) / 15.0, c[1] = (i >> 4 & 15) / 15.0, c[2] = (i & 15) / 15.0;
-		a = (i >> 12) / 15.0;
-		 }},
+				c[0] = (i >> 8 & 15) / 15.0, c[1] = (i >> 4 & 15) / 15.0, c[2] = (i & 15) / 15.0;
+				a = (i >> 12) / 15.0;
+			}},
 		{f::ARGB2101010, 1024, 4,
 			[&](uint8_t *p, int32_t i) {
-		put(p,
-			uint32_t(i >> 10) << 30 | uint32_t(i & 1023) << 20 | uint32_t(1023 - (i & 1023)) << 10 |
-				uint32_t((i & 1023) / 5),
-			4);
-		 },
+				put(p,
+					uint32_t(i >> 10) << 30 | uint32_t(i & 1023) << 20 |
+						uint32_t(1023 - (i & 1023)) << 10 | uint32_t((i & 1023) / 5),
+					4);
+			},
 			[](int32_t i, double(&c)[3], double &a) {
-		c[0] = (i & 1023) / 1023.0, c[1] = (1023 - (i & 1023)) / 1023.0, c[2] = ((i & 1023) / 5) / 1023.0;
-		a = (i >> 10) / 3.0;
-		}},
+				c[0] = (i & 1023) / 1023.0, c[1] = (1023 - (i & 1023)) / 1023.0,
+				c[2] = ((i & 1023) / 5) / 1023.0;
+				a = (i >> 10) / 3.0;
+			}},
 		{f::ABGR2101010, 1024, 4,
 			[&](uint8_t *p, int32_t i) {
-		put(p,
-			uint32_t(i >> 10) << 30 | uint32_t(i & 1023) | uint32_t(1023 - (i & 1023)) << 10 |
-				uint32_t((i & 1023) / 5) << 20,
-			4);
-		 },
+				put(p,
+					uint32_t(i >> 10) << 30 | uint32_t(i & 1023) |
+						uint32_t(1023 - (i & 1023)) << 10 | uint32_t((i & 1023) / 5) << 20,
+					4);
+			},
 			[](int32_t i, double(&c)[3], double &a) {
-		c[0] = (i & 1023) / 1023.0, c[1] = (1023 - (i & 1023)) / 1023.0, c[2] = ((i & 1023) / 5) / 1023.0;
-		a = (i >> 10) / 3.0;
-		}},
+				c[0] = (i & 1023) / 1023.0, c[1] = (1023 - (i & 1023)) / 1023.0,
+				c[2] = ((i & 1023) / 5) / 1023.0;
+				a = (i >> 10) / 3.0;
+			}},
 		{f::ABGR16161616F, 15361, int32_t(std::size(alphas)),
 			[&](uint8_t *p, int32_t i) {
-		const uint64_t c = uint64_t(i % 15361), a = alphas[i / 15361];
-		put(p, c | (15360 - c) << 16 | (c / 2) << 32 | a << 48, 8);
-		 },
+				const uint64_t c = uint64_t(i % 15361), a = alphas[i / 15361];
+				put(p, c | (15360 - c) << 16 | (c / 2) << 32 | a << 48, 8);
+			},
 			[&](int32_t i, double(&c)[3], double &a) {
-		const uint16_t v = uint16_t(i % 15361);
-		c[0] = half_value(v), c[1] = half_value(uint16_t(15360 - v)), c[2] = half_value(uint16_t(v / 2));
-		a = std::clamp(half_value(alphas[i / 15361]), 0.0, 1.0);
-		}},
-		};
+				const uint16_t v = uint16_t(i % 15361);
+				c[0] = half_value(v), c[1] = half_value(uint16_t(15360 - v)),
+				c[2] = half_value(uint16_t(v / 2));
+				a = std::clamp(half_value(alphas[i / 15361]), 0.0, 1.0);
+			}},
+	};
 	for (const AlphaSource &as : sources) {
 		const FormatInfo *fi = format_info(as.code);
 		auto src = test::make_src(as.code, as.w, as.h, 0, 0);

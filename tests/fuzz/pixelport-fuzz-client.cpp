@@ -521,15 +521,15 @@ void Session::bind_extras() {
 	static const wl_registry_listener listener = {
 		.global =
 			[](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
-		auto *s = static_cast<Session *>(data);
-		if (strcmp(interface, wl_subcompositor_interface.name) == 0) {
-			s->subcompositor_ = static_cast<wl_subcompositor *>(
-				wl_registry_bind(registry, name, &wl_subcompositor_interface, 1));
-		} else if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0) {
-			s->timing_ = static_cast<pp_timing_manager_v1 *>(
-				wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
-		}
-		},
+				auto *s = static_cast<Session *>(data);
+				if (strcmp(interface, wl_subcompositor_interface.name) == 0) {
+					s->subcompositor_ = static_cast<wl_subcompositor *>(
+						wl_registry_bind(registry, name, &wl_subcompositor_interface, 1));
+				} else if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0) {
+					s->timing_ = static_cast<pp_timing_manager_v1 *>(
+						wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
+				}
+			},
 		.global_remove = [](void *, wl_registry *, uint32_t) {},
 	};
 	registry_ = wl_display_get_registry(conn_.display);
@@ -668,15 +668,14 @@ void Session::make_toplevel() {
 	s.xsurface = xdg_wm_base_get_xdg_surface(conn_.wm_base, s.surface);
 	s.role = 1;
 	s.configured = false;
-	static const xdg_surface_listener listener =
-		{
-			.configure =
-				[](void *data, xdg_surface *xs, uint32_t serial) {
-		auto *surface = static_cast<Surface *>(data);
-		if (surface->ack_configure) {
-			xdg_surface_ack_configure(xs, serial);
-			surface->configured = true;
-		}
+	static const xdg_surface_listener listener = {
+		.configure =
+			[](void *data, xdg_surface *xs, uint32_t serial) {
+				auto *surface = static_cast<Surface *>(data);
+				if (surface->ack_configure) {
+					xdg_surface_ack_configure(xs, serial);
+					surface->configured = true;
+				}
 			},
 	};
 	xdg_surface_add_listener(s.xsurface, &listener, &s);
@@ -825,13 +824,12 @@ void Session::frame() {
 	if (i < 0 || callbacks_.size() >= 256) return;
 	log("surf%d.frame", i);
 	wl_callback *cb = wl_surface_frame(surfaces_[i]->surface);
-	static const wl_callback_listener listener =
-		{
-			.done =
-				[](void *data, wl_callback *cb, uint32_t) {
-		auto *list = static_cast<std::vector<wl_callback *> *>(data);
-		list->erase(std::remove(list->begin(), list->end(), cb), list->end());
-		wl_callback_destroy(cb);
+	static const wl_callback_listener listener = {
+		.done =
+			[](void *data, wl_callback *cb, uint32_t) {
+				auto *list = static_cast<std::vector<wl_callback *> *>(data);
+				list->erase(std::remove(list->begin(), list->end(), cb), list->end());
+				wl_callback_destroy(cb);
 			},
 	};
 	wl_callback_add_listener(cb, &listener, &callbacks_);

@@ -116,8 +116,8 @@ struct Server {
 		wl_event_source *stop_source = wl_event_loop_add_fd(
 			loop, stop_fd, WL_EVENT_READABLE,
 			[](int, uint32_t, void *data) {
-			wl_display_terminate(static_cast<wl_display *>(data));
-			return 0;
+				wl_display_terminate(static_cast<wl_display *>(data));
+				return 0;
 			},
 			display);
 		wl_client_create(display, client_fd);

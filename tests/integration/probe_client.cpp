@@ -62,16 +62,15 @@ struct Probe {
 	}
 
 	void send_sync() {
-		static const wl_callback_listener listener =
-			{
-				.done =
-					[](void *data, wl_callback *cb, uint32_t) {
-			auto *p = static_cast<Probe *>(data);
-			uint64_t rt = now_ns() - p->sync_sent;
-			p->roundtrips++;
-			p->worst_roundtrip = std::max(p->worst_roundtrip, rt);
-			wl_callback_destroy(cb);
-			p->sync = nullptr;
+		static const wl_callback_listener listener = {
+			.done =
+				[](void *data, wl_callback *cb, uint32_t) {
+					auto *p = static_cast<Probe *>(data);
+					uint64_t rt = now_ns() - p->sync_sent;
+					p->roundtrips++;
+					p->worst_roundtrip = std::max(p->worst_roundtrip, rt);
+					wl_callback_destroy(cb);
+					p->sync = nullptr;
 				},
 		};
 		sync = wl_display_sync(conn.display);
@@ -80,23 +79,22 @@ struct Probe {
 	}
 
 	void commit_frame() {
-		static const wl_callback_listener listener =
-			{
-				.done =
-					[](void *data, wl_callback *cb, uint32_t) {
-			auto *p = static_cast<Probe *>(data);
-			uint64_t now = now_ns();
-			if (p->first_frame_seen) {
-				p->frames++;
-				p->worst_gap = std::max(p->worst_gap, now - p->last_frame);
-			} else {
-				p->first_frame_seen = true;
-				printf("probe ready\n");
-				fflush(stdout);
-			}
-			p->last_frame = now;
-			wl_callback_destroy(cb);
-			p->frame = nullptr;
+		static const wl_callback_listener listener = {
+			.done =
+				[](void *data, wl_callback *cb, uint32_t) {
+					auto *p = static_cast<Probe *>(data);
+					uint64_t now = now_ns();
+					if (p->first_frame_seen) {
+						p->frames++;
+						p->worst_gap = std::max(p->worst_gap, now - p->last_frame);
+					} else {
+						p->first_frame_seen = true;
+						printf("probe ready\n");
+						fflush(stdout);
+					}
+					p->last_frame = now;
+					wl_callback_destroy(cb);
+					p->frame = nullptr;
 				},
 		};
 		wl_surface_attach(window.surface, buffers[next_buffer], 0, 0);

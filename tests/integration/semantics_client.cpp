@@ -358,154 +358,155 @@ int main(int argc, char *argv[]) {
 		}
 	};
 
-	std::map<std::string, std::function<void()>>
-		scenarios =
-			{
-				// A on P and C, then B on C; P's damage-only commit repaints P's area.
-				{"shared-then-replaced",
-					[&] {
-		Buffer a, b;
-		make(a, kRed);
-		make(b, kGreen);
-		Surface c = child(parent, 1, false);
-		attach(parent, a), commit(parent);
-		attach(c, a), commit(c);
-		attach(c, b), commit(c);
-		damage_only(parent);
-		checkpoint("p-keeps-a-c-shows-b", {red, green}, tol);
-		damage_only(c);
-		damage_only(parent);
-		checkpoint("after-more-repaints", {red, green}, tol);
-				 }},
-				// The same buffer on three surfaces, with commits of other content interleaved, then
-				// (when it comes back) rewritten and committed to one of them only.
-				{"three-surfaces",
-					[&] {
-		Buffer a, b, d;
-		make(a, kRed);
-		make(b, kGreen);
-		Surface c1 = child(parent, 1, false), c2 = child(parent, 2, false);
-		attach(parent, a), commit(parent);
-		attach(c1, a), commit(c1);
-		attach(c2, a), commit(c2);
-		checkpoint("a-on-three", {red, red, red}, tol);
-		attach(c1, b), commit(c1);
-		damage_only(parent);
-		checkpoint("b-on-the-middle-one", {red, green, red}, tol);
-		if (wait_release(a, 2000)) {
-			// Released: the client may draw into it; what P and C2 show must not change.
-			a.fill(kBlue);
-			attach(c2, a), commit(c2);
-			damage_only(parent);
-			checkpoint("a-rewritten-for-c2-only", {red, green, blue}, tol);
-		} else {
-			make(d, kBlue);
-			attach(c2, d), commit(c2);
-			damage_only(parent);
-			checkpoint("new-buffer-for-c2-only", {red, green, blue}, tol);
-		}
-				 }},
+	std::map<std::string, std::function<void()>> scenarios = {
+		// A on P and C, then B on C; P's damage-only commit repaints P's area.
+		{"shared-then-replaced",
+			[&] {
+				Buffer a, b;
+				make(a, kRed);
+				make(b, kGreen);
+				Surface c = child(parent, 1, false);
+				attach(parent, a), commit(parent);
+				attach(c, a), commit(c);
+				attach(c, b), commit(c);
+				damage_only(parent);
+				checkpoint("p-keeps-a-c-shows-b", {red, green}, tol);
+				damage_only(c);
+				damage_only(parent);
+				checkpoint("after-more-repaints", {red, green}, tol);
+			}},
+		// The same buffer on three surfaces, with commits of other content interleaved, then
+		// (when it comes back) rewritten and committed to one of them only.
+		{"three-surfaces",
+			[&] {
+				Buffer a, b, d;
+				make(a, kRed);
+				make(b, kGreen);
+				Surface c1 = child(parent, 1, false), c2 = child(parent, 2, false);
+				attach(parent, a), commit(parent);
+				attach(c1, a), commit(c1);
+				attach(c2, a), commit(c2);
+				checkpoint("a-on-three", {red, red, red}, tol);
+				attach(c1, b), commit(c1);
+				damage_only(parent);
+				checkpoint("b-on-the-middle-one", {red, green, red}, tol);
+				if (wait_release(a, 2000)) {
+					// Released: the client may draw into it; what P and C2 show must not change.
+					a.fill(kBlue);
+					attach(c2, a), commit(c2);
+					damage_only(parent);
+					checkpoint("a-rewritten-for-c2-only", {red, green, blue}, tol);
+				} else {
+					make(d, kBlue);
+					attach(c2, d), commit(c2);
+					damage_only(parent);
+					checkpoint("new-buffer-for-c2-only", {red, green, blue}, tol);
+				}
+			}},
 		// A synchronized subsurface: its commits are cached until the parent commits; a cached
 		// commit is not shown and its buffer not released, even when the area is drawn again.
 		{"sync-cached",
 			[&] {
-		Buffer a, b;
-		make(a, kRed);
-		Surface c = child(parent, 1, true);
-		Buffer p;
-		make(p, kWhite);
-		// Wait until the parent's commit is applied and shown: a commit held for stream
-		// bytes would apply the child's later cache with it (wlroots 0.18 applies a
-		// synchronized child's cache at its parent's next apply, whenever that comes).
-		CommitWaiter waiter;
-		attach(parent, p);
-		waiter.arm(&conn, parent.surface);
-		commit(parent);
-		if (!waiter.wait(&conn, 10000)) {
-			expect("parent-presented", false, "the parent's commit was not presented");
-			return;
-		}
-		attach(c, a), commit(c);
-		checkpoint("cached-not-shown", {shown(format, kWhite), kBlack}, tol);
-		settle();
-		expect("cached-not-released", !a.released, "the buffer of a cached commit was released");
-		damage_only(parent);
-		checkpoint("applied-with-parent", {shown(format, kWhite), red}, tol);
-		Buffer *next = &a;
-		if (wait_release(a, 2000)) {
-			a.fill(kBlue); // released early: the client may reuse it at once
-		} else {
-			make(b, kBlue);
-			next = &b;
-		}
-		attach(c, *next), commit(c);
-		checkpoint("rewritten-and-cached-shows-old", {shown(format, kWhite), red}, tol);
-		settle();
-		expect("recached-not-released", !next->released, "the buffer of a cached commit was released");
-		damage_only(parent);
-		checkpoint("second-applied-with-parent", {shown(format, kWhite), blue}, tol);
-		 }},
+				Buffer a, b;
+				make(a, kRed);
+				Surface c = child(parent, 1, true);
+				Buffer p;
+				make(p, kWhite);
+				// Wait until the parent's commit is applied and shown: a commit held for stream
+				// bytes would apply the child's later cache with it (wlroots 0.18 applies a
+				// synchronized child's cache at its parent's next apply, whenever that comes).
+				CommitWaiter waiter;
+				attach(parent, p);
+				waiter.arm(&conn, parent.surface);
+				commit(parent);
+				if (!waiter.wait(&conn, 10000)) {
+					expect("parent-presented", false, "the parent's commit was not presented");
+					return;
+				}
+				attach(c, a), commit(c);
+				checkpoint("cached-not-shown", {shown(format, kWhite), kBlack}, tol);
+				settle();
+				expect("cached-not-released", !a.released,
+					"the buffer of a cached commit was released");
+				damage_only(parent);
+				checkpoint("applied-with-parent", {shown(format, kWhite), red}, tol);
+				Buffer *next = &a;
+				if (wait_release(a, 2000)) {
+					a.fill(kBlue); // released early: the client may reuse it at once
+				} else {
+					make(b, kBlue);
+					next = &b;
+				}
+				attach(c, *next), commit(c);
+				checkpoint("rewritten-and-cached-shows-old", {shown(format, kWhite), red}, tol);
+				settle();
+				expect("recached-not-released", !next->released,
+					"the buffer of a cached commit was released");
+				damage_only(parent);
+				checkpoint("second-applied-with-parent", {shown(format, kWhite), blue}, tol);
+			}},
 		// The client destroys the wl_buffer right after committing it, and later.
 		{"destroyed-while-shown",
 			[&] {
-		Buffer a, b;
-		make(a, kRed);
-		make(b, kGreen);
-		Surface c = child(parent, 1, false);
-		attach(parent, a), commit(parent);
-		a.destroy(); // before the compositor converted anything
-		attach(c, b), commit(c);
-		settle();
-		b.destroy();
-		checkpoint("destroyed-buffers-still-shown", {red, green}, tol);
-		damage_only(parent);
-		damage_only(c);
-		checkpoint("and-after-repaints", {red, green}, tol);
-		 }},
+				Buffer a, b;
+				make(a, kRed);
+				make(b, kGreen);
+				Surface c = child(parent, 1, false);
+				attach(parent, a), commit(parent);
+				a.destroy(); // before the compositor converted anything
+				attach(c, b), commit(c);
+				settle();
+				b.destroy();
+				checkpoint("destroyed-buffers-still-shown", {red, green}, tol);
+				damage_only(parent);
+				damage_only(c);
+				checkpoint("and-after-repaints", {red, green}, tol);
+			}},
 		// Several commits in one burst: only the last is shown.
 		{"burst",
 			[&] {
-		Buffer a, b, d;
-		make(a, kRed);
-		make(b, kGreen);
-		make(d, kBlue);
-		for (int i = 0; i < 10; i++) {
-			attach(parent, a), commit(parent);
-			attach(parent, b), commit(parent);
-		}
-		attach(parent, d), commit(parent);
-		checkpoint("last-of-burst", {blue}, tol);
-		 }},
+				Buffer a, b, d;
+				make(a, kRed);
+				make(b, kGreen);
+				make(d, kBlue);
+				for (int i = 0; i < 10; i++) {
+					attach(parent, a), commit(parent);
+					attach(parent, b), commit(parent);
+				}
+				attach(parent, d), commit(parent);
+				checkpoint("last-of-burst", {blue}, tol);
+			}},
 		// Size and format changes on one surface, with a native buffer in between.
 		{"size-and-format",
 			[&] {
-		struct Step {
-			uint32_t format;
-			int w, h;
-			uint32_t rgb;
-		};
-		const Step steps[] = {{format, 8, 8, kRed}, {DRM_FORMAT_XRGB4444, 16, 8, kGreen},
-			{DRM_FORMAT_NV12, 8, 16, kBlue}, {DRM_FORMAT_XRGB8888, 16, 8, kWhite}, {format, 16, 8, kGreen},
-			{format, 8, 8, kBlue}};
-		std::vector<std::unique_ptr<Buffer>> keep;
-		int n = 0;
-		for (const Step &s : steps) {
-			auto b = std::make_unique<Buffer>();
-			if (!b->create(s.format, s.w, s.h, s.rgb)) {
-				fprintf(stderr, "cannot make a buffer\n");
-				exit(1);
-			}
-			attach(parent, *b), commit(parent);
-			std::vector<uint32_t> want;
-			uint32_t colour = shown(s.format, s.rgb);
-			for (int x = 0; x < s.w / kBlock; x++) want.push_back(colour);
-			want.resize(3, kBlack); // right of the buffer: nothing
-			std::string name = "step" + std::to_string(++n);
-			checkpoint(name.c_str(), want, std::max(tol, test::reference_tolerance(s.format)));
-			keep.push_back(std::move(b));
-		}
-		 }},
-		};
+				struct Step {
+					uint32_t format;
+					int w, h;
+					uint32_t rgb;
+				};
+				const Step steps[] = {{format, 8, 8, kRed}, {DRM_FORMAT_XRGB4444, 16, 8, kGreen},
+					{DRM_FORMAT_NV12, 8, 16, kBlue}, {DRM_FORMAT_XRGB8888, 16, 8, kWhite},
+					{format, 16, 8, kGreen}, {format, 8, 8, kBlue}};
+				std::vector<std::unique_ptr<Buffer>> keep;
+				int n = 0;
+				for (const Step &s : steps) {
+					auto b = std::make_unique<Buffer>();
+					if (!b->create(s.format, s.w, s.h, s.rgb)) {
+						fprintf(stderr, "cannot make a buffer\n");
+						exit(1);
+					}
+					attach(parent, *b), commit(parent);
+					std::vector<uint32_t> want;
+					uint32_t colour = shown(s.format, s.rgb);
+					for (int x = 0; x < s.w / kBlock; x++) want.push_back(colour);
+					want.resize(3, kBlack); // right of the buffer: nothing
+					std::string name = "step" + std::to_string(++n);
+					checkpoint(
+						name.c_str(), want, std::max(tol, test::reference_tolerance(s.format)));
+					keep.push_back(std::move(b));
+				}
+			}},
+	};
 	auto it = scenarios.find(scenario);
 	if (it == scenarios.end()) {
 		fprintf(stderr, "unknown scenario %s\n", scenario.c_str());

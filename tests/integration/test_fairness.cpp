@@ -62,12 +62,12 @@ TEST_P(FairnessBlockingRead, NeverStallsOthersAndSigtermStillWorks) {
 	EXPECT_LT(now_ms() - t0, 1000u * kLatencyScale);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fairness, FairnessBlockingRead, testing::Values("block-pipe", "block-socket"),
-	[](const auto &info) {
-	std::string name = info.param;
-	for (char &c : name) c = c == '-' ? '_' : c;
-	return name;
-});
+INSTANTIATE_TEST_SUITE_P(
+	Fairness, FairnessBlockingRead, testing::Values("block-pipe", "block-socket"), [](const auto &info) {
+		std::string name = info.param;
+		for (char &c : name) c = c == '-' ? '_' : c;
+		return name;
+	});
 
 // ---- case 2: only fds that end; nothing outlives its client ----------------------------------
 

@@ -76,10 +76,10 @@ INSTANTIATE_TEST_SUITE_P(Stream, StreamSplit,
 	testing::Values(std::pair{"XRGB8888", "1"}, std::pair{"NV12", "1"}, std::pair{"RGB888", "random:97"},
 		std::pair{"YUV420", "random:13"}, std::pair{"XRGB8888", "random:4096"}),
 	[](const auto &info) {
-	std::string name = info.param.first + "_" + info.param.second;
-	for (char &c : name) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
-	return name;
-});
+		std::string name = info.param.first + "_" + info.param.second;
+		for (char &c : name) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
+		return name;
+	});
 
 // auto follows the compositor's size_hint (1 MiB by default): 48 KiB streams, 4 MiB uses shm.
 TEST(StreamAuto, PicksTheStreamBelowTheSizeHintAndShmAbove) {

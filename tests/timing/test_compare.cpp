@@ -169,11 +169,10 @@ TEST_F(CompareTest, WritesCsvWithTheSameColumnsAsTheTable) {
 		"group,phase,base_count,base_median_ns,base_p95_ns,base_p99_ns,cand_count,cand_median_ns,"
 		"cand_p95_ns,cand_p99_ns,ratio,ci_low,ci_high,mark");
 	for (const std::string &row : rows) EXPECT_EQ(std::count(row.begin(), row.end(), ','), 13) << row;
-	EXPECT_NE(std::find_if(
-			  rows.begin(), rows.end(),
+	EXPECT_NE(std::find_if(rows.begin(), rows.end(),
 			  [](const std::string &s) {
-		return s.rfind("XRGB8888 800x600 shm,convert,101,510000,", 0) == 0 &&
-			s.find(",1020000,") != std::string::npos && s.ends_with(",slower");
+				  return s.rfind("XRGB8888 800x600 shm,convert,101,510000,", 0) == 0 &&
+					  s.find(",1020000,") != std::string::npos && s.ends_with(",slower");
 			  }),
 		rows.end());
 	EXPECT_NE(std::find(rows.begin(), rows.end(), "output DP-1,,,,,,,,,,,,,only-candidate"), rows.end());

@@ -232,8 +232,8 @@ TEST_P(LogWriterSignalTest, FilesAreCompleteAfterTheEventLoopClosesOnTheSignal) 
 
 INSTANTIATE_TEST_SUITE_P(Signals, LogWriterSignalTest, ::testing::Values(SIGTERM, SIGINT),
 	[](const ::testing::TestParamInfo<int> &info) {
-	return std::string(info.param == SIGTERM ? "SIGTERM" : "SIGINT");
-});
+		return std::string(info.param == SIGTERM ? "SIGTERM" : "SIGINT");
+	});
 
 TEST_F(LogWriterTest, FlushTimesOutWhileTheWriterIsHeldBack) {
 	LogWriter w(options());

@@ -153,11 +153,11 @@ bool surface_origin(Display *d, wlr_surface *surface, int *x, int *y) {
 	wlr_scene_node_for_each_buffer(
 		root,
 		[](wlr_scene_buffer *buffer, int, int, void *data) {
-		auto *s = static_cast<Search *>(data);
-		wlr_scene_surface *scene_surface = wlr_scene_surface_try_from_buffer(buffer);
-		if (scene_surface != nullptr && scene_surface->surface == s->surface) {
-			s->found = buffer;
-		}
+			auto *s = static_cast<Search *>(data);
+			wlr_scene_surface *scene_surface = wlr_scene_surface_try_from_buffer(buffer);
+			if (scene_surface != nullptr && scene_surface->surface == s->surface) {
+				s->found = buffer;
+			}
 		},
 		&search);
 	return search.found != nullptr && wlr_scene_node_coords(&search.found->node, x, y);
@@ -337,8 +337,8 @@ void start_on_this_thread(WlcsDisplayServer *base, wl_event_loop *wlcs_loop) {
 	wl_event_source *source = wl_event_loop_add_fd(
 		loop, wl_event_loop_get_fd(wlcs_loop), WL_EVENT_READABLE,
 		[](int, uint32_t, void *data) {
-		wl_event_loop_dispatch(static_cast<wl_event_loop *>(data), 0);
-		return 0;
+			wl_event_loop_dispatch(static_cast<wl_event_loop *>(data), 0);
+			return 0;
 		},
 		wlcs_loop);
 	d->loop_thread = std::this_thread::get_id();

@@ -122,15 +122,16 @@ void LogWriter::write_batch(const std::vector<Item> &batch) {
 			for (const Item &item : batch) {
 				std::visit(
 					[&](const auto &r) {
-					if (jsonl_fd_ >= 0) {
-						if constexpr (std::is_same_v<std::decay_t<decltype(r)>, CommitRecord>) {
-							append_commit_line(lines, r);
-						} else {
-							append_frame_line(lines, r);
+						if (jsonl_fd_ >= 0) {
+							if constexpr (std::is_same_v<std::decay_t<decltype(r)>,
+									      CommitRecord>) {
+								append_commit_line(lines, r);
+							} else {
+								append_frame_line(lines, r);
+							}
 						}
-					}
-					if (trace_) trace_->add(r);
-					if (opts_.summary) opts_.summary->add(r);
+						if (trace_) trace_->add(r);
+						if (opts_.summary) opts_.summary->add(r);
 					},
 					item);
 			}
