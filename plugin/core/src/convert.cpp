@@ -111,7 +111,13 @@ RowParams row_params(YuvMatrix m, YuvRange r, int src_bits, int dst_bits, bool p
 }
 
 RowParams row_params(const ConvertOptions &opt, const FormatInfo &src, const FormatInfo &dst) {
-	return row_params(opt.matrix, opt.range, src.bits, dst.bits, src.has_alpha && opt.alpha == AlphaMode::Straight);
+	const bool premultiply = src.has_alpha && opt.alpha == AlphaMode::Straight;
+	if (src.model != ColorModel::YUV) { // RGB rows read no coefficients (and bits < 8 would not fit them)
+		RowParams p{};
+		p.premultiply = premultiply;
+		return p;
+	}
+	return row_params(opt.matrix, opt.range, src.bits, dst.bits, premultiply);
 }
 
 bool env_force_scalar() {
