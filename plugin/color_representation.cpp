@@ -173,7 +173,6 @@ void bind_manager(wl_client *client, void *data, uint32_t version, uint32_t id) 
 core::ConvertOptions color_state_options(
 	const ColorState &state, uint32_t fourcc, int32_t width, int32_t height, const core::ConvertOptions &base) {
 	(void)fourcc;
-	(void)width;
 	core::ConvertOptions opt = base;
 	switch (state.coefficients) {
 	case WP_COLOR_REPRESENTATION_SURFACE_V1_COEFFICIENTS_BT601: opt.matrix = core::YuvMatrix::BT601; break;
@@ -192,7 +191,6 @@ core::ConvertOptions color_state_options(
 
 std::unique_ptr<ColorRepresentation> ColorRepresentation::create(pixelport_plugin *plugin) {
 	std::unique_ptr<ColorRepresentation> c(new ColorRepresentation());
-	c->plugin_ = plugin;
 	c->global_ = wl_global_create(
 		plugin->display, &wp_color_representation_manager_v1_interface, 1, plugin, bind_manager);
 	if (c->global_ == nullptr) return nullptr;

@@ -66,7 +66,6 @@ public:
 
 private:
 	ColorRepresentation() = default;
-	pixelport_plugin *plugin_ = nullptr;
 	wl_global *global_ = nullptr;
 };
 
