@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "pixelport/core/format.hpp"
+#include "wlr_compat.hpp"
 
 namespace pixelport {
 
@@ -47,7 +48,8 @@ static PixelBuffer *from_base(wlr_buffer *base) {
 
 static void buffer_destroy(wlr_buffer *base) {
 	PixelBuffer *buffer = from_base(base);
-	buffer->release.disconnect();
+	buffer->release.disconnect(); // wlroots 0.19 asserts that no release listener is left
+	wlr_compat::buffer_finish(base);
 	delete buffer;
 }
 

@@ -12,6 +12,7 @@
 #include "pixelport/core/format.hpp"
 #include "timing.hpp"
 #include "unmap.hpp"
+#include "wlr_compat.hpp"
 
 namespace pixelport {
 
@@ -546,6 +547,7 @@ void Conversions::Impl::run_due(uint64_t budget_ns) {
 namespace {
 
 void view_destroy(wlr_buffer *base) {
+	wlr_compat::buffer_finish(base);
 	ConvertedView *view = view_from_base(base);
 	Conversions::Impl *impl = view->conversions->impl();
 	if (SurfaceState *s = view->conversions->plugin()->surface_state(view->surface, view->surface_id)) {

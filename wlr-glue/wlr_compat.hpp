@@ -11,6 +11,10 @@
 //                     (present_when()).
 //   presentation      wlr_presentation_create() takes the wp_presentation version from 0.19
 //                     (presentation_create()).
+//   buffer destroy    0.18 emits wlr_buffer.events.destroy and finishes the addons itself before
+//                     calling impl->destroy; from 0.19 impl->destroy must call wlr_buffer_finish()
+//                     (buffer_finish()), or listeners such as wlr_client_buffer's are left on
+//                     freed memory.
 //   pkg-config        wlroots-0.MINOR, range >=0.MINOR.0 <0.(MINOR+1).0: meson.build only.
 // Differences in behaviour, no code here:
 //   0.19              wlr_client_buffer forwards get_shm and begin/end_data_ptr_access to the
@@ -30,6 +34,7 @@
 #include <wayland-server-core.h>
 
 extern "C" {
+#include <wlr/interfaces/wlr_buffer.h>
 #include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_presentation_time.h>
 #include <wlr/version.h>
@@ -64,6 +69,19 @@ inline wlr_presentation *presentation_create(wl_display *display, wlr_backend *b
 	return wlr_presentation_create(display, backend, 2);
 #else
 	return wlr_presentation_create(display, backend);
+#endif
+}
+
+/**
+ * Emits the buffer's destroy event and finishes its addons, where wlroots leaves that to the
+ * buffer's impl->destroy (0.19 on); a no-op on 0.18, which did it before calling impl->destroy.
+ * Call first thing in every wlr_buffer_impl.destroy.
+ */
+inline void buffer_finish(wlr_buffer *buffer) {
+#if WLR_VERSION_MINOR >= 19
+	wlr_buffer_finish(buffer);
+#else
+	(void)buffer;
 #endif
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,6 +57,55 @@ struct ReadBack {
 	std::vector<uint32_t> rgb; // 0xRRGGBB
 };
 
+// Every buffer a surface commits must announce its end on wlr_buffer.events.destroy:
+// wlr_client_buffer (which holds the texture) listens there for its source. wlroots 0.18 emits
+// it before impl->destroy; from 0.19 the impl must (wlr_buffer_finish), else the client buffer
+// later unlinks its listener from freed memory. Watched from the compositor thread.
+struct BufferWatch {
+	std::set<wlr_buffer *> alive; // committed, not yet announced destroyed
+	size_t committed = 0;
+
+	struct Entry {
+		wl_listener destroy;
+		BufferWatch *watch;
+		wlr_buffer *buffer;
+	};
+	struct SurfaceEntry {
+		wl_listener commit, destroy;
+		BufferWatch *watch;
+	};
+
+	void watch_surface(wlr_surface *surface) {
+		auto *e = new SurfaceEntry{{}, {}, this};
+		e->commit.notify = [](wl_listener *l, void *data) {
+			SurfaceEntry *e = wl_container_of(l, e, commit);
+			e->watch->committed_buffer(static_cast<wlr_surface *>(data)->current.buffer);
+		};
+		e->destroy.notify = [](wl_listener *l, void *) {
+			SurfaceEntry *e = wl_container_of(l, e, destroy);
+			wl_list_remove(&e->commit.link);
+			wl_list_remove(&e->destroy.link);
+			delete e;
+		};
+		wl_signal_add(&surface->events.commit, &e->commit);
+		wl_signal_add(&surface->events.destroy, &e->destroy);
+	}
+
+	void committed_buffer(wlr_buffer *buffer) {
+		if (buffer == nullptr || !alive.insert(buffer).second) return;
+		committed++;
+		auto *e = new Entry{{}, this, buffer};
+		e->destroy.notify = [](wl_listener *l, void *) {
+			Entry *e = wl_container_of(l, e, destroy);
+			e->watch->alive.erase(e->buffer);
+			wl_list_remove(&e->destroy.link);
+			delete e;
+		};
+		wl_signal_add(&buffer->events.destroy, &e->destroy);
+	}
+	// An entry whose buffer was freed silently stays allocated: its link lies in freed memory.
+};
+
 // The compositor side. Everything GL happens on its thread.
 struct Server {
 	int client_fd = -1;
@@ -63,6 +113,7 @@ struct Server {
 	std::string skip_reason;
 	std::vector<ReadBack> textures; // one per surface, in creation order
 	pixelport_stats stats{};
+	BufferWatch buffers;
 
 	void run() {
 		auto get_platform_display = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(
@@ -110,8 +161,10 @@ struct Server {
 		wlr_subcompositor_create(display); // the surfaces are subsurfaces: a role, as shown ones have
 		std::vector<wlr_surface *> surfaces;
 		pixelport::Listener new_surface, stop;
-		new_surface.connect(&compositor->events.new_surface,
-			[&](void *data) { surfaces.push_back(static_cast<wlr_surface *>(data)); });
+		new_surface.connect(&compositor->events.new_surface, [&](void *data) {
+			surfaces.push_back(static_cast<wlr_surface *>(data));
+			buffers.watch_surface(surfaces.back());
+		});
 		wl_event_loop *loop = wl_display_get_event_loop(display);
 		wl_event_source *stop_source = wl_event_loop_add_fd(
 			loop, stop_fd, WL_EVENT_READABLE,
@@ -237,6 +290,8 @@ TEST(Gles2, NativeConvertedAndStreamedUploadsMatchTheReference) {
 	ASSERT_EQ(write(server.stop_fd, &one, sizeof(one)), 8);
 	thread.join();
 	if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
+	EXPECT_GE(server.buffers.committed, 2u);
+	EXPECT_EQ(server.buffers.alive.size(), 0u) << "committed buffers freed without wlr_buffer.events.destroy";
 
 	ASSERT_EQ(server.textures.size(), frames.size());
 	for (size_t i = 0; i < frames.size(); i++) {
@@ -331,6 +386,8 @@ TEST(Gles2, EachSurfaceShowsItsOwnCommitsOfASharedConvertedBuffer) {
 	ASSERT_EQ(write(server.stop_fd, &one, sizeof(one)), 8);
 	thread.join();
 	if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
+	EXPECT_GE(server.buffers.committed, 2u);
+	EXPECT_EQ(server.buffers.alive.size(), 0u) << "committed buffers freed without wlr_buffer.events.destroy";
 	ASSERT_EQ(server.textures.size(), 2u);
 	const std::vector<uint32_t> *want[] = {&want1b, &want2};
 	for (size_t i = 0; i < 2; i++) {
