@@ -62,14 +62,53 @@ const pp_surface_timing_v1_listener kSurfaceListener = {
 			c.output = output ? output : "";
 			tc->finish(std::move(c));
 		},
+	// Version 3: output ids, then batches of records.
+	.output_name =
+		[](void *data, pp_surface_timing_v1 *, uint32_t id, const char *name) {
+			auto *tc = static_cast<TimingClient *>(data);
+			if (id == 0 || id > 4096) return; // ids count up from 1 per subscription
+			if (tc->output_names_.size() < id) tc->output_names_.resize(id);
+			tc->output_names_[id - 1] = name;
+		},
+	.reports =
+		[](void *data, pp_surface_timing_v1 *, uint32_t stride, wl_array *records) {
+			auto *tc = static_cast<TimingClient *>(data);
+			constexpr size_t kValues = PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT +
+				size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + 7;
+			if (stride == 0) return;
+			size_t n = records->size / (stride * sizeof(uint64_t));
+			const auto *base = static_cast<const uint8_t *>(records->data);
+			for (size_t i = 0; i < n; i++) {
+				uint64_t r[kValues] = {}; // values past the stride stay 0, later ones are ignored
+				memcpy(r, base + i * stride * sizeof(uint64_t),
+					std::min<size_t>(stride, kValues) * sizeof(uint64_t));
+				const uint64_t *v = r + PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT;
+				CommitTiming c;
+				c.seq = static_cast<uint32_t>(r[PP_SURFACE_TIMING_V1_RECORD_SEQ]);
+				c.transport = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT]);
+				c.format = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_FORMAT]);
+				c.width = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_WIDTH]);
+				c.height = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT]);
+				c.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
+				c.damage_bytes = v[PP_SURFACE_TIMING_V1_VALUE_DAMAGE_BYTES];
+				memcpy(c.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(c.t));
+				c.presented = (r[PP_SURFACE_TIMING_V1_RECORD_FLAGS] &
+						      PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
+				uint64_t id = r[PP_SURFACE_TIMING_V1_RECORD_OUTPUT];
+				if (id != 0 && id <= tc->output_names_.size()) c.output = tc->output_names_[id - 1];
+				tc->finish(std::move(c));
+			}
+			tc->reports_events_++;
+		},
 };
 
 void registry_global(void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
 	auto *tc = static_cast<TimingClient *>(data);
 	if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0 && tc->manager_ == nullptr) {
-		// Version 2 sends one report per commit; version 1 (older plugins) info/timestamp/done.
-		tc->manager_ = static_cast<pp_timing_manager_v1 *>(
-			wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, std::min(version, 2u)));
+		// Version 3 batches reports (asked for), 2 sends one per commit, 1 (older plugins)
+		// info/timestamp/done.
+		tc->manager_ = static_cast<pp_timing_manager_v1 *>(wl_registry_bind(
+			registry, name, &pp_timing_manager_v1_interface, std::min(version, tc->batched_ ? 3u : 2u)));
 	}
 }
 
@@ -113,7 +152,8 @@ timing::CommitRecord CommitTiming::record() const {
 
 timing::PhaseDurations CommitTiming::phases() const { return timing::disjoint_phases(record()); }
 
-TimingClient::TimingClient(Connection *conn, size_t keep) : conn_(conn), keep_(std::max<size_t>(keep, 1)) {
+TimingClient::TimingClient(Connection *conn, size_t keep, bool batched) :
+	batched_(batched), conn_(conn), keep_(std::max<size_t>(keep, 1)) {
 	registry_ = wl_display_get_registry(conn->display);
 	wl_registry_add_listener(registry_, &kRegistryListener, this);
 	conn->roundtrip();
@@ -137,7 +177,16 @@ void TimingClient::unsubscribe() {
 	if (sub_) pp_surface_timing_v1_destroy(sub_);
 	sub_ = nullptr;
 	pending_.clear();
+	output_names_.clear();
 	commits.clear();
+}
+
+bool TimingClient::batching() const {
+	return sub_ != nullptr && pp_surface_timing_v1_get_version(sub_) >= PP_SURFACE_TIMING_V1_FLUSH_SINCE_VERSION;
+}
+
+void TimingClient::flush() {
+	if (batching()) pp_surface_timing_v1_flush(sub_);
 }
 
 void TimingClient::finish(CommitTiming c) {
@@ -161,6 +210,7 @@ bool TimingClient::wait_commit(uint64_t since_ns, int timeout_ms, CommitTiming *
 		commits.clear();
 		uint64_t now = now_ns();
 		if (now >= deadline) return false;
+		flush(); // batched: what is queued comes now, later reports within the batch time
 		if (!conn_->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1) &&
 			wl_display_get_error(conn_->display) != 0) {
 			return false;
@@ -173,6 +223,7 @@ bool TimingClient::wait_for(size_t count, int timeout_ms) {
 	while (commits.size() < count) {
 		uint64_t now = now_ns();
 		if (now >= deadline) return false;
+		flush();
 		conn_->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1);
 		if (wl_display_get_error(conn_->display) != 0) return false;
 	}

@@ -44,8 +44,12 @@ struct CommitTiming {
 /** Binds pp_timing_manager_v1 through its own registry (Connection does not know it). */
 class TimingClient {
 public:
-	/** Binds the global (one roundtrip); keeps at most `keep` finished commits not yet taken. */
-	explicit TimingClient(Connection *conn, size_t keep = 256);
+	/**
+	 * Binds the global (one roundtrip); keeps at most `keep` finished commits not yet taken.
+	 * `batched`: bind version 3 where offered, whose reports come up to 31 commits per event
+	 * and up to 10 ms late (the waits below flush); else version 2, one event per commit.
+	 */
+	explicit TimingClient(Connection *conn, size_t keep = 256, bool batched = false);
 	~TimingClient();
 	TimingClient(const TimingClient &) = delete;
 	TimingClient &operator=(const TimingClient &) = delete;
@@ -55,6 +59,12 @@ public:
 	bool subscribe(wl_surface *surface);
 	/** Ends the subscription and forgets its commits. */
 	void unsubscribe();
+	/** Whether the subscription is version 3 (batched reports). */
+	bool batching() const;
+	/** Batched: asks for the queued reports now (they arrive with the next dispatch); else nothing. */
+	void flush();
+	/** Batched: reports events received so far (each carries one or more commits). */
+	uint64_t reports_events() const { return reports_events_; }
 	/**
 	 * Waits (dispatching, at most timeout_ms) for a finished commit that carried a buffer and
 	 * whose commit phase is at or after `since_ns`; takes it and drops older ones.
@@ -68,6 +78,9 @@ public:
 	// For the listeners.
 	pp_timing_manager_v1 *manager_ = nullptr;
 	std::map<uint32_t, CommitTiming> pending_; // version 1: commits whose done has not come
+	std::vector<std::string> output_names_; // version 3: by output id - 1
+	uint64_t reports_events_ = 0;
+	bool batched_;
 	void finish(CommitTiming c);
 
 private:

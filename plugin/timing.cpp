@@ -66,6 +66,16 @@ void send_report(wl_resource *sub, const timing::CommitRecord &r) {
 		r.output.empty() ? nullptr : r.output.data);
 }
 
+// Version 3 record layout (protocol record enum): seq, flags, output id, then the values.
+constexpr size_t kReportStride = PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT +
+	size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1;
+// libwayland's messages are at most 4096 bytes (clients such as Debian 12's 1.21 cannot read
+// longer ones): 8-byte header, the stride, the array's length, then the records.
+constexpr size_t kReportsPerEvent = (4096 - 8 - 4 - 4) / (kReportStride * sizeof(uint64_t));
+static_assert(kReportStride == 16 && kReportsPerEvent == 31); // as the protocol says
+// A queued record waits at most this long (protocol: flush request).
+constexpr int kBatchMs = 10;
+
 uint32_t protocol_transport(timing::Transport t) {
 	switch (t) {
 	case timing::Transport::ShmReused: return PP_SURFACE_TIMING_V1_TRANSPORT_SHM;
@@ -84,13 +94,24 @@ SurfaceTiming &timing_of(SurfaceState *s) {
 	return *s->timing;
 }
 
-// A pp_surface_timing_v1's user data is its SurfaceState, null once the surface is gone.
+// A pp_surface_timing_v1's user data is its TimingSubscription.
 void subscription_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
-const struct pp_surface_timing_v1_interface kSubscriptionImpl = {.destroy = subscription_destroy};
+
+void subscription_flush(wl_client *, wl_resource *resource) {
+	auto *sub = static_cast<TimingSubscription *>(wl_resource_get_user_data(resource));
+	if (sub->timing != nullptr) sub->timing->send_queued(sub);
+}
+
+const struct pp_surface_timing_v1_interface kSubscriptionImpl = {
+	.destroy = subscription_destroy,
+	.flush = subscription_flush,
+};
 
 void subscription_resource_destroy(wl_resource *resource) {
-	auto *surface = static_cast<SurfaceState *>(wl_resource_get_user_data(resource));
-	if (surface != nullptr) std::erase(timing_of(surface).subscribers, resource);
+	auto *sub = static_cast<TimingSubscription *>(wl_resource_get_user_data(resource));
+	if (sub->surface != nullptr) std::erase(timing_of(sub->surface).subscribers, sub);
+	if (sub->timing != nullptr) sub->timing->subscription_destroyed(sub);
+	delete sub;
 }
 
 void manager_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
@@ -108,9 +129,13 @@ void manager_subscribe(wl_client *client, wl_resource *resource, uint32_t id, wl
 		wl_client_post_no_memory(client);
 		return;
 	}
-	SurfaceState *state = timing->plugin()->surface_state(wlr_surface_from_resource(surface_resource));
-	wl_resource_set_implementation(sub, &kSubscriptionImpl, state, subscription_resource_destroy);
-	if (state != nullptr) timing_of(state).subscribers.push_back(sub);
+	auto *subscription = new TimingSubscription();
+	subscription->resource = sub;
+	subscription->timing = timing;
+	subscription->surface = timing->plugin()->surface_state(wlr_surface_from_resource(surface_resource));
+	wl_resource_set_implementation(sub, &kSubscriptionImpl, subscription, subscription_resource_destroy);
+	timing->subscription_created(subscription);
+	if (subscription->surface != nullptr) timing_of(subscription->surface).subscribers.push_back(subscription);
 }
 
 const struct pp_timing_manager_v1_interface kManagerImpl = {
@@ -141,8 +166,11 @@ bool on_output(wlr_surface *surface, wlr_output *output) {
 std::unique_ptr<Timing> Timing::create(pixelport_plugin *plugin, const char *log_path, const char *trace_path) {
 	std::unique_ptr<Timing> t(new Timing());
 	t->plugin_ = plugin;
-	t->global_ = wl_global_create(plugin->display, &pp_timing_manager_v1_interface, 2, t.get(), bind_manager);
+	t->global_ = wl_global_create(plugin->display, &pp_timing_manager_v1_interface, 3, t.get(), bind_manager);
 	if (t->global_ == nullptr) return nullptr;
+	t->batch_timer_ =
+		wl_event_loop_add_timer(wl_display_get_event_loop(plugin->display), batch_timer_fired, t.get());
+	if (t->batch_timer_ == nullptr) return nullptr;
 	bool has_log = log_path != nullptr && *log_path != '\0';
 	bool has_trace = trace_path != nullptr && *trace_path != '\0';
 	if (has_log || has_trace) {
@@ -164,6 +192,8 @@ std::unique_ptr<Timing> Timing::create(pixelport_plugin *plugin, const char *log
 }
 
 Timing::~Timing() {
+	for (TimingSubscription *sub : subscriptions_) sub->timing = nullptr;
+	if (batch_timer_ != nullptr) wl_event_source_remove(batch_timer_);
 	outputs_.clear();
 	if (log_ != nullptr) log_->close();
 	if (global_ != nullptr) wl_global_destroy(global_);
@@ -243,19 +273,80 @@ void Timing::surface_destroyed(SurfaceState *s) {
 		finish(s, shown.record);
 	}
 	st.shown.clear();
-	for (wl_resource *sub : st.subscribers) wl_resource_set_user_data(sub, nullptr);
+	for (TimingSubscription *sub : st.subscribers) {
+		send_queued(sub); // the surface's last reports, then quiet
+		sub->surface = nullptr;
+	}
 	st.subscribers.clear();
 }
 
 void Timing::finish(SurfaceState *s, timing::CommitRecord &r) {
-	for (wl_resource *sub : s->timing->subscribers) {
-		if (wl_resource_get_version(sub) >= PP_SURFACE_TIMING_V1_REPORT_SINCE_VERSION) {
-			send_report(sub, r);
+	for (TimingSubscription *sub : s->timing->subscribers) {
+		int version = wl_resource_get_version(sub->resource);
+		if (version >= PP_SURFACE_TIMING_V1_REPORTS_SINCE_VERSION) {
+			queue_report(sub, r);
+		} else if (version >= PP_SURFACE_TIMING_V1_REPORT_SINCE_VERSION) {
+			send_report(sub->resource, r);
 		} else {
-			send_v1(sub, r);
+			send_v1(sub->resource, r);
 		}
 	}
 	if (log_ != nullptr) log_->push(r);
+}
+
+// Version 3: the record joins the subscription's batch; a full batch leaves at once, others
+// with the batch timer (or the client's flush).
+void Timing::queue_report(TimingSubscription *sub, const timing::CommitRecord &r) {
+	uint64_t output_id = 0;
+	if (!r.discarded && !r.output.empty()) {
+		std::string_view name(r.output.data);
+		auto it = std::find(sub->outputs.begin(), sub->outputs.end(), name);
+		if (it == sub->outputs.end()) {
+			sub->outputs.emplace_back(name);
+			it = sub->outputs.end() - 1;
+			pp_surface_timing_v1_send_output_name(
+				sub->resource, static_cast<uint32_t>(sub->outputs.size()), sub->outputs.back().c_str());
+		}
+		output_id = static_cast<uint64_t>(it - sub->outputs.begin()) + 1;
+	}
+	const uint64_t record[] = {r.seq, r.discarded ? uint64_t{0} : uint64_t{PP_SURFACE_TIMING_V1_FLAGS_PRESENTED},
+		output_id, protocol_transport(r.transport), r.format, static_cast<uint32_t>(r.width),
+		static_cast<uint32_t>(r.height), r.bytes, r.damage_bytes, r.t_commit, r.t_data_complete,
+		r.t_convert_start, r.t_convert_end, r.t_upload_start, r.t_upload_end, r.t_present};
+	static_assert(std::size(record) == kReportStride);
+	if (sub->queued.empty()) {
+		if (batching_.empty()) wl_event_source_timer_update(batch_timer_, kBatchMs);
+		batching_.push_back(sub);
+	}
+	sub->queued.insert(sub->queued.end(), std::begin(record), std::end(record));
+	if (sub->queued.size() >= kReportsPerEvent * kReportStride) send_queued(sub);
+}
+
+void Timing::send_queued(TimingSubscription *sub) {
+	if (sub->queued.empty()) return;
+	const size_t per_event = kReportsPerEvent * kReportStride;
+	for (size_t at = 0; at < sub->queued.size(); at += per_event) {
+		size_t n = std::min(per_event, sub->queued.size() - at);
+		wl_array array = {.size = n * sizeof(uint64_t), .alloc = 0, .data = sub->queued.data() + at};
+		pp_surface_timing_v1_send_reports(sub->resource, kReportStride, &array);
+	}
+	sub->queued.clear(); // keeps its capacity: no allocation per batch
+	std::erase(batching_, sub);
+	if (batching_.empty()) wl_event_source_timer_update(batch_timer_, 0);
+}
+
+void Timing::subscription_destroyed(TimingSubscription *sub) {
+	std::erase(subscriptions_, sub);
+	std::erase(batching_, sub);
+	if (batching_.empty() && batch_timer_ != nullptr) wl_event_source_timer_update(batch_timer_, 0);
+}
+
+int Timing::batch_timer_fired(void *data) {
+	auto *t = static_cast<Timing *>(data);
+	std::vector<TimingSubscription *> due;
+	due.swap(t->batching_);
+	for (TimingSubscription *sub : due) t->send_queued(sub);
+	return 0;
 }
 
 void Timing::attach_output(wlr_output *output) {

@@ -32,10 +32,23 @@ protected:
 	~TimedBuffer() = default;
 };
 
+class Timing;
+
+/** One pp_surface_timing_v1: the resource's user data, freed with the resource. */
+struct TimingSubscription {
+	wl_resource *resource = nullptr;
+	Timing *timing = nullptr; // null once the plugin's Timing is gone
+	SurfaceState *surface = nullptr; // null once the surface is gone (inert)
+	/** Version 3: records not sent yet, kReportStride values each (protocol record enum). */
+	std::vector<uint64_t> queued;
+	/** Version 3: output names announced by output_name; the id is the index + 1. */
+	std::vector<std::string> outputs;
+};
+
 /** Timing's state of one surface (SurfaceState::timing). */
 struct SurfaceTiming {
-	/** Subscribers' pp_surface_timing_v1 resources. */
-	std::vector<wl_resource *> subscribers;
+	/** Its subscriptions (owned by their resources). */
+	std::vector<TimingSubscription *> subscribers;
 	/** Records between client_commit and apply, in commit order (as wlroots applies cached states). */
 	std::deque<timing::CommitRecord> unapplied;
 	/** Applied records waiting for an output to present them. */
@@ -95,12 +108,20 @@ public:
 	std::string summary() const;
 
 	void forget_global() { global_ = nullptr; }
+	/** Version 3 flush request, the batch timer and the surface's end: sends what `sub` queued. */
+	void send_queued(TimingSubscription *sub);
+	/** The subscription's resource is being destroyed. */
+	void subscription_destroyed(TimingSubscription *sub);
+	/** A new subscription (created by the manager's subscribe request). */
+	void subscription_created(TimingSubscription *sub) { subscriptions_.push_back(sub); }
 	pixelport_plugin *plugin() const { return plugin_; }
 
 private:
 	Timing() = default;
 	struct OutputState;
 	void finish(SurfaceState *surface, timing::CommitRecord &record);
+	void queue_report(TimingSubscription *sub, const timing::CommitRecord &record);
+	static int batch_timer_fired(void *data);
 	void output_committed(OutputState *output);
 	void output_presented(OutputState *output, const wlr_output_event_present *event);
 
@@ -111,6 +132,11 @@ private:
 	std::vector<std::unique_ptr<OutputState>> outputs_;
 	/** Surfaces with applied records that wait for presentation. */
 	std::vector<SurfaceState *> waiting_;
+	/** Every live subscription (their Timing pointer is cleared when this goes). */
+	std::vector<TimingSubscription *> subscriptions_;
+	/** Version 3 subscriptions with queued records; the batch timer runs while not empty. */
+	std::vector<TimingSubscription *> batching_;
+	wl_event_source *batch_timer_ = nullptr;
 };
 
 } // namespace pixelport

@@ -396,6 +396,7 @@ public:
 	void stream_close_peer();
 	void stream_destroy();
 	void timing_subscribe();
+	void timing_flush();
 	void timing_destroy();
 	void manager_destroy();
 
@@ -520,14 +521,16 @@ int Session::random_dim() {
 void Session::bind_extras() {
 	static const wl_registry_listener listener = {
 		.global =
-			[](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
+			[](void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
 				auto *s = static_cast<Session *>(data);
 				if (strcmp(interface, wl_subcompositor_interface.name) == 0) {
 					s->subcompositor_ = static_cast<wl_subcompositor *>(
 						wl_registry_bind(registry, name, &wl_subcompositor_interface, 1));
 				} else if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0) {
+					// Version 1 (per-phase events) or the newest (batched reports, flush).
+					uint32_t v = s->rng_.chance(50) ? 1 : std::min(version, 3u);
 					s->timing_ = static_cast<pp_timing_manager_v1 *>(
-						wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, 1));
+						wl_registry_bind(registry, name, &pp_timing_manager_v1_interface, v));
 				}
 			},
 		.global_remove = [](void *, wl_registry *, uint32_t) {},
@@ -1023,6 +1026,13 @@ void Session::timing_subscribe() {
 	subs_.push_back(pp_timing_manager_v1_subscribe(timing_, surfaces_[i]->surface));
 }
 
+void Session::timing_flush() {
+	int i = pick(subs_, sub_alive);
+	if (i < 0 || pp_surface_timing_v1_get_version(subs_[i]) < PP_SURFACE_TIMING_V1_FLUSH_SINCE_VERSION) return;
+	log("sub%d.flush", i);
+	pp_surface_timing_v1_flush(subs_[i]);
+}
+
 void Session::timing_destroy() {
 	int i = pick(subs_, sub_alive);
 	if (i < 0) return;
@@ -1080,6 +1090,7 @@ const OpKind kOps[] = {
 	{"stream_close_peer", 1, &Session::stream_close_peer},
 	{"stream_destroy", 2, &Session::stream_destroy},
 	{"timing_subscribe", 2, &Session::timing_subscribe},
+	{"timing_flush", 2, &Session::timing_flush},
 	{"timing_destroy", 1, &Session::timing_destroy},
 	{"manager_destroy", 1, &Session::manager_destroy},
 };

@@ -961,6 +961,133 @@ int main(int argc, char *argv[]) {
 					ordered, seen.presented >= 1, seen.discarded >= 1);
 				return report();
 			}},
+		// Version 3 next to version 2 on the same surface: a burst of 40 commits (more than the
+		// 31 records one reports event holds), then one more. Every v3 record must equal the v2
+		// report of the same commit; after the burst a flush brings every finished record at
+		// once, the last commit's record comes by itself (the batch timer).
+		{"subscribe-v3",
+			[] {
+				pp_timing_manager_v1 *m3 = bind_timing_manager(3), *m2 = bind_timing_manager(2);
+				if (m3 == nullptr || m2 == nullptr) {
+					printf("no timing global\n");
+					return 0;
+				}
+				Window a;
+				std::string e;
+				if (!a.create(&conn, "a", &e)) return 3;
+				struct Seen {
+					std::map<uint32_t, std::vector<uint64_t>> v2; // seq -> flags, output?, values
+					std::vector<uint32_t> seqs;
+					std::vector<std::string> outputs;
+					int events = 0, equal = 0, max_per_event = 0, other = 0, presented = 0;
+					uint32_t stride = 0;
+					std::string output;
+				} seen;
+				pp_surface_timing_v1 *sub2 = pp_timing_manager_v1_subscribe(m2, a.surface);
+				pp_surface_timing_v1 *sub3 = pp_timing_manager_v1_subscribe(m3, a.surface);
+				static const pp_surface_timing_v1_listener l2 = {
+					.info = [](void *, pp_surface_timing_v1 *, uint32_t, uint32_t, uint32_t,
+							int32_t, int32_t, uint32_t, uint32_t, uint32_t, uint32_t) {},
+					.timestamp = [](void *, pp_surface_timing_v1 *, uint32_t, uint32_t, uint32_t,
+							     uint32_t, uint32_t) {},
+					.done = [](void *, pp_surface_timing_v1 *, uint32_t, uint32_t, const char *) {},
+					.report =
+						[](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags,
+							wl_array *values, const char *output) {
+							auto *s = static_cast<Seen *>(data);
+							std::vector<uint64_t> r = {flags};
+							const auto *v = static_cast<const uint64_t *>(values->data);
+							r.insert(r.end(), v, v + values->size / sizeof(uint64_t));
+							s->v2[seq] = r;
+							if (output != nullptr) s->output = output;
+						},
+				};
+				static const pp_surface_timing_v1_listener l3 = {
+					.info = [](void *data, pp_surface_timing_v1 *, uint32_t, uint32_t, uint32_t,
+							int32_t, int32_t, uint32_t, uint32_t, uint32_t,
+							uint32_t) { static_cast<Seen *>(data)->other++; },
+					.timestamp = [](void *data, pp_surface_timing_v1 *, uint32_t, uint32_t,
+							     uint32_t, uint32_t,
+							     uint32_t) { static_cast<Seen *>(data)->other++; },
+					.done = [](void *data, pp_surface_timing_v1 *, uint32_t, uint32_t,
+							const char *) { static_cast<Seen *>(data)->other++; },
+					.report = [](void *data, pp_surface_timing_v1 *, uint32_t, uint32_t, wl_array *,
+							  const char *) { static_cast<Seen *>(data)->other++; },
+					.output_name =
+						[](void *data, pp_surface_timing_v1 *, uint32_t id, const char *name) {
+							auto *s = static_cast<Seen *>(data);
+							if (id == s->outputs.size() + 1) s->outputs.push_back(name);
+						},
+					.reports =
+						[](void *data, pp_surface_timing_v1 *, uint32_t stride,
+							wl_array *records) {
+							auto *s = static_cast<Seen *>(data);
+							s->events++;
+							s->stride = stride;
+							const auto *r = static_cast<const uint64_t *>(records->data);
+							size_t n = records->size / (stride * sizeof(uint64_t));
+							s->max_per_event =
+								std::max(s->max_per_event, static_cast<int>(n));
+							for (size_t i = 0; i < n; i++, r += stride) {
+								uint32_t seq = static_cast<uint32_t>(
+									r[PP_SURFACE_TIMING_V1_RECORD_SEQ]);
+								s->seqs.push_back(seq);
+								uint64_t flags = r[PP_SURFACE_TIMING_V1_RECORD_FLAGS];
+								s->presented +=
+									(flags &
+										PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) !=
+									0;
+								// The v2 report of this commit came first (subscribed first).
+								auto it = s->v2.find(seq);
+								std::vector<uint64_t> mine = {flags};
+								mine.insert(mine.end(),
+									r + PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT,
+									r + stride);
+								uint64_t id = r[PP_SURFACE_TIMING_V1_RECORD_OUTPUT];
+								bool output_ok =
+									(flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED)
+									? id >= 1 && id <= s->outputs.size() &&
+										s->outputs[id - 1] == s->output
+									: id == 0;
+								s->equal += it != s->v2.end() && it->second == mine &&
+									output_ok;
+							}
+						},
+				};
+				pp_surface_timing_v1_add_listener(sub2, &l2, &seen);
+				pp_surface_timing_v1_add_listener(sub3, &l3, &seen);
+				auto px = frame(64, 64, 1);
+				SurfaceWriter w(&conn, a.surface, Transport::ShmReused);
+				Pixels p = {DRM_FORMAT_XRGB8888, 64, 64, 256, px.data(), px.size()};
+				constexpr int kBurst = 40;
+				CommitWaiter last;
+				for (int i = 0; i < kBurst; i++) {
+					if (i == kBurst - 1) last.arm(&conn, a.surface);
+					if (!w.put(p, nullptr, &e)) return report();
+				}
+				if (!last.wait(&conn, 5000)) {
+					printf("last frame not presented\n");
+					return report();
+				}
+				pp_surface_timing_v1_flush(sub3);
+				conn.roundtrip();
+				size_t after_flush = seen.seqs.size();
+				CommitWaiter one;
+				one.arm(&conn, a.surface);
+				if (!w.put(p, nullptr, &e) || !one.wait(&conn, 5000)) return report();
+				for (int i = 0; i < 50 && seen.seqs.size() < kBurst + 1; i++)
+					conn.dispatch_timeout(100);
+				bool ordered = true;
+				for (size_t i = 1; i < seen.seqs.size(); i++)
+					ordered = ordered && seen.seqs[i] == seen.seqs[i - 1] + 1;
+				printf("flushed %zu records %zu batched %d max<=31 %d stride %u ordered %d equal %d "
+				       "presented>=2 %d "
+				       "outputs %zu other %d\n",
+					after_flush, seen.seqs.size(), seen.events < static_cast<int>(seen.seqs.size()),
+					seen.max_per_event <= 31, seen.stride, ordered, seen.equal, seen.presented >= 2,
+					seen.outputs.size(), seen.other);
+				return report();
+			}},
 		// Names, as a surface, an object this client never created: object ids are per client,
 		// so another client's surface cannot be named at all, and libwayland says so.
 		{"foreign-subscribe",

@@ -139,6 +139,20 @@ TEST(TimingProtocol, AVersionTwoBurstIsReportedOnceEachInOrder) {
 	EXPECT_EQ(out, "reports 20 ordered 1 last presented 1 some discarded 1\nok\n");
 }
 
+// Version 3 next to version 2 on one surface: 41 commits, each v3 record equal to the v2
+// report of the same commit (flags, output, all 13 values), in order, several per event and at
+// most 31 (the 4096-byte message limit); a flush after the burst brings all 40 finished ones,
+// the last commit's record comes without one (batch timer); no v1/v2 events on the v3 object.
+TEST(TimingProtocol, AVersionThreeSubscriberGetsTheSameRecordsBatched) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "subscribe-v3"}, 20000, &out, &err), 0) << err;
+	EXPECT_EQ(out,
+		"flushed 40 records 41 batched 1 max<=31 1 stride 16 ordered 1 equal 41 presented>=2 1 outputs 1 "
+		"other 0\nok\n");
+}
+
 // Object ids live in each client's own namespace: a subscription can only name a surface the
 // client created. Naming any other id makes libwayland-server post wl_display.error
 // invalid_method ("invalid arguments for pp_timing_manager_v1.subscribe"), which the client

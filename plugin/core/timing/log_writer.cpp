@@ -1,6 +1,7 @@
 #include "pixelport/timing/log_writer.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <csignal>
 
@@ -83,6 +84,10 @@ void LogWriter::run() {
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, nullptr);
+	// Idle priority: timing must not take CPU from what it measures (see the header). Failure
+	// (a seccomp filter, say) leaves the thread at normal priority, which is correct, only dearer.
+	const sched_param idle{};
+	(void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
 	std::vector<Item> batch;
 	batch.reserve(opts_.capacity);
 	for (;;) {

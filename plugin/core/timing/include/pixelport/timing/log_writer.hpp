@@ -4,8 +4,12 @@
 // loop (the queue is single-producer). push() never blocks and never does I/O: it copies the
 // record into a bounded lock-free ring, or drops and counts it when the ring is full. A
 // background thread formats and writes; it wakes every `poll_interval` or as soon as the ring
-// is half full, so push() makes no system call in the common case. Counters may be read from
-// any thread.
+// is half full, so push() makes no system call in the common case. The thread runs under
+// SCHED_IDLE (sched(7)): any other runnable thread preempts it, so formatting uses CPU time
+// the compositor and its clients leave idle instead of taking theirs. On a machine saturated
+// for longer than the ring lasts (4096 records: 0.25 s at 16,000 commits/s, over a minute at
+// 60) records are dropped and counted, never blocked on. Counters may be read from any
+// thread.
 #pragma once
 
 #include <atomic>
