@@ -103,6 +103,8 @@ struct Conversions::Impl {
 
 	std::shared_ptr<ImageBudget> client_budget(wl_client *client);
 	std::shared_ptr<ConvertedImage> allocate(wl_client *client, uint32_t fourcc, int32_t width, int32_t height);
+	/** Whether allocate() would stay within the client's and the compositor's budgets. */
+	bool affordable(wl_client *client, uint32_t fourcc, int32_t width, int32_t height);
 	void schedule(SurfaceState *surface);
 	void kick();
 	void run_due(uint64_t budget_ns);
@@ -228,13 +230,31 @@ void Conversions::attach_output(wlr_output *output) {
 	impl_->outputs.push_back(std::move(o));
 }
 
-std::shared_ptr<ConvertedImage> Conversions::Impl::allocate(
-	wl_client *client, uint32_t fourcc, int32_t width, int32_t height) {
+namespace {
+
+struct ImageSize {
+	size_t stride, size, mapped;
+};
+
+ImageSize image_size(uint32_t fourcc, int32_t width, int32_t height) {
 	const core::FormatInfo *info = core::format_info(fourcc);
 	size_t bpp = info != nullptr ? info->planes[0].unit_bytes : 4;
 	size_t stride = (static_cast<size_t>(width) * bpp + 3) & ~size_t{3};
 	size_t size = stride * static_cast<size_t>(height);
-	size_t mapped = (size + page_size() - 1) & ~(page_size() - 1);
+	return {stride, size, (size + page_size() - 1) & ~(page_size() - 1)};
+}
+
+} // namespace
+
+bool Conversions::Impl::affordable(wl_client *client, uint32_t fourcc, int32_t width, int32_t height) {
+	size_t mapped = image_size(fourcc, width, height).mapped;
+	return client_budget(client)->bytes + mapped <= owner->client_budget() &&
+		total->bytes + mapped <= owner->total_budget();
+}
+
+std::shared_ptr<ConvertedImage> Conversions::Impl::allocate(
+	wl_client *client, uint32_t fourcc, int32_t width, int32_t height) {
+	auto [stride, size, mapped] = image_size(fourcc, width, height);
 	std::shared_ptr<ImageBudget> mine = client_budget(client);
 	uint64_t client_limit = owner->client_budget(), total_limit = owner->total_budget();
 	if (mine->bytes + mapped > client_limit || total->bytes + mapped > total_limit) {
@@ -696,6 +716,13 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 			view->image = std::move(spare); // nobody shows it any more
 			view->image->filled = false;
 			view->image->filled_rows = 0;
+		} else if (fits(c.image()) && c.image()->surfaces == 1 && c.held().empty() &&
+			!affordable(client_of(s), view->target, w, h)) {
+			// A second image of this size would cross a budget: not held, the commit is
+			// converted into the surface's own image when it applies (in one go, as small
+			// ones are). Slower to show, but a client that shows one such frame may show the
+			// next.
+			return;
 		} else {
 			view->image = allocate(client_of(s), view->target, w, h);
 			if (view->image == nullptr) return; // over budget: the client has its error

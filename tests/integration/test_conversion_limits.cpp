@@ -92,6 +92,31 @@ TEST(ConversionLimits, ImagesOverTheClientBudgetAreANoMemoryError) {
 	EXPECT_EQ(stat_of(a.fx.compositor().out(), "budget_refusals"), 1u) << a.fx.compositor().out();
 }
 
+// A client whose frame fits the budget once, not twice, still shows every frame: pixelport-
+// sweep commits 2048x2048 RGB888 frames (a 16 MiB image each) against a 24 MiB budget. A large
+// commit is normally held and converted into a second image while the first is shown; when
+// that image would cross the budget the commit is converted into the surface's own image as
+// it applies instead (before, the sweep of scripts/demo lost its connection at 256 MiB RGB888).
+TEST(ConversionLimits, AFrameThatFitsTheBudgetOnlyOnceIsShownFrameAfterFrame) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--image-budget-client", "25165824", "--print-stats"})) << fx.compositor().err();
+	std::string out, err;
+	const std::string dir = fx.runtime_dir() + "/sweep";
+	ASSERT_EQ(fx.run_client(
+			  {build_path("PIXELPORT_SWEEP"), "-o", dir, "--sizes", "2048x2048", "--formats", "RGB888",
+				  "--transports", "shm,shm-new", "--warmup", "1", "--frames", "4", "--min-frames", "4"},
+			  60000, &out, &err),
+		0)
+		<< err;
+	EXPECT_EQ(err.find("connection lost"), std::string::npos) << err;
+	EXPECT_NE(err.find("RGB888 shm 12.0 MiB: median cost"), std::string::npos) << err;
+	EXPECT_NE(err.find("RGB888 shm-new 12.0 MiB: median cost"), std::string::npos) << err;
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+	EXPECT_EQ(stat_of(fx.compositor().out(), "budget_refusals"), 0u) << fx.compositor().out();
+	EXPECT_GE(stat_of(fx.compositor().out(), "converted_uploads"), 8u) << fx.compositor().out();
+	EXPECT_EQ(stat_of(fx.compositor().out(), "image_bytes"), 0u) << fx.compositor().out();
+}
+
 // The storm: 60 full-damage commits of a 4096x4096 NV12 buffer in one burst. Only
 // what can be shown is converted, in bands between dispatches: the probe client keeps its
 // latency, and the last commit is shown, converted.
