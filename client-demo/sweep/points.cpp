@@ -45,7 +45,10 @@ bool measure_points(Connection &conn, TimingClient &timing, const Options &o, co
 						conn.stream_formats.end()) {
 					p.note = "the stream does not take " + p.format;
 				} else if (stream && conn.stream_max_buffer_bytes &&
-					p.bytes > conn.stream_max_buffer_bytes) {
+					std::max<uint64_t>(
+						p.bytes, static_cast<uint64_t>(w) * static_cast<uint64_t>(h) * 4) >
+						conn.stream_max_buffer_bytes) {
+					// The limit counts the buffer's storage: 4 bytes a pixel for what it converts.
 					p.note = "over the stream's buffer limit (" +
 						human_bytes(conn.stream_max_buffer_bytes) + ")";
 				} else if (!stream && !conn.has_shm_format(drm_to_shm(f))) {
