@@ -33,6 +33,7 @@ struct FrameSpec {
 	int damage[4] = {0, 0, -1, -1}; // x, y, w, h; w < 0: whole buffer
 	bool fill_all = true; // false: write only the damaged pixels
 	int slot = 0;
+	int alpha = -1; // wp_color_representation alpha mode set before this frame's commit; -1: none
 };
 
 struct Slot {
@@ -48,6 +49,18 @@ struct Slot {
 };
 
 constexpr const char *kName = "pixelport-paint";
+
+// "premultiplied" or "straight": wp_color_representation_surface_v1.alpha_mode values.
+bool parse_alpha(const std::string &s, int *mode) {
+	if (s == "premultiplied") {
+		*mode = WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_PREMULTIPLIED_ELECTRICAL;
+	} else if (s == "straight") {
+		*mode = WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT;
+	} else {
+		return false;
+	}
+	return true;
+}
 
 bool parse_size(const std::string &s, int *w, int *h) { return cli::parse_wxh(s, 1, 65535, w, h); }
 
@@ -106,6 +119,11 @@ bool parse_frame(const std::string &spec, FrameSpec *f, std::string *error) {
 				return false;
 			}
 			f->slot = value == "1" ? 1 : 0;
+		} else if (key == "alpha") {
+			if (!parse_alpha(value, &f->alpha)) {
+				*error = "bad alpha '" + value + "' (want premultiplied or straight)";
+				return false;
+			}
 		} else {
 			*error = "unknown frame key '" + key + "'";
 			return false;
@@ -160,6 +178,7 @@ int main(int argc, char *argv[]) {
 	std::string transport_arg = "shm";
 	std::string chunk_arg;
 	std::string color_arg;
+	std::string alpha_arg;
 	CLI::App app{
 		"pixelport-paint: show known test patterns through wl_shm or the pixelport stream (socket or pipe)"};
 	app.add_option("--format", format_arg, "pixel format (DRM name, e.g. XRGB8888, NV12, RGB565)");
@@ -177,6 +196,9 @@ int main(int argc, char *argv[]) {
 	app.add_option("--color", color_arg,
 		"YCbCr colour representation, COEFFICIENTS:RANGE[:LOCATION]: bt601|bt709|bt2020, full|limited, "
 		"chroma location type 0..5 (wp_color_representation_v1; default: the compositor's rule)");
+	app.add_option("--alpha", alpha_arg,
+		"alpha mode of the frames' colour: premultiplied or straight (wp_color_representation_v1; "
+		"default: unset, i.e. premultiplied)");
 	app.set_version_flag("--version", std::string("pixelport-paint ") + PIXELPORT_VERSION);
 	if (int rc = cli::parse(app, argc, argv, kName); rc >= 0) return rc;
 
@@ -203,6 +225,11 @@ int main(int argc, char *argv[]) {
 	if (!color_arg.empty() && !parse_color(color_arg, &color_coefficients, &color_range, &color_location)) {
 		return cli::usage_error(
 			kName, "--color '" + color_arg + "': want bt601|bt709|bt2020:full|limited[:0..5]");
+	}
+
+	int alpha_mode = -1;
+	if (!alpha_arg.empty() && !parse_alpha(alpha_arg, &alpha_mode)) {
+		return cli::usage_error(kName, "--alpha '" + alpha_arg + "': want premultiplied or straight");
 	}
 
 	FrameSpec defaults;
@@ -237,6 +264,16 @@ int main(int argc, char *argv[]) {
 	if (color_coefficients != 0 && !window.declare_color(color_coefficients, color_range, color_location)) {
 		fprintf(stderr, "pixelport-paint: the compositor has no wp_color_representation_manager_v1\n");
 		return 1;
+	}
+	auto set_alpha = [&](int mode) {
+		if (window.set_alpha_mode(static_cast<uint32_t>(mode))) return true;
+		fprintf(stderr, "pixelport-paint: the compositor does not advertise alpha mode %d\n", mode);
+		return false;
+	};
+	// Committed before any frame: the stream converts rows with the state committed last.
+	if (alpha_mode >= 0) {
+		if (!set_alpha(alpha_mode)) return 1;
+		wl_surface_commit(window.surface);
 	}
 
 	SurfaceWriter writer(&conn, window.surface, transport);
@@ -283,6 +320,7 @@ int main(int argc, char *argv[]) {
 				encode_pattern(drm, f.width, f.height, stride, image.data(), f.seed, d.x, d.y, d.width,
 					d.height);
 			}
+			if (f.alpha >= 0 && !set_alpha(f.alpha)) return 1;
 			Pixels px = {drm, f.width, f.height, stride, image.data(), image.size()};
 			CommitWaiter waiter;
 			waiter.arm(&conn, window.surface); // applies to the commit put() sends
@@ -343,6 +381,7 @@ int main(int argc, char *argv[]) {
 		} else {
 			encode_pattern(drm, f.width, f.height, slot.stride, base, f.seed, dx, dy, dw, dh);
 		}
+		if (f.alpha >= 0 && !set_alpha(f.alpha)) return 1;
 		CommitWaiter waiter;
 		wl_surface_attach(window.surface, slot.buffer, 0, 0);
 		wl_surface_damage_buffer(window.surface, dx, dy, dw, dh);

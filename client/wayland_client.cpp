@@ -228,6 +228,17 @@ bool Window::declare_color(uint32_t coefficients, uint32_t range, uint32_t chrom
 	return true;
 }
 
+bool Window::set_alpha_mode(uint32_t mode) {
+	if (conn == nullptr || conn->color_representation == nullptr || surface == nullptr) return false;
+	const std::vector<uint32_t> &modes = conn->color_alpha_modes;
+	if (std::find(modes.begin(), modes.end(), mode) == modes.end()) return false;
+	if (color == nullptr) {
+		color = wp_color_representation_manager_v1_get_surface(conn->color_representation, surface);
+	}
+	wp_color_representation_surface_v1_set_alpha_mode(color, mode);
+	return true;
+}
+
 void Window::destroy() {
 	if (color) wp_color_representation_surface_v1_destroy(color);
 	color = nullptr;

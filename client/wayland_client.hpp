@@ -69,6 +69,12 @@ struct Window {
 	 * lacks the protocol; it then reads them its own way (pixelport: docs/design.md, "Colour").
 	 */
 	bool declare_color(uint32_t coefficients, uint32_t range, uint32_t chroma_location = 0);
+	/**
+	 * Sets the surface's alpha mode (wp_color_representation_surface_v1.alpha_mode) for the next
+	 * commit, which the caller makes. False (nothing sent) when the compositor lacks the
+	 * protocol or does not advertise `mode`.
+	 */
+	bool set_alpha_mode(uint32_t mode);
 	void destroy();
 	~Window() { destroy(); }
 };

@@ -3,6 +3,7 @@
 #include <new>
 
 #include "color-representation-v1-protocol.h"
+#include "format_policy.hpp"
 #include "pixelport/core/format.hpp"
 #include "plugin.hpp"
 
@@ -20,10 +21,13 @@ constexpr uint32_t kRanges[] = {
 	WP_COLOR_REPRESENTATION_SURFACE_V1_RANGE_FULL,
 	WP_COLOR_REPRESENTATION_SURFACE_V1_RANGE_LIMITED,
 };
-// The renderers take premultiplied colour; straight alpha would need every alpha format
-// converted (native ones included), which the plugin does not do.
+// The renderers take premultiplied colour. Straight colour is premultiplied on the way: a
+// buffer with alpha under a straight-alpha commit goes through a converted view, native
+// formats included (pixelport.cpp); the stream's converted formats premultiply as rows land.
+// Premultiplied optical would need the transfer function, which nothing here knows.
 constexpr uint32_t kAlphaModes[] = {
 	WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_PREMULTIPLIED_ELECTRICAL,
+	WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT,
 };
 
 template <size_t N>
@@ -186,6 +190,9 @@ core::ConvertOptions color_state_options(
 		opt.chroma_location = static_cast<core::ChromaLocation>(
 			state.chroma_location - WP_COLOR_REPRESENTATION_SURFACE_V1_CHROMA_LOCATION_TYPE_0);
 	}
+	opt.alpha = state.alpha_mode == WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT
+		? core::AlphaMode::Straight
+		: core::AlphaMode::Premultiplied;
 	return opt;
 }
 
@@ -214,6 +221,11 @@ bool ColorRepresentation::client_commit(SurfaceState *surface, uint32_t fourcc) 
 		why = "coefficients need a YCbCr format";
 	} else if (s.chroma_location != 0 && !(yuv && (info->hsub > 1 || info->vsub > 1))) {
 		why = "a chroma location needs subsampled chroma";
+	} else if (s.alpha_mode == WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT && info != nullptr &&
+		info->has_alpha && surface->plugin->formats->straight_target_for(fourcc) == 0) {
+		// No kernel premultiplies it (RGBA8888, BGRA8888, RGBA4444, RGBA5551, ABGR16161616):
+		// shown as it is, its colour would be wrong.
+		why = "straight alpha cannot be premultiplied for this format";
 	}
 	if (why == nullptr) return true;
 	wl_resource_post_error(surface->color_object->resource, WP_COLOR_REPRESENTATION_SURFACE_V1_ERROR_PIXEL_FORMAT,

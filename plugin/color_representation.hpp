@@ -33,7 +33,8 @@ struct ColorState {
  * `base` with the colour fields set for a `fourcc` buffer of `width` x `height` pixels under
  * `state`. Unset coefficients and range take the default rule, GStreamer's for YUV video
  * without colorimetry (gst-libs/gst/video/video-info.c, set_default_colorimetry): limited
- * range; BT.2020 for 2160 lines or more, BT.709 for more than 576, BT.601 below.
+ * range; BT.2020 for 2160 lines or more, BT.709 for more than 576, BT.601 below. Straight
+ * alpha asks the kernels to premultiply (core::AlphaMode::Straight).
  */
 core::ConvertOptions color_state_options(
 	const ColorState &state, uint32_t fourcc, int32_t width, int32_t height, const core::ConvertOptions &base);

@@ -646,7 +646,7 @@ Conversions::~Conversions() {
 	if (impl_->timer != nullptr) wl_event_source_remove(impl_->timer);
 }
 
-void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
+void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer, uint32_t target) {
 	wlr_surface *surface = s->surface;
 	bool had_held = !s->conversion.held().empty();
 	if (buffer == nullptr) {
@@ -658,7 +658,7 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer) {
 	view->conversions = this;
 	view->source = buffer; // takes over the pending state's lock
 	view->generation = buffer->generation;
-	view->target = buffer->target;
+	view->target = target;
 	view->surface = surface;
 	view->surface_id = s->id;
 	view->source_fourcc = buffer->fourcc;
@@ -681,6 +681,9 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 	SurfaceConversion &c = s->conversion;
 	int32_t w = buffer->width(), h = buffer->height();
 	if (static_cast<uint64_t>(w) * static_cast<uint64_t>(h) <= kHoldPixels) return;
+	// Stream bytes still to come (straight alpha on a stream buffer): the stream holds the
+	// commit until they are in, and it is converted in one go when applied.
+	if (buffer->incomplete()) return;
 	// A synchronized subsurface's state applies with its parent's commit; holding it would
 	// apply the parent's without it (wlroots has no way to hold the parent too): converted
 	// in one go when applied, as small commits are.

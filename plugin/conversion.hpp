@@ -177,11 +177,13 @@ public:
 	~Conversions();
 
 	/**
-	 * From the surface's client_commit, when the pending state attaches a buffer. A
-	 * converted-format PixelBuffer (else null) is put behind a view of it (the view takes over
-	 * the pending state's lock on the buffer); any buffer supersedes the surface's held commits.
+	 * From the surface's client_commit, when the pending state attaches a buffer. A PixelBuffer
+	 * to convert (else null) is put behind a view of it that shows it as renderer format
+	 * `target` (the view takes over the pending state's lock on the buffer): a converted format,
+	 * or any format with alpha under straight alpha (premultiplied, even into its own format).
+	 * Any buffer supersedes the surface's held commits.
 	 */
-	void surface_client_commit(SurfaceState *surface, PixelBuffer *buffer);
+	void surface_client_commit(SurfaceState *surface, PixelBuffer *buffer, uint32_t target);
 	/**
 	 * Unlocks the surface's held commits now, unconverted where not yet converted: the client
 	 * unmaps behind them (see pixelport.cpp).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "pixelport/core/convert.hpp"
 #include "pixelport/core/format.hpp"
 
 namespace pixelport {
@@ -39,6 +40,11 @@ uint32_t FormatPolicy::target_for_stride(uint32_t fourcc, uint64_t stride) const
 		if (f != fourcc) others.push_back(f);
 	}
 	return core::pick_target(fourcc, others);
+}
+
+uint32_t FormatPolicy::straight_target_for(uint32_t fourcc) const {
+	if (target_for(fourcc) == 0) return 0;
+	return core::pick_target_for_alpha(fourcc, renderer_, core::AlphaMode::Straight);
 }
 
 bool FormatPolicy::serves_required() const {

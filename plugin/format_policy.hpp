@@ -30,6 +30,12 @@ public:
 	 * converted instead, when the core can. 0 if it cannot be shown.
 	 */
 	uint32_t target_for_stride(uint32_t fourcc, uint64_t stride) const;
+	/**
+	 * The renderer format a served `fourcc` buffer with alpha is converted into when its colour
+	 * is straight (premultiplied on the way, even where the renderer takes `fourcc` itself:
+	 * core::pick_target_for_alpha). 0 if not served, or no kernel premultiplies it.
+	 */
+	uint32_t straight_target_for(uint32_t fourcc) const;
 	/** ARGB8888 and XRGB8888, which every wl_shm must offer, are served. */
 	bool serves_required() const;
 

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "buffer.hpp"
+#include "color-representation-v1-protocol.h"
 #include "color_representation.hpp"
 #include "conversion.hpp"
 #include "format_policy.hpp"
@@ -42,6 +43,14 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 			: nullptr;
 		if (attached != nullptr) s->last_fourcc = attached->client_fourcc();
 		s->plugin->colors->client_commit(s, s->last_fourcc);
+		if (attached != nullptr && !(s->buffer_color == s->color)) {
+			// Read otherwise than the last buffer: the whole buffer changes on screen (a GLES2
+			// texture would otherwise take only the client's damage in the new reading).
+			pixman_region32_union_rect(&s->surface->pending.buffer_damage,
+				&s->surface->pending.buffer_damage, 0, 0, static_cast<unsigned>(attached->width()),
+				static_cast<unsigned>(attached->height()));
+			s->buffer_color = s->color;
+		}
 		s->plugin->streams->note_color(wl_resource_get_client(s->surface->resource), s->color);
 		if (!(s->surface->pending.committed & WLR_SURFACE_STATE_BUFFER)) {
 			return;
@@ -54,13 +63,26 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 			s->plugin->release_holds(s);
 		}
 		PixelBuffer *converted = nullptr;
+		uint32_t target = 0;
 		if (PixelBuffer *buffer = attached) {
 			buffer->color = s->color;
 			pixel_buffer_committed(buffer, s->surface);
 			s->plugin->streams->handle_client_commit(s, buffer);
+			target = buffer->target;
+			// Straight colour in pixels the renderer would read as they are (wl_shm, or stream
+			// rows stored as sent): a view premultiplies them, native formats included. Without
+			// a kernel for it the client got pixel_format above.
+			if (s->color.alpha_mode == WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT &&
+				core::needs_conversion_for_alpha(buffer->fourcc) &&
+				buffer->client_fourcc() == buffer->fourcc) {
+				if (uint32_t straight = s->plugin->formats->straight_target_for(buffer->fourcc)) {
+					target = straight;
+					converted = buffer;
+				}
+			}
 			if (!buffer->native()) converted = buffer;
 		}
-		s->plugin->conversions->surface_client_commit(s, converted);
+		s->plugin->conversions->surface_client_commit(s, converted, target);
 		if (s->surface->pending.cached_state_locks > 0) {
 			s->plugin->note_holding(s);
 		}

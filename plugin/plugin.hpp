@@ -60,6 +60,7 @@ struct SurfaceState {
 	/** Colour representation (color_representation.hpp): set by requests, and of the last commit. */
 	ColorState color_pending;
 	ColorState color;
+	ColorState buffer_color; // of the last commit that attached one of our buffers
 	ColorRepresentation::Object *color_object = nullptr;
 	/** Format of the last buffer of ours committed (0: none): what the colour state must suit. */
 	uint32_t last_fourcc = 0;

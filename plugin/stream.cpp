@@ -117,6 +117,8 @@ public:
 		usage.reset();
 	}
 
+	bool incomplete() const override { return completed < announced; }
+
 	void describe(timing::CommitRecord *record) override {
 		record->transport = timing::Transport::Stream;
 		record->format = wire_format;
@@ -335,7 +337,12 @@ ssize_t read_write(Stream *s, StreamWrite &w, size_t budget, const char **why) {
 		// A write converts with the colour representation of the buffer's last commit, or
 		// before its first one, of its client's last commit.
 		const ColorState &color = sb->committed || sb->usage == nullptr ? sb->color : sb->usage->color;
-		if (sb->wire->model == core::ColorModel::YUV && !(sb->assembled_color == color)) {
+		// Colour matters where the rows are converted: YCbCr, and straight alpha (premultiplied
+		// as the rows land). A wire format stored as it is gets premultiplied by a converted view
+		// of the commit instead (pixelport.cpp).
+		bool converted = sb->wire_format != sb->storage->fourcc;
+		if (converted && (sb->wire->model == core::ColorModel::YUV || sb->wire->has_alpha) &&
+			!(sb->assembled_color == color)) {
 			Storage &st = *sb->storage;
 			core::ConvertOptions opt = color_state_options(
 				color, sb->wire_format, st.width, st.height, sb->plugin->convert_options);

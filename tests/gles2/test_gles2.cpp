@@ -415,4 +415,92 @@ TEST(Gles2, EachSurfaceShowsItsOwnCommitsOfASharedConvertedBuffer) {
 	wl_surface_destroy(s2);
 }
 
+// wp_color_representation's alpha mode on GLES2, whose textures take only the damaged rows of
+// a commit: a commit that switches the mode with a small damage must still change the whole
+// texture (straight colour premultiplied through a converted view; premultiplied read in place).
+TEST(Gles2, SwitchingTheAlphaModeRedoesTheWholeTexture) {
+	int fds[2];
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+	Server server;
+	server.client_fd = fds[0];
+	server.stop_fd = eventfd(0, EFD_CLOEXEC);
+	std::thread thread([&] { server.run(); });
+	Connection conn;
+	std::string error;
+	setenv("WAYLAND_SOCKET", std::to_string(fds[1]).c_str(), 1);
+	if (!conn.connect(&error)) {
+		uint64_t one = 1;
+		(void)!write(server.stop_fd, &one, sizeof(one));
+		thread.join();
+		if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
+		FAIL() << error;
+	}
+	ASSERT_NE(conn.color_representation, nullptr);
+	const int w = 64, h = 48;
+	const uint32_t format = DRM_FORMAT_ARGB8888;
+	const size_t stride = shm_min_stride(format, w), size = stride * h;
+	struct Buf {
+		ShmPool pool;
+		wl_buffer *buffer = nullptr;
+	} a, b;
+	for (Buf *buf : {&a, &b}) {
+		ASSERT_TRUE(buf->pool.create(&conn, size, &error)) << error;
+		encode_pattern(format, w, h, stride, static_cast<uint8_t *>(buf->pool.data), 1, 0, 0, w, h);
+		buf->buffer = wl_shm_pool_create_buffer(
+			buf->pool.pool, 0, w, h, static_cast<int32_t>(stride), drm_to_shm(format));
+	}
+	const auto *bytes = static_cast<const uint8_t *>(a.pool.data);
+	std::vector<uint32_t> premultiplied, straight;
+	ASSERT_TRUE(test::reference_rgb(format, w, h, stride, bytes, &premultiplied));
+	ASSERT_TRUE(test::reference_rgb_straight(format, w, h, stride, bytes, &straight));
+	wl_surface *s1 = wl_compositor_create_surface(conn.compositor),
+		   *s2 = wl_compositor_create_surface(conn.compositor);
+	wp_color_representation_surface_v1 *c1 =
+		wp_color_representation_manager_v1_get_surface(conn.color_representation, s1);
+	wp_color_representation_surface_v1 *c2 =
+		wp_color_representation_manager_v1_get_surface(conn.color_representation, s2);
+	constexpr uint32_t kPremultiplied = WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_PREMULTIPLIED_ELECTRICAL,
+			   kStraight = WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT;
+	auto commit = [&](wl_surface *s, wp_color_representation_surface_v1 *c, wl_buffer *buffer, uint32_t mode,
+			      int dw) {
+		wp_color_representation_surface_v1_set_alpha_mode(c, mode);
+		wl_surface_attach(s, buffer, 0, 0);
+		wl_surface_damage_buffer(s, 8, 8, dw, dw);
+		wl_surface_commit(s);
+	};
+	// S1: premultiplied, then straight; S2 the other way round. The second commits damage 4x4.
+	commit(s1, c1, a.buffer, kPremultiplied, w);
+	commit(s2, c2, b.buffer, kStraight, w);
+	ASSERT_TRUE(conn.roundtrip());
+	commit(s1, c1, a.buffer, kStraight, 4);
+	commit(s2, c2, b.buffer, kPremultiplied, 4);
+	ASSERT_TRUE(conn.roundtrip());
+	ASSERT_TRUE(conn.roundtrip());
+	uint64_t one = 1;
+	ASSERT_EQ(write(server.stop_fd, &one, sizeof(one)), 8);
+	thread.join();
+	if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
+	ASSERT_EQ(server.textures.size(), 2u);
+	const std::vector<uint32_t> *want[] = {&straight, &premultiplied};
+	for (size_t i = 0; i < 2; i++) {
+		const ReadBack &rb = server.textures[i];
+		ASSERT_EQ(rb.rgb.size(), want[i]->size()) << "surface " << i;
+		int bad = 0;
+		for (size_t p = 0; p < rb.rgb.size(); p++) {
+			if (rb.rgb[p] != (*want[i])[p] && bad++ < 3)
+				ADD_FAILURE() << "surface " << i << " pixel " << p << std::hex << " got " << rb.rgb[p]
+					      << " want " << (*want[i])[p];
+		}
+		EXPECT_EQ(bad, 0) << "surface " << i;
+	}
+	// Only the two straight commits were converted, each in full.
+	EXPECT_EQ(server.stats.converted_pixels, 2u * 64 * 48);
+	wp_color_representation_surface_v1_destroy(c1);
+	wp_color_representation_surface_v1_destroy(c2);
+	wl_buffer_destroy(a.buffer);
+	wl_buffer_destroy(b.buffer);
+	wl_surface_destroy(s1);
+	wl_surface_destroy(s2);
+}
+
 } // namespace

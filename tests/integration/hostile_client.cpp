@@ -334,10 +334,29 @@ int main(int argc, char *argv[]) {
 			color_surface(&window), WP_COLOR_REPRESENTATION_SURFACE_V1_COEFFICIENTS_BT709, 0);
 		return report();
 	};
-	modes["color-straight-alpha"] = [&] {
+	modes["color-optical-alpha"] = [&] {
+		// Premultiplied optical needs the transfer function: not advertised.
+		Window window;
+		wp_color_representation_surface_v1_set_alpha_mode(
+			color_surface(&window), WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_PREMULTIPLIED_OPTICAL);
+		return report();
+	};
+	modes["color-unknown-alpha"] = [&] {
+		Window window;
+		wp_color_representation_surface_v1_set_alpha_mode(color_surface(&window), 7);
+		return report();
+	};
+	modes["color-straight-on-rgba8888"] = [&] {
+		// Straight alpha is fine on formats with alpha the plugin can premultiply (and on those
+		// without alpha); RGBA8888 is shown in place and has no premultiplying kernel.
 		Window window;
 		wp_color_representation_surface_v1_set_alpha_mode(
 			color_surface(&window), WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT);
+		commit_buffer(&window, WL_SHM_FORMAT_XRGB8888);
+		commit_buffer(&window, WL_SHM_FORMAT_ARGB8888);
+		commit_buffer(&window, WL_SHM_FORMAT_NV12);
+		if (!conn.roundtrip()) return report();
+		commit_buffer(&window, WL_SHM_FORMAT_RGBA8888);
 		return report();
 	};
 	modes["color-inert"] = [&] {

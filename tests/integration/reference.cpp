@@ -204,4 +204,57 @@ bool reference_rgb(uint32_t fmt, int width, int height, size_t stride, const uin
 	return true;
 }
 
+bool reference_rgb_straight(
+	uint32_t fmt, int width, int height, size_t stride, const uint8_t *base, std::vector<uint32_t> *out) {
+	// Fields of the little-endian pixel word: colour channels at their own precision, alpha.
+	struct Fields {
+		int cbits, abits; // bits per colour channel, bits of alpha
+		int bytes; // per pixel
+		bool bgr; // the lowest field is red (A:B:G:R), else blue (A:R:G:B)
+	};
+	Fields f;
+	switch (fmt) {
+	case DRM_FORMAT_ARGB8888: f = {8, 8, 4, false}; break;
+	case DRM_FORMAT_ABGR8888: f = {8, 8, 4, true}; break;
+	case DRM_FORMAT_ARGB4444: f = {4, 4, 2, false}; break;
+	case DRM_FORMAT_ARGB1555: f = {5, 1, 2, false}; break;
+	case DRM_FORMAT_ARGB2101010: f = {10, 2, 4, false}; break;
+	case DRM_FORMAT_ABGR2101010: f = {10, 2, 4, true}; break;
+	case DRM_FORMAT_RGBA8888:
+	case DRM_FORMAT_BGRA8888:
+	case DRM_FORMAT_RGBA4444:
+	case DRM_FORMAT_RGBA5551:
+	case DRM_FORMAT_ABGR16161616:
+	case DRM_FORMAT_ABGR16161616F: return false;
+	default: return reference_rgb(fmt, width, height, stride, base, out); // no alpha: nothing to do
+	}
+	if (stride < static_cast<size_t>(width) * f.bytes) return false;
+	out->assign(static_cast<size_t>(width) * static_cast<size_t>(height), 0);
+	// Premultiplied in 8 bits (low-precision fields widened by bit replication first, as the
+	// opaque decode does), or in 10 bits with 2-bit alpha, then shown in 8 bits.
+	const bool deep = f.cbits == 10;
+	const double cmax = deep ? 1023 : 255, amax = deep ? 3 : 255;
+	for (int y = 0; y < height; y++) {
+		const uint8_t *row = base + stride * static_cast<size_t>(y);
+		for (int x = 0; x < width; x++) {
+			const uint8_t *p = row + static_cast<size_t>(x) * f.bytes;
+			uint32_t v = f.bytes == 4 ? get32(p) : get16(p);
+			uint32_t cmask = (1u << f.cbits) - 1;
+			uint32_t a = v >> (3 * f.cbits) & ((1u << f.abits) - 1);
+			uint32_t c[3] = {
+				v >> (2 * f.cbits) & cmask, v >> f.cbits & cmask, v & cmask}; // high field first
+			if (!deep) {
+				a = widen(a, f.abits);
+				for (uint32_t &ch : c) ch = widen(ch, f.cbits);
+			}
+			double pm[3];
+			for (int i = 0; i < 3; i++) pm[i] = std::lround(c[i] * static_cast<double>(a) / amax) / cmax;
+			// pm[0] is red for A:R:G:B, blue for A:B:G:R.
+			(*out)[static_cast<size_t>(y) * width + x] =
+				f.bgr ? pack(pm[2], pm[1], pm[0]) : pack(pm[0], pm[1], pm[2]);
+		}
+	}
+	return true;
+}
+
 } // namespace pixelport::test

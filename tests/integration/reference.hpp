@@ -29,6 +29,17 @@ struct YuvColour {
 bool reference_rgb(uint32_t drm_format, int width, int height, size_t stride, const uint8_t *base,
 	std::vector<uint32_t> *out, const YuvColour *colour = nullptr);
 
+/**
+ * reference_rgb() for a buffer whose colour is straight (wp_color_representation's `straight`
+ * alpha mode): over black a correct compositor shows colour x alpha. Rounded as the plugin's
+ * core documents it (convert.hpp, AlphaMode): colour and alpha first widened to the renderer
+ * format's bits (8, or for the 2101010 formats 10-bit colour with 2-bit alpha: they are shown
+ * as ABGR2101010), then round(colour * alpha / max) there. Formats without alpha decode as in
+ * reference_rgb(). False for other formats with alpha (RGBA8888, half float, ...).
+ */
+bool reference_rgb_straight(
+	uint32_t drm_format, int width, int height, size_t stride, const uint8_t *base, std::vector<uint32_t> *out);
+
 /** reference_rgb() of pattern `seed` encoded over a whole `drm_format` buffer at its minimum stride. */
 std::vector<uint32_t> pattern_reference(uint32_t drm_format, int width, int height, uint32_t seed);
 

@@ -58,7 +58,8 @@ void rgb_to_yuv(uint32_t rgb, uint8_t *y, uint8_t *u, uint8_t *v) {
 	*v = clamp8(128 + (r - yy) / 1.402 * 224 / 255);
 }
 
-// Tightly packed (stride = min stride) bytes of a w x h buffer of one colour; planes as in
+// Tightly packed (stride = min stride) bytes of a w x h buffer of one colour (0xRRGGBB, or for
+// ARGB8888 and ARGB4444 0xAARRGGBB with alpha 0 meaning opaque); planes as in
 // pixelport's wl_shm layout (which for these formats is also the stream's packing when the
 // rectangle is the whole buffer... except NV12, packed below in row groups).
 bool solid(uint32_t format, int w, int h, uint32_t rgb, std::vector<uint8_t> *out, size_t *stride) {
@@ -68,8 +69,9 @@ bool solid(uint32_t format, int w, int h, uint32_t rgb, std::vector<uint8_t> *ou
 	case DRM_FORMAT_ARGB8888: {
 		*stride = static_cast<size_t>(w) * 4;
 		out->assign(*stride * h, 0);
+		uint8_t a = format == DRM_FORMAT_ARGB8888 && (rgb >> 24) != 0 ? rgb >> 24 : 0xff;
 		for (size_t i = 0; i < out->size(); i += 4) {
-			(*out)[i] = b, (*out)[i + 1] = g, (*out)[i + 2] = r, (*out)[i + 3] = 0xff;
+			(*out)[i] = b, (*out)[i + 1] = g, (*out)[i + 2] = r, (*out)[i + 3] = a;
 		}
 		return true;
 	}
@@ -83,10 +85,12 @@ bool solid(uint32_t format, int w, int h, uint32_t rgb, std::vector<uint8_t> *ou
 			}
 		return true;
 	}
-	case DRM_FORMAT_XRGB4444: {
+	case DRM_FORMAT_XRGB4444:
+	case DRM_FORMAT_ARGB4444: {
 		*stride = static_cast<size_t>(w) * 2;
 		out->assign(*stride * h, 0);
-		uint16_t v = static_cast<uint16_t>(0xf000 | (r >> 4) << 8 | (g >> 4) << 4 | (b >> 4));
+		uint32_t a = format == DRM_FORMAT_ARGB4444 && (rgb >> 24) != 0 ? rgb >> 28 : 0xf;
+		uint16_t v = static_cast<uint16_t>(a << 12 | (r >> 4) << 8 | (g >> 4) << 4 | (b >> 4));
 		for (size_t i = 0; i < out->size(); i += 2) {
 			(*out)[i] = static_cast<uint8_t>(v), (*out)[i + 1] = static_cast<uint8_t>(v >> 8);
 		}
@@ -108,7 +112,9 @@ bool solid(uint32_t format, int w, int h, uint32_t rgb, std::vector<uint8_t> *ou
 // The stream's packing of a whole buffer: for NV12, each pair of luma rows then one UV row.
 std::vector<uint8_t> stream_packing(uint32_t format, int w, int h, const std::vector<uint8_t> &shm, size_t stride) {
 	if (format != DRM_FORMAT_NV12) {
-		size_t row = format == DRM_FORMAT_RGB888 ? w * 3 : format == DRM_FORMAT_XRGB4444 ? w * 2 : w * 4;
+		size_t row = format == DRM_FORMAT_RGB888                                 ? w * 3
+			: format == DRM_FORMAT_XRGB4444 || format == DRM_FORMAT_ARGB4444 ? w * 2
+											 : w * 4;
 		std::vector<uint8_t> out;
 		for (int y = 0; y < h; y++)
 			out.insert(out.end(), shm.begin() + y * stride, shm.begin() + y * stride + row);
@@ -126,12 +132,17 @@ std::vector<uint8_t> stream_packing(uint32_t format, int w, int h, const std::ve
 
 // What a correct compositor shows for `rgb` drawn in `format` (the reference decoder's
 // reading of the very bytes we send).
-uint32_t shown(uint32_t format, uint32_t rgb) {
+// `straight`: the bytes' colour is straight alpha (wp_color_representation).
+uint32_t shown(uint32_t format, uint32_t rgb, bool straight = false) {
 	std::vector<uint8_t> bytes;
 	size_t stride = 0;
 	solid(format, kBlock, kBlock, rgb, &bytes, &stride);
 	std::vector<uint32_t> px;
-	test::reference_rgb(format, kBlock, kBlock, stride, bytes.data(), &px);
+	if (straight) {
+		test::reference_rgb_straight(format, kBlock, kBlock, stride, bytes.data(), &px);
+	} else {
+		test::reference_rgb(format, kBlock, kBlock, stride, bytes.data(), &px);
+	}
 	return px.empty() ? 0xdeadbe : px[kBlock * (kBlock / 2) + kBlock / 2];
 }
 
@@ -475,6 +486,46 @@ int main(int argc, char *argv[]) {
 				}
 				attach(parent, d), commit(parent);
 				checkpoint("last-of-burst", {blue}, tol);
+			}},
+		// One buffer on the parent, whose colour is straight alpha, and on a child that says
+		// nothing (premultiplied): each shows its own reading of the same bytes, also after
+		// repaints; then the parent goes back to premultiplied and shows what the child shows.
+		{"alpha-shared",
+			[&] {
+				if (conn.color_representation == nullptr) {
+					expect("color-representation", false, "no wp_color_representation_manager_v1");
+					return;
+				}
+				const uint32_t argb =
+					0x80c86432; // alpha 0x80, colour (200, 100, 50): not premultiplied
+				const uint32_t straight = shown(format, argb, true),
+					       premultiplied = shown(format, argb);
+				if (straight == premultiplied || straight == 0xdeadbe) {
+					expect("readings-differ", false, "the format does not tell the readings apart");
+					return;
+				}
+				Buffer a;
+				make(a, argb);
+				Surface c = child(parent, 1, false);
+				wp_color_representation_surface_v1 *color =
+					wp_color_representation_manager_v1_get_surface(
+						conn.color_representation, parent.surface);
+				wp_color_representation_surface_v1_set_alpha_mode(
+					color, WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT);
+				attach(parent, a), commit(parent);
+				attach(c, a), commit(c);
+				checkpoint("parent-straight-child-premultiplied", {straight, premultiplied}, tol);
+				damage_only(c);
+				damage_only(parent);
+				checkpoint("after-repaints", {straight, premultiplied}, tol);
+				// The child commits it first this time, then the parent, straight again.
+				attach(c, a), commit(c);
+				attach(parent, a), commit(parent);
+				checkpoint("committed-the-other-way-round", {straight, premultiplied}, tol);
+				wp_color_representation_surface_v1_set_alpha_mode(
+					color, WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_PREMULTIPLIED_ELECTRICAL);
+				attach(parent, a), commit(parent);
+				checkpoint("parent-back-to-premultiplied", {premultiplied, premultiplied}, tol);
 			}},
 		// Size and format changes on one surface, with a native buffer in between.
 		{"size-and-format",

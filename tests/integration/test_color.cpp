@@ -37,7 +37,9 @@ INSTANTIATE_TEST_SUITE_P(Color, HostileColor,
 	testing::Values(ErrorCase{"color-surface-exists", kSurfaceExists, "wp_color_representation_manager_v1"},
 		ErrorCase{"color-unsupported-coefficients", kCoefficients, "wp_color_representation_surface_v1"},
 		ErrorCase{"color-invalid-range", kCoefficients, "wp_color_representation_surface_v1"},
-		ErrorCase{"color-straight-alpha", kAlphaMode, "wp_color_representation_surface_v1"},
+		ErrorCase{"color-optical-alpha", kAlphaMode, "wp_color_representation_surface_v1"},
+		ErrorCase{"color-unknown-alpha", kAlphaMode, "wp_color_representation_surface_v1"},
+		ErrorCase{"color-straight-on-rgba8888", kPixelFormat, "wp_color_representation_surface_v1"},
 		ErrorCase{"color-inert", kInert, "wp_color_representation_surface_v1"},
 		ErrorCase{"color-coefficients-on-rgb", kPixelFormat, "wp_color_representation_surface_v1"},
 		ErrorCase{"color-location-on-yuyv", kPixelFormat, "wp_color_representation_surface_v1"}),
@@ -52,15 +54,16 @@ TEST(Color, EverySupportedCombinationOnNv12IsAccepted) {
 	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
 }
 
-TEST(Color, AdvertisesBt601Bt709Bt2020InBothRangesAndPremultipliedAlpha) {
+TEST(Color, AdvertisesBt601Bt709Bt2020InBothRangesAndPremultipliedAndStraightAlpha) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
 	std::string out, err;
 	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_HOSTILE_CLIENT"), "color-list"}, 20000, &out, &err), 0) << err;
-	// coefficients: bt709 2, bt601 4, bt2020 6; range: full 1, limited 2; alpha: premultiplied_electrical 0
+	// coefficients: bt709 2, bt601 4, bt2020 6; range: full 1, limited 2; alpha:
+	// premultiplied_electrical 0, straight 2
 	EXPECT_EQ(out,
 		"coefficients 4 range 1\ncoefficients 4 range 2\ncoefficients 2 range 1\ncoefficients 2 range 2\n"
-		"coefficients 6 range 1\ncoefficients 6 range 2\nalpha 0\nok\n");
+		"coefficients 6 range 1\ncoefficients 6 range 2\nalpha 0\nalpha 2\nok\n");
 	// Stock wlroots 0.18 has no such global.
 	ASSERT_EQ(fx.stop(), 0) << fx.compositor().err();
 	ASSERT_TRUE(fx.start({"--no-plugin"}));
@@ -188,6 +191,190 @@ TEST(ColorDefault, HdFramesAreBt709AndSdFramesBt601) {
 	expect_painted({"NV12", 720, 576, ""}, YuvColour::bt601(false), YuvColour::bt709(false), "1280x720");
 	expect_painted({"YUYV", 640, 578, ""}, YuvColour::bt709(false), YuvColour::bt601(false), "1280x720");
 }
+
+// ---- alpha mode ------------------------------------------------------------------------------
+
+// A counter of the compositor's "pixelport-stats {...}" line (--print-stats), UINT64_MAX if absent.
+uint64_t stat_counter(const std::string &out, const std::string &name) {
+	size_t line = out.find("pixelport-stats ");
+	size_t at = line == std::string::npos ? line : out.find("\"" + name + "\":", line);
+	return at == std::string::npos ? UINT64_MAX : std::stoull(out.substr(at + name.size() + 3));
+}
+
+struct AlphaCase {
+	std::string format;
+	std::string transport = "shm";
+};
+void PrintTo(const AlphaCase &c, std::ostream *os) { *os << c.format << " over " << c.transport; }
+
+struct AlphaRun {
+	std::vector<uint32_t> premultiplied, straight; // the two readings of the pattern's bytes
+	Image shot; // after the last frame
+	int tolerance = 0;
+	uint64_t converted_pixels = 0, native_uploads = 0;
+	// Pixels of the screen off `want` (reported as failures).
+	int mismatches(const std::vector<uint32_t> &want) const {
+		return screen_mismatches(shot, want, 64, 48, tolerance, false);
+	}
+	// Pixels of the screen off `other` (silent: the reading that must not be shown).
+	int differs_from(const std::vector<uint32_t> &other) const {
+		std::vector<uint32_t> screen;
+		for (int y = 0; y < 48 && y < shot.height; y++) {
+			for (int x = 0; x < 64 && x < shot.width; x++) screen.push_back(shot.pixel(x, y));
+		}
+		return screen.size() == other.size() ? differences(screen, other, tolerance) : -1;
+	}
+};
+
+// Runs pixelport-paint with `args` (pattern 7, 64x48, in `c.format` over `c.transport`), reads
+// the screen after its last frame and the compositor's counters.
+void paint_alpha(const AlphaCase &c, const std::vector<std::string> &args, int frames, AlphaRun *run) {
+	const int w = 64, h = 48;
+	uint32_t drm = drm_of(c.format);
+	ASSERT_NE(drm, 0u);
+	size_t stride = shm_min_stride(drm, w);
+	ShmLayout layout;
+	ASSERT_TRUE(shm_layout(drm, w, h, stride, &layout));
+	std::vector<uint8_t> bytes(layout.size, 0xa5);
+	encode_pattern(drm, w, h, stride, bytes.data(), 7, 0, 0, w, h);
+	ASSERT_TRUE(reference_rgb(drm, w, h, stride, bytes.data(), &run->premultiplied));
+	ASSERT_TRUE(reference_rgb_straight(drm, w, h, stride, bytes.data(), &run->straight));
+
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--print-stats"}));
+	std::vector<std::string> argv = {build_path("PIXELPORT_PAINT"), "--format", c.format, "--size", "64x48",
+		"--seed", "7", "--transport", c.transport};
+	argv.insert(argv.end(), args.begin(), args.end());
+	Process client;
+	ASSERT_TRUE(client.start(argv, fx.client_env()));
+	for (int i = 0; i < frames; i++) {
+		std::string line;
+		ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+		ASSERT_EQ(line.rfind("presented " + c.format + " 64x48", 0), 0u) << line;
+	}
+	ASSERT_TRUE(fx.screenshot(&run->shot));
+	run->tolerance = reference_tolerance(drm);
+	client.terminate();
+	ASSERT_EQ(fx.stop(), 0) << fx.compositor().err();
+	run->converted_pixels = stat_counter(fx.compositor().out(), "converted_pixels");
+	run->native_uploads = stat_counter(fx.compositor().out(), "native_uploads");
+	ASSERT_NE(run->converted_pixels, UINT64_MAX) << fx.compositor().out();
+	// The pattern's alpha varies, so the two readings differ (the checks below can fail).
+	ASSERT_GT(differences(run->premultiplied, run->straight, run->tolerance), w * h / 4);
+}
+
+bool native_format(const std::string &format) { return is_native_shm_format(drm_of(format)); }
+
+class ColorStraightAlpha : public testing::TestWithParam<AlphaCase> {};
+
+// Straight colour is premultiplied on the way, for formats the renderer takes as they are
+// (through a converted view of the commit), converted formats and the stream.
+TEST_P(ColorStraightAlpha, ShowsTheColourTimesAlpha) {
+	const AlphaCase &c = GetParam();
+	AlphaRun run;
+	const std::vector<std::string> args = {"--alpha", "straight"};
+	ASSERT_NO_FATAL_FAILURE(paint_alpha(c, args, 1, &run));
+	EXPECT_EQ(run.mismatches(run.straight), 0);
+	EXPECT_GT(run.differs_from(run.premultiplied), 0);
+	// Rows stored as sent (wl_shm, or a stream format the renderer takes) are converted once
+	// by the view; the stream's converted formats premultiply as the rows land (not counted).
+	bool stored_as_sent = c.transport == "shm" || native_format(c.format);
+	if (stored_as_sent) {
+		EXPECT_EQ(run.converted_pixels, 64u * 48u);
+	}
+}
+
+INSTANTIATE_TEST_SUITE_P(Color, ColorStraightAlpha,
+	testing::Values(AlphaCase{"ARGB8888"}, AlphaCase{"ABGR8888"}, AlphaCase{"ABGR2101010"},
+		AlphaCase{"ARGB2101010"}, AlphaCase{"ARGB4444"}, AlphaCase{"ARGB8888", "socket"},
+		AlphaCase{"ABGR8888", "pipe"}, AlphaCase{"ARGB4444", "socket"}),
+	[](const auto &info) { return info.param.format + "_" + info.param.transport; });
+
+class ColorPremultipliedAlpha : public testing::TestWithParam<AlphaCase> {};
+
+// Saying premultiplied changes nothing: native formats are still read in place.
+TEST_P(ColorPremultipliedAlpha, ShowsTheBufferUnchanged) {
+	const AlphaCase &c = GetParam();
+	AlphaRun run;
+	const std::vector<std::string> args = {"--alpha", "premultiplied"};
+	ASSERT_NO_FATAL_FAILURE(paint_alpha(c, args, 1, &run));
+	EXPECT_EQ(run.mismatches(run.premultiplied), 0);
+	EXPECT_GT(run.differs_from(run.straight), 0);
+	if (native_format(c.format)) {
+		EXPECT_EQ(run.converted_pixels, 0u);
+		EXPECT_GE(run.native_uploads, 1u);
+	}
+}
+
+INSTANTIATE_TEST_SUITE_P(Color, ColorPremultipliedAlpha,
+	testing::Values(AlphaCase{"ARGB8888"}, AlphaCase{"ARGB4444"}, AlphaCase{"ARGB8888", "socket"}),
+	[](const auto &info) { return info.param.format + "_" + info.param.transport; });
+
+// Formats without alpha ignore the mode: XRGB8888 under straight alpha is still read in place.
+TEST(ColorAlpha, StraightOnAnOpaqueFormatKeepsItInPlace) {
+	const int w = 64, h = 48;
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--print-stats"}));
+	Process client;
+	ASSERT_TRUE(client.start({build_path("PIXELPORT_PAINT"), "--format", "XRGB8888", "--size", "64x48", "--seed",
+					 "7", "--alpha", "straight"},
+		fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	EXPECT_EQ(screen_mismatches(shot, pattern_reference(DRM_FORMAT_XRGB8888, w, h, 7), w, h, 0, false), 0);
+	client.terminate();
+	ASSERT_EQ(fx.stop(), 0) << fx.compositor().err();
+	EXPECT_EQ(stat_counter(fx.compositor().out(), "converted_pixels"), 0u) << fx.compositor().out();
+	EXPECT_GE(stat_counter(fx.compositor().out(), "native_uploads"), 1u);
+}
+
+// premultiplied (in place), straight (converted), premultiplied again: the last frame is shown
+// unchanged and read in place again; only the straight frame was converted.
+TEST(ColorAlpha, SwitchingBackToPremultipliedShowsTheBufferNativelyAgain) {
+	AlphaRun run;
+	const std::string f = "format=ARGB8888,size=64x48,seed=7,";
+	const std::vector<std::string> args = {"--frame", f + "alpha=premultiplied,buffer=0", "--frame",
+		f + "alpha=straight,buffer=1", "--frame", f + "alpha=premultiplied,buffer=0"};
+	ASSERT_NO_FATAL_FAILURE(paint_alpha(AlphaCase{"ARGB8888"}, args, 3, &run));
+	EXPECT_EQ(run.mismatches(run.premultiplied), 0);
+	EXPECT_EQ(run.converted_pixels, 64u * 48u);
+	EXPECT_GE(run.native_uploads, 2u);
+}
+
+// The other way round: the last, straight frame is premultiplied.
+TEST(ColorAlpha, SwitchingToStraightPremultipliesTheNextFrame) {
+	AlphaRun run;
+	const std::string f = "format=ARGB8888,size=64x48,seed=7,";
+	const std::vector<std::string> args = {
+		"--frame", f + "alpha=premultiplied,buffer=0", "--frame", f + "alpha=straight,buffer=1"};
+	ASSERT_NO_FATAL_FAILURE(paint_alpha(AlphaCase{"ARGB8888"}, args, 2, &run));
+	EXPECT_EQ(run.mismatches(run.straight), 0);
+	EXPECT_EQ(run.converted_pixels, 64u * 48u);
+}
+
+// One wl_buffer on two surfaces, one reading it as straight, the other as premultiplied: each
+// shows its own reading (converted images are shared only between commits read alike), then
+// both the same once the first goes back to premultiplied (pixelport-semantics-client).
+class ColorAlphaShared : public testing::TestWithParam<AlphaCase> {};
+
+TEST_P(ColorAlphaShared, EachSurfaceShowsItsOwnReading) {
+	const AlphaCase &c = GetParam();
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	std::string out, err;
+	int status = fx.run_client(
+		{build_path("PIXELPORT_SEMANTICS_CLIENT"), "alpha-shared", c.format, c.transport}, 60000, &out, &err);
+	EXPECT_EQ(status, 0) << out << err;
+	EXPECT_NE(out.find("all ok"), std::string::npos) << out << err;
+	EXPECT_EQ(out.find("FAIL"), std::string::npos) << out;
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+}
+
+INSTANTIATE_TEST_SUITE_P(Color, ColorAlphaShared,
+	testing::Values(AlphaCase{"ARGB8888"}, AlphaCase{"ARGB4444"}, AlphaCase{"ARGB8888", "stream"}),
+	[](const auto &info) { return info.param.format + "_" + info.param.transport; });
 
 // ---- GStreamer's waylandsink -----------------------------------------------------------------
 
