@@ -11,6 +11,25 @@ uint64_t split_ns(uint32_t hi, uint32_t lo, uint32_t nsec) {
 	return ((static_cast<uint64_t>(hi) << 32) | lo) * 1000000000ull + nsec;
 }
 
+// Entries of the value enum: sizes and formats, then one time per phase.
+constexpr size_t kValues = PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7;
+
+// A commit from version 2's report array or the values of a version 3 record (kValues entries).
+CommitTiming commit_from_values(uint32_t seq, uint32_t flags, const uint64_t *v, std::string output) {
+	CommitTiming c;
+	c.seq = seq;
+	c.transport = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT]);
+	c.format = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_FORMAT]);
+	c.width = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_WIDTH]);
+	c.height = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT]);
+	c.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
+	c.damage_bytes = v[PP_SURFACE_TIMING_V1_VALUE_DAMAGE_BYTES];
+	memcpy(c.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(c.t));
+	c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
+	c.output = std::move(output);
+	return c;
+}
+
 const pp_surface_timing_v1_listener kSurfaceListener = {
 	.info =
 		[](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t transport, uint32_t format, int32_t width,
@@ -47,20 +66,9 @@ const pp_surface_timing_v1_listener kSurfaceListener = {
 		[](void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *values,
 			const char *output) {
 			auto *tc = static_cast<TimingClient *>(data);
-			uint64_t v[PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7] = {}; // later values ignored
+			uint64_t v[kValues] = {}; // later values ignored
 			memcpy(v, values->data, std::min(sizeof(v), values->size));
-			CommitTiming c;
-			c.seq = seq;
-			c.transport = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT]);
-			c.format = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_FORMAT]);
-			c.width = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_WIDTH]);
-			c.height = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT]);
-			c.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
-			c.damage_bytes = v[PP_SURFACE_TIMING_V1_VALUE_DAMAGE_BYTES];
-			memcpy(c.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(c.t));
-			c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
-			c.output = output ? output : "";
-			tc->finish(std::move(c));
+			tc->finish(commit_from_values(seq, flags, v, output ? output : ""));
 		},
 	// Version 3: output ids, then batches of records.
 	.output_name =
@@ -73,30 +81,20 @@ const pp_surface_timing_v1_listener kSurfaceListener = {
 	.reports =
 		[](void *data, pp_surface_timing_v1 *, uint32_t stride, wl_array *records) {
 			auto *tc = static_cast<TimingClient *>(data);
-			constexpr size_t kValues = PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT +
-				size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + 7;
+			constexpr size_t kRecord = PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT + kValues;
 			if (stride == 0) return;
 			size_t n = records->size / (stride * sizeof(uint64_t));
 			const auto *base = static_cast<const uint8_t *>(records->data);
 			for (size_t i = 0; i < n; i++) {
-				uint64_t r[kValues] = {}; // values past the stride stay 0, later ones are ignored
+				uint64_t r[kRecord] = {}; // values past the stride stay 0, later ones are ignored
 				memcpy(r, base + i * stride * sizeof(uint64_t),
-					std::min<size_t>(stride, kValues) * sizeof(uint64_t));
-				const uint64_t *v = r + PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT;
-				CommitTiming c;
-				c.seq = static_cast<uint32_t>(r[PP_SURFACE_TIMING_V1_RECORD_SEQ]);
-				c.transport = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_TRANSPORT]);
-				c.format = static_cast<uint32_t>(v[PP_SURFACE_TIMING_V1_VALUE_FORMAT]);
-				c.width = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_WIDTH]);
-				c.height = static_cast<int>(v[PP_SURFACE_TIMING_V1_VALUE_HEIGHT]);
-				c.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
-				c.damage_bytes = v[PP_SURFACE_TIMING_V1_VALUE_DAMAGE_BYTES];
-				memcpy(c.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(c.t));
-				c.presented = (r[PP_SURFACE_TIMING_V1_RECORD_FLAGS] &
-						      PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
+					std::min<size_t>(stride, kRecord) * sizeof(uint64_t));
 				uint64_t id = r[PP_SURFACE_TIMING_V1_RECORD_OUTPUT];
-				if (id != 0 && id <= tc->output_names_.size()) c.output = tc->output_names_[id - 1];
-				tc->finish(std::move(c));
+				tc->finish(commit_from_values(static_cast<uint32_t>(r[PP_SURFACE_TIMING_V1_RECORD_SEQ]),
+					static_cast<uint32_t>(r[PP_SURFACE_TIMING_V1_RECORD_FLAGS]),
+					r + PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT,
+					id != 0 && id <= tc->output_names_.size() ? tc->output_names_[id - 1]
+										  : std::string()));
 			}
 			tc->reports_events_++;
 		},

@@ -54,12 +54,21 @@ void send_v1(wl_resource *sub, const timing::CommitRecord &r) {
 
 // Version 2: the whole commit in one report event of four arguments; the array points at the
 // stack (libwayland copies it into the connection buffer while marshalling).
-void send_report(wl_resource *sub, const timing::CommitRecord &r) {
-	uint64_t values[] = {protocol_transport(r.transport), r.format, static_cast<uint32_t>(r.width),
+// The value enum's entries of a record (version 2's report array, the tail of a version 3 record).
+constexpr size_t kReportValues =
+	size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1;
+
+void fill_values(const timing::CommitRecord &r, uint64_t (&values)[kReportValues]) {
+	const uint64_t v[] = {protocol_transport(r.transport), r.format, static_cast<uint32_t>(r.width),
 		static_cast<uint32_t>(r.height), r.bytes, r.damage_bytes, r.t_commit, r.t_data_complete,
 		r.t_convert_start, r.t_convert_end, r.t_upload_start, r.t_upload_end, r.t_present};
-	static_assert(std::size(values) ==
-		size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1);
+	static_assert(std::size(v) == kReportValues);
+	std::copy(std::begin(v), std::end(v), values);
+}
+
+void send_report(wl_resource *sub, const timing::CommitRecord &r) {
+	uint64_t values[kReportValues];
+	fill_values(r, values);
 	wl_array array = {.size = sizeof(values), .alloc = 0, .data = values};
 	pp_surface_timing_v1_send_report(sub, static_cast<uint32_t>(r.seq),
 		r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED, &array,
@@ -67,8 +76,7 @@ void send_report(wl_resource *sub, const timing::CommitRecord &r) {
 }
 
 // Version 3 record layout (protocol record enum): seq, flags, output id, then the values.
-constexpr size_t kReportStride = PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT +
-	size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1;
+constexpr size_t kReportStride = PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT + kReportValues;
 // libwayland's messages are at most 4096 bytes (clients such as Debian 12's 1.21 cannot read
 // longer ones): 8-byte header, the stride, the array's length, then the records.
 constexpr size_t kReportsPerEvent = (4096 - 8 - 4 - 4) / (kReportStride * sizeof(uint64_t));
@@ -309,16 +317,17 @@ void Timing::queue_report(TimingSubscription *sub, const timing::CommitRecord &r
 		}
 		output_id = static_cast<uint64_t>(it - sub->outputs.begin()) + 1;
 	}
-	const uint64_t record[] = {r.seq, r.discarded ? uint64_t{0} : uint64_t{PP_SURFACE_TIMING_V1_FLAGS_PRESENTED},
-		output_id, protocol_transport(r.transport), r.format, static_cast<uint32_t>(r.width),
-		static_cast<uint32_t>(r.height), r.bytes, r.damage_bytes, r.t_commit, r.t_data_complete,
-		r.t_convert_start, r.t_convert_end, r.t_upload_start, r.t_upload_end, r.t_present};
-	static_assert(std::size(record) == kReportStride);
+	uint64_t values[kReportValues];
+	fill_values(r, values);
+	const uint64_t head[] = {
+		r.seq, r.discarded ? uint64_t{0} : uint64_t{PP_SURFACE_TIMING_V1_FLAGS_PRESENTED}, output_id};
+	static_assert(std::size(head) == PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT);
 	if (sub->queued.empty()) {
 		if (batching_.empty()) wl_event_source_timer_update(batch_timer_, kBatchMs);
 		batching_.push_back(sub);
 	}
-	sub->queued.insert(sub->queued.end(), std::begin(record), std::end(record));
+	sub->queued.insert(sub->queued.end(), std::begin(head), std::end(head));
+	sub->queued.insert(sub->queued.end(), std::begin(values), std::end(values));
 	if (sub->queued.size() >= kReportsPerEvent * kReportStride) send_queued(sub);
 }
 
