@@ -17,7 +17,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <string>
 #include <thread>
@@ -114,6 +116,33 @@ struct Server {
 	std::vector<ReadBack> textures; // one per surface, in creation order
 	pixelport_stats stats{};
 	BufferWatch buffers;
+	std::thread thread;
+
+	// Runs the compositor on its thread, on one end of a socketpair, and connects `conn` (a
+	// real client) to the other. False with *error when that fails (skip_reason set when this
+	// machine cannot run GLES2); the thread is joined then.
+	bool start(Connection *conn, std::string *error) {
+		int fds[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+			*error = std::string("socketpair: ") + strerror(errno);
+			return false;
+		}
+		client_fd = fds[0];
+		stop_fd = eventfd(0, EFD_CLOEXEC);
+		thread = std::thread([this] { run(); });
+		// Connection::connect() uses wl_display_connect(), which takes an fd from WAYLAND_SOCKET.
+		setenv("WAYLAND_SOCKET", std::to_string(fds[1]).c_str(), 1);
+		if (conn->connect(error)) return true;
+		stop();
+		return false;
+	}
+	// Ends the compositor: textures, stats and buffers are final after it.
+	bool stop() {
+		uint64_t one = 1;
+		if (write(stop_fd, &one, sizeof(one)) != sizeof(one)) return false;
+		thread.join();
+		return true;
+	}
 
 	void run() {
 		auto get_platform_display = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(
@@ -224,22 +253,10 @@ std::vector<uint32_t> expected(const std::vector<uint8_t> &image, uint32_t forma
 }
 
 TEST(Gles2, NativeConvertedAndStreamedUploadsMatchTheReference) {
-	int fds[2];
-	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
 	Server server;
-	server.client_fd = fds[0];
-	server.stop_fd = eventfd(0, EFD_CLOEXEC);
-	std::thread thread([&] { server.run(); });
-
 	Connection conn;
 	std::string error;
-	// Connection::connect() uses wl_display_connect(), which takes an fd from WAYLAND_SOCKET.
-	setenv("WAYLAND_SOCKET", std::to_string(fds[1]).c_str(), 1);
-	bool connected = conn.connect(&error);
-	if (!connected) {
-		uint64_t one = 1;
-		(void)!write(server.stop_fd, &one, sizeof(one));
-		thread.join();
+	if (!server.start(&conn, &error)) {
 		if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
 		FAIL() << error;
 	}
@@ -286,9 +303,7 @@ TEST(Gles2, NativeConvertedAndStreamedUploadsMatchTheReference) {
 		writers.push_back(std::move(writer));
 	}
 	ASSERT_TRUE(conn.roundtrip());
-	uint64_t one = 1;
-	ASSERT_EQ(write(server.stop_fd, &one, sizeof(one)), 8);
-	thread.join();
+	ASSERT_TRUE(server.stop());
 	if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
 	EXPECT_GE(server.buffers.committed, 2u);
 	EXPECT_EQ(server.buffers.alive.size(), 0u) << "committed buffers freed without wlr_buffer.events.destroy";
@@ -326,19 +341,10 @@ TEST(Gles2, NativeConvertedAndStreamedUploadsMatchTheReference) {
 // rewritten by the client) committed again with partial damage: each texture must show its
 // own surface's commits.
 TEST(Gles2, EachSurfaceShowsItsOwnCommitsOfASharedConvertedBuffer) {
-	int fds[2];
-	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
 	Server server;
-	server.client_fd = fds[0];
-	server.stop_fd = eventfd(0, EFD_CLOEXEC);
-	std::thread thread([&] { server.run(); });
 	Connection conn;
 	std::string error;
-	setenv("WAYLAND_SOCKET", std::to_string(fds[1]).c_str(), 1);
-	if (!conn.connect(&error)) {
-		uint64_t one = 1;
-		(void)!write(server.stop_fd, &one, sizeof(one));
-		thread.join();
+	if (!server.start(&conn, &error)) {
 		if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
 		FAIL() << error;
 	}
@@ -382,9 +388,7 @@ TEST(Gles2, EachSurfaceShowsItsOwnCommitsOfASharedConvertedBuffer) {
 	commit(s1, a.buffer, 8, 8, 24, 16);
 	commit(s2, nullptr, 0, 0, w, h); // damage only: S2 keeps B
 	ASSERT_TRUE(conn.roundtrip());
-	uint64_t one = 1;
-	ASSERT_EQ(write(server.stop_fd, &one, sizeof(one)), 8);
-	thread.join();
+	ASSERT_TRUE(server.stop());
 	if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
 	EXPECT_GE(server.buffers.committed, 2u);
 	EXPECT_EQ(server.buffers.alive.size(), 0u) << "committed buffers freed without wlr_buffer.events.destroy";
@@ -419,19 +423,10 @@ TEST(Gles2, EachSurfaceShowsItsOwnCommitsOfASharedConvertedBuffer) {
 // a commit: a commit that switches the mode with a small damage must still change the whole
 // texture (straight colour premultiplied through a converted view; premultiplied read in place).
 TEST(Gles2, SwitchingTheAlphaModeRedoesTheWholeTexture) {
-	int fds[2];
-	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
 	Server server;
-	server.client_fd = fds[0];
-	server.stop_fd = eventfd(0, EFD_CLOEXEC);
-	std::thread thread([&] { server.run(); });
 	Connection conn;
 	std::string error;
-	setenv("WAYLAND_SOCKET", std::to_string(fds[1]).c_str(), 1);
-	if (!conn.connect(&error)) {
-		uint64_t one = 1;
-		(void)!write(server.stop_fd, &one, sizeof(one));
-		thread.join();
+	if (!server.start(&conn, &error)) {
 		if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
 		FAIL() << error;
 	}
@@ -476,9 +471,7 @@ TEST(Gles2, SwitchingTheAlphaModeRedoesTheWholeTexture) {
 	commit(s2, c2, b.buffer, kPremultiplied, 4);
 	ASSERT_TRUE(conn.roundtrip());
 	ASSERT_TRUE(conn.roundtrip());
-	uint64_t one = 1;
-	ASSERT_EQ(write(server.stop_fd, &one, sizeof(one)), 8);
-	thread.join();
+	ASSERT_TRUE(server.stop());
 	if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
 	ASSERT_EQ(server.textures.size(), 2u);
 	const std::vector<uint32_t> *want[] = {&straight, &premultiplied};
