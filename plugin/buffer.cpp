@@ -66,7 +66,7 @@ static SurfaceState *applying_surface(PixelBuffer *buffer) {
 }
 
 bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *data, size_t stride, uint32_t fourcc,
-	const pixman_region32_t *damage, const ColorState &color, timing::CommitRecord *record, bool count_upload) {
+	const pixman_region32_t *damage, const ColorState &color, timing::CommitSample *record, bool count_upload) {
 	core::SrcImage src;
 	if (!buffer->source(&src)) {
 		return false;

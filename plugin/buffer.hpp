@@ -81,7 +81,7 @@ public:
 	std::vector<wlr_surface *> surfaces;
 	Listener release;
 	/** Timing record of the apply in progress, between begin and end of data access. */
-	timing::CommitRecord *timing_record = nullptr;
+	timing::CommitSample *timing_record = nullptr;
 
 protected:
 	PixelBuffer(pixelport_plugin *plugin, uint32_t fourcc, uint32_t target);
@@ -117,7 +117,7 @@ void pixel_buffer_committed(PixelBuffer *buffer, wlr_surface *surface);
  * False (logged) if the pixels cannot be read or converted.
  */
 bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *dst, size_t stride, uint32_t fourcc,
-	const pixman_region32_t *damage, const ColorState &color, timing::CommitRecord *record,
+	const pixman_region32_t *damage, const ColorState &color, timing::CommitSample *record,
 	bool count_upload = true);
 
 } // namespace pixelport

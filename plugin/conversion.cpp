@@ -62,7 +62,7 @@ struct ConvertedView {
 	std::shared_ptr<ConvertedImage> image;
 	bool bound = false;
 	/** Timing record of the apply in progress, between begin and end of data access. */
-	timing::CommitRecord *timing_record = nullptr;
+	timing::CommitSample *timing_record = nullptr;
 	/**
 	 * The image was chosen at the client's commit (a large commit: held until converted, or
 	 * content already converted for another surface), not when the commit is applied.
@@ -113,7 +113,7 @@ struct Conversions::Impl {
 	void supersede_held(SurfaceState *surface, ConvertedView *newer);
 	void replace_held(SurfaceState *surface, ConvertedView *newer);
 	void hold(SurfaceState *surface, ConvertedView *view, PixelBuffer *buffer);
-	bool flush(SurfaceState *surface, timing::CommitRecord *record);
+	bool flush(SurfaceState *surface, timing::CommitSample *record);
 	void bind(SurfaceState *surface, ConvertedView *view);
 	void release_source(ConvertedView *view);
 };
@@ -366,7 +366,7 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 }
 
 // Converts the surface's due commit into its image. Returns false if it could not.
-bool Conversions::Impl::flush(SurfaceState *s, timing::CommitRecord *record) {
+bool Conversions::Impl::flush(SurfaceState *s, timing::CommitSample *record) {
 	SurfaceConversion &c = s->conversion;
 	ConvertedView *view = c.take_pending();
 	if (view == nullptr) return true;
@@ -585,7 +585,7 @@ bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, u
 	pixelport_plugin *plugin = conversions->plugin();
 	SurfaceState *s = plugin->surface_state(view->surface, view->surface_id);
 	bool applying = s != nullptr && s->surface->current.buffer == base;
-	timing::CommitRecord *record = nullptr;
+	timing::CommitSample *record = nullptr;
 	if (applying) {
 		// The first access of the apply is the upload; later ones are not timed.
 		record = plugin->timing->upload_started(s);

@@ -112,7 +112,7 @@ public:
 
 	bool writable() const override { return mapping->writable; }
 
-	void describe(timing::CommitRecord *record) override {
+	void describe(timing::CommitSample *record) override {
 		record->format = fourcc;
 		record->transport = mapping->committed ? timing::Transport::ShmReused : timing::Transport::ShmNewPool;
 		mapping->committed = true;

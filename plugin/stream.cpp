@@ -119,13 +119,13 @@ public:
 
 	bool incomplete() const override { return completed < announced; }
 
-	void describe(timing::CommitRecord *record) override {
+	void describe(timing::CommitSample *record) override {
 		record->transport = timing::Transport::Stream;
 		record->format = wire_format;
 		record->bytes = full_bytes;
 	}
 
-	void applied(timing::CommitRecord *record) override {
+	void applied(timing::CommitSample *record) override {
 		record->t_data_complete = t_complete;
 		record->t_convert_start = t_convert_start;
 		record->t_convert_end = t_convert_end;

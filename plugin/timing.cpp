@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <memory>
 #include <system_error>
 
 #include <ctime>
@@ -36,7 +37,7 @@ void send_time(wl_resource *r, uint32_t seq, uint32_t phase, uint64_t ns) {
 uint32_t protocol_transport(timing::Transport t);
 
 // Version 1: info, a timestamp per phase that happened, done (up to 9 events).
-void send_v1(wl_resource *sub, const timing::CommitRecord &r) {
+void send_v1(wl_resource *sub, const timing::CommitSample &r) {
 	uint32_t seq = static_cast<uint32_t>(r.seq);
 	pp_surface_timing_v1_send_info(sub, seq, protocol_transport(r.transport), r.format, r.width, r.height,
 		static_cast<uint32_t>(r.bytes >> 32), static_cast<uint32_t>(r.bytes),
@@ -58,7 +59,8 @@ void send_v1(wl_resource *sub, const timing::CommitRecord &r) {
 constexpr size_t kReportValues =
 	size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1;
 
-void fill_values(const timing::CommitRecord &r, uint64_t (&values)[kReportValues]) {
+// Writes kReportValues values at `values`.
+void fill_values(const timing::CommitSample &r, uint64_t *values) {
 	const uint64_t v[] = {protocol_transport(r.transport), r.format, static_cast<uint32_t>(r.width),
 		static_cast<uint32_t>(r.height), r.bytes, r.damage_bytes, r.t_commit, r.t_data_complete,
 		r.t_convert_start, r.t_convert_end, r.t_upload_start, r.t_upload_end, r.t_present};
@@ -66,7 +68,7 @@ void fill_values(const timing::CommitRecord &r, uint64_t (&values)[kReportValues
 	std::copy(std::begin(v), std::end(v), values);
 }
 
-void send_report(wl_resource *sub, const timing::CommitRecord &r) {
+void send_report(wl_resource *sub, const timing::CommitSample &r) {
 	uint64_t values[kReportValues];
 	fill_values(r, values);
 	wl_array array = {.size = sizeof(values), .alloc = 0, .data = values};
@@ -199,6 +201,20 @@ std::unique_ptr<Timing> Timing::create(pixelport_plugin *plugin, const char *log
 	return t;
 }
 
+timing::CommitSample &RecordFifo::emplace_back() {
+	if (size_ == slots_.size()) {
+		// Full: the same records in order in twice the slots (rare: cached commits pile up).
+		std::vector<timing::CommitSample> grown(std::max<size_t>(4, slots_.size() * 2));
+		for (size_t i = 0; i < size_; i++) grown[i] = slots_[(head_ + i) % slots_.size()];
+		slots_ = std::move(grown);
+		head_ = 0;
+	}
+	size_t at = head_ + size_ < slots_.size() ? head_ + size_ : head_ + size_ - slots_.size();
+	size_++;
+	// Cleared in place (assigning a cleared temporary would clear and copy).
+	return *std::construct_at(&slots_[at]);
+}
+
 Timing::~Timing() {
 	for (TimingSubscription *sub : subscriptions_) sub->timing = nullptr;
 	if (batch_timer_ != nullptr) wl_event_source_remove(batch_timer_);
@@ -211,17 +227,12 @@ void Timing::client_commit(SurfaceState *s, TimedBuffer *timed) {
 	wlr_surface *surface = s->surface;
 	if (!(surface->pending.committed & WLR_SURFACE_STATE_BUFFER) || surface->pending.buffer == nullptr) return;
 	// Filled in place: the record is copied only when it moves on (applied, finished).
-	timing::CommitRecord &r = timing_of(s).unapplied.emplace_back();
+	SurfaceTiming &st = timing_of(s);
+	timing::CommitSample &r = st.unapplied.emplace_back();
 	r.t_commit = monotonic_ns();
 	r.surface_id = s->id;
 	r.seq = s->commits;
-	pid_t pid = 0;
-	wl_client_get_credentials(wl_resource_get_client(surface->resource), &pid, nullptr, nullptr);
-	r.pid = pid;
-	if (wlr_xdg_toplevel *toplevel = wlr_xdg_toplevel_try_from_wlr_surface(surface)) {
-		if (toplevel->app_id) r.app_id = toplevel->app_id;
-		if (toplevel->title) r.title = toplevel->title;
-	}
+	if (log_ != nullptr) log_labels(s, st);
 	r.width = surface->pending.buffer->width;
 	r.height = surface->pending.buffer->height;
 	if (timed != nullptr) timed->describe(&r);
@@ -237,28 +248,80 @@ void Timing::client_commit(SurfaceState *s, TimedBuffer *timed) {
 	r.damage_bytes = pixels > 0 ? std::min(area, pixels) * r.bytes / pixels : 0;
 }
 
-timing::CommitRecord *Timing::applying(SurfaceState *s) {
+void Timing::push_labels_gone() {
+	while (!labels_gone_.empty()) {
+		if (!log_->push(timing::SurfaceLabels{.surface_id = labels_gone_.back(), .gone = true})) return;
+		labels_gone_.pop_back();
+	}
+}
+
+// The log gets a surface's labels before its first record and again after they change;
+// records carry none (the writer joins them). Changes are learnt from the toplevel's events,
+// so an unchanged surface costs a flag test per commit.
+void Timing::log_labels(SurfaceState *s, SurfaceTiming &st) {
+	if (st.label_source == SurfaceTiming::LabelSource::Unknown) watch_labels(s, st);
+	if (st.labels_logged && !st.labels_changed) return;
+	if (st.labels.pid < 0) {
+		pid_t pid = 0;
+		wl_client_get_credentials(wl_resource_get_client(s->surface->resource), &pid, nullptr, nullptr);
+		st.labels.pid = pid;
+	}
+	st.labels.surface_id = s->id;
+	wlr_xdg_toplevel *toplevel = st.toplevel;
+	st.labels.app_id = toplevel != nullptr && toplevel->app_id != nullptr ? toplevel->app_id : "";
+	st.labels.title = toplevel != nullptr && toplevel->title != nullptr ? toplevel->title : "";
+	st.labels_logged = log_->push(st.labels); // a full ring: pushed again with the next record
+	st.labels_changed = !st.labels_logged;
+}
+
+// A wl_surface's role never changes once set: a surface that is not an xdg_surface, or is a
+// popup, has no labels to watch; an xdg_surface without a role yet is looked at again.
+void Timing::watch_labels(SurfaceState *s, SurfaceTiming &st) {
+	if (s->surface->role == nullptr) return;
+	wlr_xdg_surface *xdg = wlr_xdg_surface_try_from_wlr_surface(s->surface);
+	if (xdg == nullptr || xdg->role == WLR_XDG_SURFACE_ROLE_POPUP) {
+		st.label_source = SurfaceTiming::LabelSource::None;
+		return;
+	}
+	if (xdg->role != WLR_XDG_SURFACE_ROLE_TOPLEVEL || xdg->toplevel == nullptr) return;
+	st.label_source = SurfaceTiming::LabelSource::Toplevel;
+	st.toplevel = xdg->toplevel;
+	st.labels_changed = true;
+	SurfaceTiming *stp = &st;
+	st.toplevel_title.connect(&st.toplevel->events.set_title, [stp](void *) { stp->labels_changed = true; });
+	st.toplevel_app_id.connect(&st.toplevel->events.set_app_id, [stp](void *) { stp->labels_changed = true; });
+	st.toplevel_destroy.connect(&st.toplevel->events.destroy, [stp](void *) {
+		stp->toplevel_title.disconnect();
+		stp->toplevel_app_id.disconnect();
+		stp->toplevel_destroy.disconnect();
+		stp->toplevel = nullptr;
+		stp->label_source = SurfaceTiming::LabelSource::Unknown; // a new toplevel may come
+		stp->labels_changed = true;
+	});
+}
+
+timing::CommitSample *Timing::applying(SurfaceState *s) {
 	if (s->timing == nullptr || s->timing->unapplied.empty()) return nullptr;
 	return &s->timing->unapplied.front();
 }
 
-timing::CommitRecord *Timing::upload_started(SurfaceState *s) {
-	timing::CommitRecord *r = applying(s);
+timing::CommitSample *Timing::upload_started(SurfaceState *s) {
+	timing::CommitSample *r = applying(s);
 	if (r == nullptr || r->t_upload_start != 0) return nullptr;
 	r->t_upload_start = monotonic_ns();
 	return r;
 }
 
-timing::CommitRecord *Timing::converting(SurfaceState *s) {
+timing::CommitSample *Timing::converting(SurfaceState *s) {
 	if (s->timing == nullptr || s->timing->shown.empty()) return nullptr;
-	timing::CommitRecord &r = s->timing->shown.back().record;
+	timing::CommitSample &r = s->timing->shown.back().record;
 	return r.t_convert_start == 0 ? &r : nullptr;
 }
 
 void Timing::applied(SurfaceState *s, TimedBuffer *buffer) {
 	if (s->timing == nullptr || s->timing->unapplied.empty()) return;
 	SurfaceTiming &st = *s->timing;
-	timing::CommitRecord &r = st.unapplied.front();
+	timing::CommitSample &r = st.unapplied.front();
 	if (buffer != nullptr) buffer->applied(&r);
 	// A record no output has shown yet is replaced by this one: discarded.
 	std::erase_if(st.shown, [&](SurfaceTiming::Shown &shown) {
@@ -267,7 +330,7 @@ void Timing::applied(SurfaceState *s, TimedBuffer *buffer) {
 		finish(s, shown.record);
 		return true;
 	});
-	st.shown.push_back({r});
+	st.shown.emplace_back().record = r;
 	st.unapplied.pop_front(); // r is gone from here on
 	if (std::find(waiting_.begin(), waiting_.end(), s) == waiting_.end()) waiting_.push_back(s);
 }
@@ -286,9 +349,14 @@ void Timing::surface_destroyed(SurfaceState *s) {
 		sub->surface = nullptr;
 	}
 	st.subscribers.clear();
+	if (log_ != nullptr && st.labels_logged) {
+		// The writer forgets the labels; a full ring takes the news with a later record.
+		labels_gone_.push_back(s->id);
+		push_labels_gone();
+	}
 }
 
-void Timing::finish(SurfaceState *s, timing::CommitRecord &r) {
+void Timing::finish(SurfaceState *s, timing::CommitSample &r) {
 	for (TimingSubscription *sub : s->timing->subscribers) {
 		int version = wl_resource_get_version(sub->resource);
 		if (version >= PP_SURFACE_TIMING_V1_REPORTS_SINCE_VERSION) {
@@ -299,12 +367,15 @@ void Timing::finish(SurfaceState *s, timing::CommitRecord &r) {
 			send_v1(sub->resource, r);
 		}
 	}
-	if (log_ != nullptr) log_->push(r);
+	if (log_ != nullptr) {
+		log_->push(r);
+		if (!labels_gone_.empty()) push_labels_gone();
+	}
 }
 
 // Version 3: the record joins the subscription's batch; a full batch leaves at once, others
 // with the batch timer (or the client's flush).
-void Timing::queue_report(TimingSubscription *sub, const timing::CommitRecord &r) {
+void Timing::queue_report(TimingSubscription *sub, const timing::CommitSample &r) {
 	uint64_t output_id = 0;
 	if (!r.discarded && !r.output.empty()) {
 		std::string_view name(r.output.data);
@@ -317,17 +388,18 @@ void Timing::queue_report(TimingSubscription *sub, const timing::CommitRecord &r
 		}
 		output_id = static_cast<uint64_t>(it - sub->outputs.begin()) + 1;
 	}
-	uint64_t values[kReportValues];
-	fill_values(r, values);
-	const uint64_t head[] = {
-		r.seq, r.discarded ? uint64_t{0} : uint64_t{PP_SURFACE_TIMING_V1_FLAGS_PRESENTED}, output_id};
-	static_assert(std::size(head) == PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT);
 	if (sub->queued.empty()) {
 		if (batching_.empty()) wl_event_source_timer_update(batch_timer_, kBatchMs);
 		batching_.push_back(sub);
 	}
-	sub->queued.insert(sub->queued.end(), std::begin(head), std::end(head));
-	sub->queued.insert(sub->queued.end(), std::begin(values), std::end(values));
+	// Written in place: the queue keeps its capacity, so no allocation after the first batch.
+	size_t at = sub->queued.size();
+	sub->queued.resize(at + kReportStride);
+	uint64_t *record = sub->queued.data() + at;
+	record[PP_SURFACE_TIMING_V1_RECORD_SEQ] = r.seq;
+	record[PP_SURFACE_TIMING_V1_RECORD_FLAGS] = r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED;
+	record[PP_SURFACE_TIMING_V1_RECORD_OUTPUT] = output_id;
+	fill_values(r, record + PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT);
 	if (sub->queued.size() >= kReportsPerEvent * kReportStride) send_queued(sub);
 }
 

@@ -5,7 +5,6 @@
 // nobody listens to: no subscriber and no log means no clock read and no allocation.
 #pragma once
 
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,9 +23,9 @@ uint64_t monotonic_ns();
 class TimedBuffer {
 public:
 	/** At the client's commit: transport, format and bytes of the buffer. */
-	virtual void describe(timing::CommitRecord *record) = 0;
+	virtual void describe(timing::CommitSample *record) = 0;
 	/** When the commit applies: phases that happened before (stream receive, conversion). */
-	virtual void applied(timing::CommitRecord *record) {}
+	virtual void applied(timing::CommitSample *record) {}
 
 protected:
 	~TimedBuffer() = default;
@@ -45,15 +44,48 @@ struct TimingSubscription {
 	std::vector<std::string> outputs;
 };
 
+/**
+ * A FIFO of records whose slots are kept from commit to commit: after the first commits no
+ * record is allocated or freed (a std::deque of 312-byte records allocates one per record).
+ * References stay valid until the record is popped or a push outgrows the slots; timing holds
+ * one only from a renderer's begin to end of data access, within one dispatch.
+ */
+class RecordFifo {
+public:
+	bool empty() const { return size_ == 0; }
+	size_t size() const { return size_; }
+	timing::CommitSample &front() { return slots_[head_]; }
+	/** A cleared record at the back. */
+	timing::CommitSample &emplace_back();
+	void pop_front() {
+		head_ = head_ + 1 == slots_.size() ? 0 : head_ + 1;
+		size_--;
+	}
+
+private:
+	std::vector<timing::CommitSample> slots_;
+	size_t head_ = 0, size_ = 0;
+};
+
 /** Timing's state of one surface (SurfaceState::timing). */
 struct SurfaceTiming {
 	/** Its subscriptions (owned by their resources). */
 	std::vector<TimingSubscription *> subscribers;
 	/** Records between client_commit and apply, in commit order (as wlroots applies cached states). */
-	std::deque<timing::CommitRecord> unapplied;
+	RecordFifo unapplied;
+	/** The labels the log has for this surface (log only); pid -1 until read. */
+	timing::SurfaceLabels labels{.pid = -1};
+	bool labels_logged = false;
+	/** Set when the toplevel's app_id or title changed (or it went) since they were logged. */
+	bool labels_changed = true;
+	/** Where the labels come from: not known yet (no role, or an xdg_surface without one). */
+	enum class LabelSource { Unknown, Toplevel, None } label_source = LabelSource::Unknown;
+	/** The xdg_toplevel watched for set_title, set_app_id and destroy (LabelSource::Toplevel). */
+	wlr_xdg_toplevel *toplevel = nullptr;
+	Listener toplevel_title, toplevel_app_id, toplevel_destroy;
 	/** Applied records waiting for an output to present them. */
 	struct Shown {
-		timing::CommitRecord record;
+		timing::CommitSample record;
 		wlr_output *output = nullptr; // set when an output commit showed it
 		uint32_t output_commit_seq = 0;
 	};
@@ -78,18 +110,18 @@ public:
 	 */
 	void client_commit(SurfaceState *surface, TimedBuffer *buffer);
 	/** The record whose state wlroots is applying right now (texture time), or null. */
-	timing::CommitRecord *applying(SurfaceState *surface);
+	timing::CommitSample *applying(SurfaceState *surface);
 	/**
 	 * A renderer reads the buffer of the state being applied: the first such read is the
 	 * upload. Returns the record with its upload start set now, or null (nobody listens, or
 	 * not the first read); the caller sets t_upload_end when the read ends.
 	 */
-	timing::CommitRecord *upload_started(SurfaceState *surface);
+	timing::CommitSample *upload_started(SurfaceState *surface);
 	/**
 	 * The record to time a conversion done after the apply (lazy conversion): the surface's
 	 * newest applied record, if it has no conversion time yet; else null.
 	 */
-	timing::CommitRecord *converting(SurfaceState *surface);
+	timing::CommitSample *converting(SurfaceState *surface);
 	/**
 	 * commit (state applied): the record now waits for an output to present it. `buffer`:
 	 * the applied buffer if the plugin made it (not a converted view), else null.
@@ -119,8 +151,11 @@ public:
 private:
 	Timing() = default;
 	struct OutputState;
-	void finish(SurfaceState *surface, timing::CommitRecord &record);
-	void queue_report(TimingSubscription *sub, const timing::CommitRecord &record);
+	void finish(SurfaceState *surface, timing::CommitSample &record);
+	void log_labels(SurfaceState *surface, SurfaceTiming &st);
+	void watch_labels(SurfaceState *surface, SurfaceTiming &st);
+	void push_labels_gone();
+	void queue_report(TimingSubscription *sub, const timing::CommitSample &record);
 	static int batch_timer_fired(void *data);
 	void output_committed(OutputState *output);
 	void output_presented(OutputState *output, const wlr_output_event_present *event);
@@ -137,6 +172,8 @@ private:
 	/** Version 3 subscriptions with queued records; the batch timer runs while not empty. */
 	std::vector<TimingSubscription *> batching_;
 	wl_event_source *batch_timer_ = nullptr;
+	/** Destroyed surfaces whose labels the log writer still has (the ring was full). */
+	std::vector<uint64_t> labels_gone_;
 };
 
 } // namespace pixelport

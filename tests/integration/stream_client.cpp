@@ -909,6 +909,33 @@ int main(int argc, char *argv[]) {
 			}},
 		// Version 2, a burst of commits faster than the output: each commit reported exactly
 		// once, in order, the replaced ones as discarded.
+		// Two frames as "first"/"one", two after xdg_toplevel.set_title "second" and set_app_id
+		// "two", each presented before the next (TimingLog: the log's labels follow).
+		{"retitle",
+			[] {
+				Window a;
+				std::string e;
+				if (!a.create(&conn, "first", &e)) return 3;
+				xdg_toplevel_set_app_id(a.toplevel, "one");
+				auto px = frame(64, 64, 1);
+				SurfaceWriter w(&conn, a.surface, Transport::ShmReused);
+				Pixels p = {DRM_FORMAT_XRGB8888, 64, 64, 256, px.data(), px.size()};
+				for (int i = 0; i < 4; i++) {
+					if (i == 2) {
+						xdg_toplevel_set_title(a.toplevel, "second");
+						xdg_toplevel_set_app_id(a.toplevel, "two");
+					}
+					CommitWaiter shown;
+					shown.arm(&conn, a.surface);
+					if (!w.put(p, nullptr, &e)) return report();
+					if (!shown.wait(&conn, 5000)) {
+						printf("frame %d not presented\n", i);
+						return report();
+					}
+				}
+				printf("ok\n");
+				return 0;
+			}},
 		{"subscribe-v2-burst",
 			[] {
 				pp_timing_manager_v1 *manager = bind_timing_manager(2);

@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +56,8 @@ TEST(TimingLog, RecordsEveryCommitWithOrderedTimestamps) {
 	ASSERT_FALSE(records.empty());
 	EXPECT_EQ(records.front().at("type"), "header");
 	std::map<std::string, int> by_key;
+	std::map<std::string, std::set<int>> pids; // by format: one client each
+	std::set<uint64_t> surfaces;
 	int frames = 0;
 	for (const json &r : records) {
 		if (r.at("type") == "frame") {
@@ -64,6 +67,11 @@ TEST(TimingLog, RecordsEveryCommitWithOrderedTimestamps) {
 		if (r.at("type") != "commit") continue;
 		std::string key = r.at("transport").get<std::string>() + "/" + r.at("format").get<std::string>();
 		by_key[key]++;
+		// Labels (pushed apart from the records, joined by the writer): each client's own.
+		EXPECT_EQ(r.at("app_id"), "pixelport") << r;
+		EXPECT_EQ(r.at("title"), "pixelport-paint") << r;
+		pids[key.substr(key.find('/') + 1)].insert(r.at("pid").get<int>());
+		surfaces.insert(r.at("surface").get<uint64_t>());
 		EXPECT_EQ(r.at("width"), 128);
 		EXPECT_EQ(r.at("height"), 96);
 		uint64_t commit = ns(r, "t_commit"), up0 = ns(r, "t_upload_start"), up1 = ns(r, "t_upload_end");
@@ -91,11 +99,39 @@ TEST(TimingLog, RecordsEveryCommitWithOrderedTimestamps) {
 	EXPECT_EQ(by_key["shm-new/RGB888"] + by_key["shm/RGB888"], 3);
 	EXPECT_EQ(by_key["stream/NV12"], 3);
 	EXPECT_GT(frames, 0);
+	EXPECT_EQ(surfaces.size(), 3u);
+	std::set<int> all;
+	for (const auto &[format, set] : pids) {
+		ASSERT_EQ(set.size(), 1u) << format;
+		EXPECT_GT(*set.begin(), 0) << format;
+		all.insert(*set.begin());
+	}
+	EXPECT_EQ(all.size(), 3u); // three clients, three pids
 
 	std::ifstream tin(trace);
 	json doc = json::parse(tin); // valid after SIGTERM
 	ASSERT_TRUE(doc.contains("traceEvents"));
 	EXPECT_GT(doc.at("traceEvents").size(), 9u);
+}
+
+// Labels reach the log apart from the records (the writer joins them): a title and app_id set
+// between frames label the frames after, the earlier ones keep theirs.
+TEST(TimingLog, ATitleChangedBetweenFramesLabelsTheFramesAfterIt) {
+	CompositorFixture fx;
+	std::string log = fx.runtime_dir() + "/timing.jsonl";
+	ASSERT_TRUE(fx.start({"--timing-log", log}));
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "retitle"}, 20000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "ok\n");
+	ASSERT_EQ(fx.stop(), 0);
+	std::vector<std::string> labels;
+	for (const json &r : read_jsonl(log)) {
+		if (r.at("type") != "commit") continue;
+		labels.push_back(r.at("app_id").get<std::string>() + "/" + r.at("title").get<std::string>() + "/" +
+			std::to_string(r.at("seq").get<uint64_t>()));
+	}
+	// Commit 1 is the initial (buffer-less) commit, not recorded.
+	EXPECT_EQ(labels, (std::vector<std::string>{"one/first/2", "one/first/3", "two/second/4", "two/second/5"}));
 }
 
 TEST(TimingLog, SigusrOnePrintsTheSummaryWhileRunning) {

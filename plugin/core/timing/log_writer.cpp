@@ -49,16 +49,18 @@ LogWriter::~LogWriter() { close(); }
 
 template <typename R>
 bool LogWriter::push_item(const R &r) {
+	// Labels are not records: one that does not fit is not a drop (the caller pushes it again).
+	constexpr bool kRecord = !std::is_same_v<R, SurfaceLabels>;
 	const std::uint64_t t = tail_.load(std::memory_order_relaxed);
 	if (closed_) {
-		dropped_.fetch_add(1, std::memory_order_relaxed);
+		if (kRecord) dropped_.fetch_add(1, std::memory_order_relaxed);
 		return false;
 	}
 	// cached_head_ spares the shared cache line until the ring looks full or half full.
 	if (t - cached_head_ >= opts_.capacity) {
 		cached_head_ = head_.load(std::memory_order_acquire);
 		if (t - cached_head_ >= opts_.capacity) {
-			dropped_.fetch_add(1, std::memory_order_relaxed);
+			if (kRecord) dropped_.fetch_add(1, std::memory_order_relaxed);
 			return false;
 		}
 	}
@@ -77,6 +79,8 @@ bool LogWriter::push_item(const R &r) {
 
 bool LogWriter::push(const CommitRecord &r) { return push_item(r); }
 bool LogWriter::push(const FrameRecord &r) { return push_item(r); }
+bool LogWriter::push(const CommitSample &r) { return push_item(r); }
+bool LogWriter::push(const SurfaceLabels &labels) { return push_item(labels); }
 
 void LogWriter::run() {
 	// A library thread takes no signals: hosts block SIGTERM, SIGINT, ... in their event-loop
@@ -121,24 +125,41 @@ void LogWriter::write_batch(const std::vector<Item> &batch) {
 	}
 	if (!batch.empty() || dropped_now != reported) {
 		bool ok = true;
+		std::size_t records = 0; // labels are not records
 		try {
 			std::string &lines = lines_; // reused: its capacity stays between batches
 			lines.clear();
+			auto add_commit = [&](const CommitRecord &r) {
+				if (jsonl_fd_ >= 0) append_commit_line(lines, r);
+				if (trace_) trace_->add(r);
+				if (opts_.summary) opts_.summary->add(r);
+			};
 			for (const Item &item : batch) {
-				std::visit(
-					[&](const auto &r) {
-						if (jsonl_fd_ >= 0) {
-							if constexpr (std::is_same_v<std::decay_t<decltype(r)>,
-									      CommitRecord>) {
-								append_commit_line(lines, r);
-							} else {
-								append_frame_line(lines, r);
-							}
-						}
-						if (trace_) trace_->add(r);
-						if (opts_.summary) opts_.summary->add(r);
-					},
-					item);
+				if (const auto *labels = std::get_if<SurfaceLabels>(&item)) {
+					if (labels->gone) {
+						labels_.erase(labels->surface_id);
+					} else {
+						labels_[labels->surface_id] = *labels;
+					}
+					continue;
+				}
+				records++;
+				if (const auto *sample = std::get_if<CommitSample>(&item)) {
+					CommitRecord r;
+					static_cast<CommitSample &>(r) = *sample;
+					if (auto it = labels_.find(sample->surface_id); it != labels_.end()) {
+						r.pid = it->second.pid;
+						r.app_id = it->second.app_id;
+						r.title = it->second.title;
+					}
+					add_commit(r);
+				} else if (const auto *r = std::get_if<CommitRecord>(&item)) {
+					add_commit(*r);
+				} else if (const auto *f = std::get_if<FrameRecord>(&item)) {
+					if (jsonl_fd_ >= 0) append_frame_line(lines, *f);
+					if (trace_) trace_->add(*f);
+					if (opts_.summary) opts_.summary->add(*f);
+				}
 			}
 			if (dropped_now != reported) {
 				const std::uint64_t now = monotonic_ns();
@@ -155,7 +176,7 @@ void LogWriter::write_batch(const std::vector<Item> &batch) {
 			ok = false;
 		}
 		if (ok) {
-			written_.fetch_add(batch.size(), std::memory_order_relaxed);
+			written_.fetch_add(records, std::memory_order_relaxed);
 		} else {
 			io_errors_.fetch_add(1, std::memory_order_relaxed);
 		}

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -52,6 +53,11 @@ public:
 	// Queues a copy. Returns false and counts a drop when the queue is full or after close().
 	bool push(const CommitRecord &r);
 	bool push(const FrameRecord &r);
+	// A commit without labels: written with the labels its surface's last SurfaceLabels pushed
+	// before it gave (none: pid 0, no app_id or title).
+	bool push(const CommitSample &r);
+	// Labels for the samples pushed after it; `gone` forgets them. Not counted as written.
+	bool push(const SurfaceLabels &labels);
 
 	// Waits until every record pushed before the call is written (or dropped). False on timeout.
 	bool flush(std::chrono::milliseconds timeout = std::chrono::seconds(2));
@@ -69,7 +75,7 @@ public:
 	void pause_writer_for_test(bool paused);
 
 private:
-	using Item = std::variant<CommitRecord, FrameRecord>;
+	using Item = std::variant<CommitRecord, FrameRecord, CommitSample, SurfaceLabels>;
 	template <typename R>
 	bool push_item(const R &r);
 	void run();
@@ -98,6 +104,7 @@ private:
 
 	std::uint64_t drops_since_ns_ = 0; // writer thread only
 	std::string lines_; // writer thread only: the batch's JSONL text
+	std::unordered_map<std::uint64_t, SurfaceLabels> labels_; // writer thread only: by surface_id
 
 	std::mutex mu_;
 	std::uint64_t done_ = 0; // under mu_: ring index through which records are written

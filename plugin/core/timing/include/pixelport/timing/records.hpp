@@ -53,12 +53,11 @@ enum class Transport : std::uint8_t {
 	Stream, // pixelport stream transport (has t_data_complete)
 };
 
-// One wl_surface commit, from commit to on-screen.
-struct CommitRecord {
+// What the compositor records of one wl_surface commit on its hot path: every field of the
+// commit's record but its surface's labels. Those change rarely and reach the log apart
+// (SurfaceLabels), so the compositor clears and copies about half the bytes per commit.
+struct CommitSample {
 	std::uint64_t surface_id = 0; // compositor-unique, stable for the surface's life
-	std::int32_t pid = 0; // client pid, 0 if unknown
-	FixedString<64> app_id;
-	FixedString<96> title;
 	std::uint64_t seq = 0; // per-surface commit sequence number
 	Transport transport = Transport::Unknown;
 	std::uint32_t format = 0; // DRM fourcc
@@ -78,6 +77,22 @@ struct CommitRecord {
 	bool discarded = false; // replaced by a newer commit before it was shown
 };
 
+// The labels of a surface's records: its client and, for an xdg toplevel, app_id and title.
+struct SurfaceLabels {
+	std::uint64_t surface_id = 0;
+	std::int32_t pid = 0; // client pid, 0 if unknown
+	FixedString<64> app_id;
+	FixedString<96> title;
+	bool gone = false; // the surface is destroyed: its labels are forgotten (LogWriter)
+};
+
+// One wl_surface commit, from commit to on-screen: the sample and its surface's labels.
+struct CommitRecord : CommitSample {
+	std::int32_t pid = 0; // client pid, 0 if unknown
+	FixedString<64> app_id;
+	FixedString<96> title;
+};
+
 // One output frame (render pass + page flip).
 struct FrameRecord {
 	FixedString<32> output;
@@ -91,6 +106,8 @@ struct FrameRecord {
 
 // push() copies records into the queue by plain assignment; keep them free of owned memory.
 static_assert(std::is_trivially_copyable_v<CommitRecord>);
+static_assert(std::is_trivially_copyable_v<CommitSample>);
+static_assert(std::is_trivially_copyable_v<SurfaceLabels>);
 static_assert(std::is_trivially_copyable_v<FrameRecord>);
 
 // "shm", "shm-new", "stream", "unknown" (the JSONL spelling, the same as the clients' options).
