@@ -188,6 +188,7 @@ void TimingClient::flush() {
 }
 
 void TimingClient::finish(CommitTiming c) {
+	finished_++;
 	commits.push_back(std::move(c));
 	if (commits.size() > keep_) commits.erase(commits.begin());
 }

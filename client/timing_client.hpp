@@ -65,6 +65,8 @@ public:
 	void flush();
 	/** Batched: reports events received so far (each carries one or more commits). */
 	uint64_t reports_events() const { return reports_events_; }
+	/** Finished commits received so far, kept or not (a counter that only grows). */
+	uint64_t finished() const { return finished_; }
 	/**
 	 * Waits (dispatching, at most timeout_ms) for a finished commit that carried a buffer and
 	 * whose commit phase is at or after `since_ns`; takes it and drops older ones.
@@ -80,6 +82,7 @@ public:
 	std::map<uint32_t, CommitTiming> pending_; // version 1: commits whose done has not come
 	std::vector<std::string> output_names_; // version 3: by output id - 1
 	uint64_t reports_events_ = 0;
+	uint64_t finished_ = 0;
 	bool batched_;
 	void finish(CommitTiming c);
 
