@@ -1,5 +1,6 @@
 #include "pixelport/timing/jsonl.hpp"
 
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -42,6 +43,13 @@ std::string escape_cached(std::string_view v) {
 // written. The output is the same text nlohmann writes (tests/timing/test_records.cpp).
 class Line {
 public:
+	// Bytes a JSON string holds as they are: printable ASCII but the quote and the backslash.
+	static constexpr auto kPlain = [] {
+		std::array<bool, 256> t{};
+		for (int c = 0x20; c < 0x7f; c++) t[c] = c != '"' && c != '\\';
+		return t;
+	}();
+
 	// A string value, quoted: plain printable ASCII as is (the common case, no copy), anything
 	// else through nlohmann, which escapes and replaces invalid UTF-8 exactly as the rest of
 	// the file does.
@@ -49,7 +57,12 @@ public:
 	public:
 		explicit Str(std::string_view v) {
 			bool plain = true;
-			for (unsigned char c : v) plain = plain && c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+			for (unsigned char c : v) {
+				if (!kPlain[c]) {
+					plain = false;
+					break;
+				}
+			}
 			if (plain) {
 				view_ = v;
 			} else {
