@@ -72,8 +72,15 @@ int write_results(const Options &o, const Plan &plan, const fs::path &out, Sweep
 				  : "cost = client submit time (no timing protocol)")
 		  << ")\n";
 		h << "   how sure: near each crossover both sides were measured in " << o.confirm_rounds
-		  << " more alternating rounds; a side wins a size only when every run agrees by more than "
-		  << static_cast<int>(kTieFloor * 100) << "% and by more than half the run-to-run spread";
+		  << " more alternating rounds, each "
+		  << (o.confirm_compositor.empty() ? "on a new connection" : "in a compositor of its own")
+		  << ";\n   a side wins a size only when every run puts it ahead by more than "
+		  << static_cast<int>(kTieFloor * 100)
+		  << "% and its mean lead is larger than\n"
+		     "   the whole spread between the runs (a size measured once: the median spread of the\n"
+		     "   repeated sizes); \"sure\": the sizes on both sides of a crossover were repeated and won\n"
+		     "   so; \"no clear winner (within N%)\": the runs put the sides at most N% apart, or their\n"
+		     "   spread is N%";
 		if (invalid)
 			h << "\n   " << invalid << " point(s) showed wrong pixels and are left out (see the table)";
 		verdict = verdict_text(comparisons, h.str());
