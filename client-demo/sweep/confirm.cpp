@@ -108,7 +108,7 @@ private:
 } // namespace
 
 void confirm_crossovers(Connection &conn, TimingClient &timing, const Options &o, const Source &src,
-	std::vector<Comparison> *comparisons_io, int *confirm_runs_io, bool *alive_io) {
+	std::vector<Comparison> *comparisons_io, int *confirm_runs_io, int *apart_runs_io, bool *alive_io) {
 	std::vector<Comparison> &comparisons = *comparisons_io;
 	int &confirm_runs = *confirm_runs_io;
 	bool &alive = *alive_io;
@@ -230,6 +230,7 @@ void confirm_crossovers(Connection &conn, TimingClient &timing, const Options &o
 				if (ca > 0 && cb > 0) cmp->sizes[i].ratios.push_back(ca / cb);
 			}
 			confirm_runs++;
+			if (apart && own_compositor) (*apart_runs_io)++;
 			own_timing.reset(); // its destroy requests need the connection
 			fresh.disconnect();
 			comp.stop();

@@ -278,14 +278,14 @@ void conclude(Comparison *c, double noise) {
 		return;
 	}
 	Shape sh = shape_of(k);
-	// Ties (no clear winner) and how far apart the sides might be: as far as a run saw them, or
-	// the spread the difference was lost in, whichever is larger.
+	// Ties (no clear winner) and how far apart the sides might be: the mean lead widened by the
+	// spread it was lost in (which also covers every run's own ratio).
 	std::vector<size_t> ties;
 	double tie_within = 0;
 	for (size_t i = 0; i < k.size(); i++) {
 		if (k[i].winner == '=') {
 			ties.push_back(i);
-			tie_within = std::max({tie_within, k[i].within, k[i].band});
+			tie_within = std::max({tie_within, k[i].within, k[i].factor * (1 + k[i].band) - 1});
 		}
 	}
 	auto ties_text = [&](size_t from, size_t to) {
