@@ -311,17 +311,22 @@ void conclude(Comparison *c, double noise) {
 		size_t first = 0, end = last;
 		while (k[first].winner == '=') first++;
 		while (k[end].winner == '=') end--;
-		t << w << " faster at every measured size" << (ties.empty() ? "" : " with a clear winner") << " from "
-		  << size_text(*c, first) << " to " << size_text(*c, end);
-		// The narrowest margin, and how sure it is.
-		size_t nearest = first;
-		for (size_t i = first; i <= end; i++) {
-			if (k[i].winner != '=' && k[i].factor < k[nearest].factor) nearest = i;
+		if (first == end) {
+			t << w << " faster at the one size with a clear winner, " << size_text(*c, first) << " ("
+			  << fixed(k[first].factor, 2) << "x, " << runs_text(k[first]) << ")";
+		} else {
+			t << w << " faster at every measured size" << (ties.empty() ? "" : " with a clear winner")
+			  << " from " << size_text(*c, first) << " to " << size_text(*c, end);
+			// The narrowest margin, and how sure it is.
+			size_t nearest = first;
+			for (size_t i = first; i <= end; i++) {
+				if (k[i].winner != '=' && k[i].factor < k[nearest].factor) nearest = i;
+			}
+			t << " (" << fixed(k[first].factor, 2) << "x at " << size_text(*c, first) << ", "
+			  << fixed(k[end].factor, 2) << "x at " << size_text(*c, end) << "; narrowest "
+			  << fixed(k[nearest].factor, 2) << "x at " << size_text(*c, nearest) << ", "
+			  << runs_text(k[nearest]) << ")";
 		}
-		t << " (" << fixed(k[first].factor, 2) << "x at " << size_text(*c, first);
-		if (end != first) t << ", " << fixed(k[end].factor, 2) << "x at " << size_text(*c, end);
-		t << "; narrowest " << fixed(k[nearest].factor, 2) << "x at " << size_text(*c, nearest) << ", "
-		  << runs_text(k[nearest]) << ")";
 		std::string tt = ties_text(0, last);
 		if (!tt.empty()) t << "; no clear winner at " << tt << " " << within_text(tie_within);
 		c->text = t.str();

@@ -155,6 +155,12 @@ TEST(SweepVerdict, OneSideFasterEverywhere) {
 				 "clear winner at 4.00 KiB, 256 KiB (within 4%)"),
 		std::string::npos)
 		<< ends.text;
+	Comparison one = shm_vs_socket({{0.99}, {0.5}, {1.01}});
+	conclude(&one);
+	EXPECT_NE(one.text.find("NV12: shm faster at the one size with a clear winner, 16.0 KiB (2.00x, 1 run); no "
+				"clear winner at 4.00 KiB, 64.0 KiB (within 4%)"),
+		std::string::npos)
+		<< one.text;
 }
 
 Point point(const std::string &format, const std::string &transport, uint64_t bytes, int64_t cost_ns) {
