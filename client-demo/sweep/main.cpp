@@ -70,7 +70,7 @@ int main(int argc, char *argv[]) {
 	// ---- the verdict: repeat both sides near each candidate crossover, alternating ----
 	if (!o.peer_child) {
 		r.comparisons = plan_comparisons(r.points);
-		confirm_crossovers(conn, *timing, o, src, &r.comparisons, &r.confirm_runs, &r.alive);
+		confirm_crossovers(conn, *timing, o, src, &r.comparisons, &r.confirm_runs, &r.confirm_apart, &r.alive);
 	}
 	timing.reset(); // its destroy requests need the connection
 	conn.disconnect();

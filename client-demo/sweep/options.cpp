@@ -88,6 +88,9 @@ CLI::Option *add_options(CLI::App &app, Options *o) {
 	app.add_option("--confirm-seconds", o->confirm_seconds, "measuring time per point in a confirming round")
 		->capture_default_str()
 		->transform(cli::Range(0.0, 60.0));
+	app.add_option("--confirm-compositor", o->confirm_compositor,
+		"start each confirming round's own compositor with this shell command line, plus --socket NAME "
+		"(e.g. pixelport-compositor --log-level error); default: the rounds run in the sweep's compositor");
 	app.set_version_flag("--version", std::string("pixelport-sweep ") + PIXELPORT_VERSION);
 	return sizes_opt;
 }

@@ -41,6 +41,9 @@ struct Options {
 	bool test_wrong_reference = false; // testing aid: compare against inverted pixels
 	int confirm_rounds = 3;
 	double confirm_seconds = 0.25;
+	// A shell command line starting a compositor (pixelport-compositor's options: " --socket
+	// NAME" is appended) for each confirming round; empty: the rounds use the sweep's compositor.
+	std::string confirm_compositor;
 };
 
 /** Adds every option of pixelport-sweep to `app`, stored in *o; returns --sizes (given even when empty). */

@@ -38,8 +38,8 @@ fs::path output_folder(const Options &o) {
 
 int write_results(const Options &o, const Plan &plan, const fs::path &out, SweepResult &r) {
 	const auto &[transport_names, transports, format_names, formats, sizes, size_args] = plan;
-	auto &[points, comparisons, confirm_runs, series, notes, content_note, cpid, hwm_before, rss_before, hwm_after,
-		rss_after, have_timing, alive] = r;
+	auto &[points, comparisons, confirm_runs, confirm_apart, series, notes, content_note, cpid, hwm_before,
+		rss_before, hwm_after, rss_after, have_timing, alive] = r;
 	std::vector<Crossover> crossovers = find_crossovers(points, transport_names);
 	size_t measured = static_cast<size_t>(
 		std::count_if(points.begin(), points.end(), [](const Point &p) { return p.measured(); }));
@@ -72,14 +72,22 @@ int write_results(const Options &o, const Plan &plan, const fs::path &out, Sweep
 				  : "cost = client submit time (no timing protocol)")
 		  << ")\n";
 		h << "   how sure: near each crossover both sides were measured in " << o.confirm_rounds
-		  << " more alternating rounds; a side wins a size only when every run agrees by more than "
-		  << static_cast<int>(kTieFloor * 100) << "% and by more than half the run-to-run spread";
+		  << " more alternating rounds, each "
+		  << (confirm_runs > 0 && confirm_apart == confirm_runs ? "in a compositor of its own"
+									: "on a new connection")
+		  << ";\n   a side wins a size only when every run puts it ahead by more than "
+		  << static_cast<int>(kTieFloor * 100)
+		  << "% and its mean lead is larger than\n"
+		     "   the whole spread between the runs (a size measured once: the median spread of the\n"
+		     "   repeated sizes); \"sure\": the sizes on both sides of a crossover were repeated and won\n"
+		     "   so; \"no clear winner (within N%)\": the mean lead, widened by the spread, is at most N%";
 		if (invalid)
 			h << "\n   " << invalid << " point(s) showed wrong pixels and are left out (see the table)";
 		verdict = verdict_text(comparisons, h.str());
 		j["verdict"] = {{"text", verdict}, {"comparisons", verdict_json(comparisons)},
 			{"confirm_rounds", o.confirm_rounds}, {"confirm_seconds", o.confirm_seconds},
-			{"rounds_run", confirm_runs}, {"tie_floor", kTieFloor}};
+			{"rounds_run", confirm_runs}, {"rounds_in_own_compositor", confirm_apart},
+			{"tie_floor", kTieFloor}};
 	}
 	std::string table = format_table(points);
 	std::ostringstream cross;

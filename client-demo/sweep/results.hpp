@@ -22,6 +22,7 @@ struct SweepResult {
 	std::vector<Point> points;
 	std::vector<Comparison> comparisons;
 	int confirm_runs = 0;
+	int confirm_apart = 0; // of those, rounds run in a compositor of their own
 	std::vector<std::string> series; // transports as plotted, peer runs included
 	std::vector<std::string> notes;
 	std::string content_note;

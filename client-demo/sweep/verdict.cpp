@@ -50,9 +50,10 @@ std::string runs_text(const SizeCall &k) {
 
 } // namespace
 
-SizeCall judge(const VerdictSize &s) {
+SizeCall judge(const VerdictSize &s, double noise) {
 	SizeCall k;
 	k.runs = static_cast<int>(s.ratios.size());
+	k.band = kTieFloor;
 	if (s.ratios.empty()) return k;
 	double lo = s.ratios[0], hi = s.ratios[0], sum = 0;
 	for (double r : s.ratios) {
@@ -65,11 +66,42 @@ SizeCall judge(const VerdictSize &s) {
 	k.factor = std::max(k.ratio, 1 / k.ratio);
 	k.spread = hi / lo - 1;
 	// A winner only when every run puts the same side ahead by more than the floor, and the
-	// mean difference is larger than half the run-to-run spread.
-	const double half_spread = std::log(hi / lo) / 2;
-	if (hi < 1 / (1 + kTieFloor) && -std::log(k.ratio) > half_spread) k.winner = 'a';
-	if (lo > 1 + kTieFloor && std::log(k.ratio) > half_spread) k.winner = 'b';
+	// mean lead is larger than the whole run-to-run spread (a size measured once: the spread
+	// seen at repeated sizes). Half the spread was not enough: three demo runs disagreed on
+	// calls it made "sure", as separate runs differ more than rounds within one run do.
+	const double spread = std::max(std::log(hi / lo), k.runs == 1 ? noise : 0.0);
+	const double band = std::max(std::log1p(kTieFloor), spread);
+	k.band = spread > std::log1p(kTieFloor) ? std::expm1(spread) : kTieFloor;
+	const double lead = std::log(k.ratio);
+	if (hi < 1 / (1 + kTieFloor) && -lead > band) k.winner = 'a';
+	if (lo > 1 + kTieFloor && lead > band) k.winner = 'b';
 	return k;
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+	if (v.empty()) return 0;
+	std::sort(v.begin(), v.end());
+	size_t n = v.size();
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// ln(hi/lo) of each size of `c` measured more than once.
+void repeated_spreads(const Comparison &c, std::vector<double> *out) {
+	for (const VerdictSize &s : c.sizes) {
+		if (!s.confirmed()) continue;
+		auto [lo, hi] = std::minmax_element(s.ratios.begin(), s.ratios.end());
+		if (*lo > 0) out->push_back(std::log(*hi / *lo));
+	}
+}
+
+} // namespace
+
+double typical_noise(const std::vector<Comparison> &cs) {
+	std::vector<double> v;
+	for (const Comparison &c : cs) repeated_spreads(c, &v);
+	return median(v);
 }
 
 std::vector<Comparison> plan_comparisons(const std::vector<Point> &points) {
@@ -232,9 +264,9 @@ std::vector<size_t> confirm_indices(const Comparison &c) {
 	return out;
 }
 
-void conclude(Comparison *c) {
+void conclude(Comparison *c, double noise) {
 	c->calls.clear();
-	for (const VerdictSize &s : c->sizes) c->calls.push_back(judge(s));
+	for (const VerdictSize &s : c->sizes) c->calls.push_back(judge(s, noise));
 	c->crossover = false;
 	c->at_bytes = 0;
 	c->winner.clear();
@@ -246,13 +278,14 @@ void conclude(Comparison *c) {
 		return;
 	}
 	Shape sh = shape_of(k);
-	// Ties (no clear winner) and how close they are.
+	// Ties (no clear winner) and how far apart the sides might be: the mean lead widened by the
+	// spread it was lost in (which also covers every run's own ratio).
 	std::vector<size_t> ties;
 	double tie_within = 0;
 	for (size_t i = 0; i < k.size(); i++) {
 		if (k[i].winner == '=') {
 			ties.push_back(i);
-			tie_within = std::max(tie_within, k[i].within);
+			tie_within = std::max({tie_within, k[i].within, k[i].factor * (1 + k[i].band) - 1});
 		}
 	}
 	auto ties_text = [&](size_t from, size_t to) {
@@ -274,17 +307,26 @@ void conclude(Comparison *c) {
 	const std::string &l = sh.w == 'a' ? c->b_name : c->a_name;
 	c->winner = w;
 	if (sh.k == SIZE_MAX) {
-		t << w << " faster at every measured size" << (ties.empty() ? "" : " with a clear winner") << " from "
-		  << size_text(*c, 0) << " to " << size_text(*c, last);
-		// The narrowest margin, and how sure it is.
-		size_t nearest = 0;
-		for (size_t i = 0; i < k.size(); i++) {
-			if (k[i].winner != '=' && (k[nearest].winner == '=' || k[i].factor < k[nearest].factor))
-				nearest = i;
+		// From the first to the last size with a clear winner (a tie's ratio says nothing).
+		size_t first = 0, end = last;
+		while (k[first].winner == '=') first++;
+		while (k[end].winner == '=') end--;
+		if (first == end) {
+			t << w << " faster at the one size with a clear winner, " << size_text(*c, first) << " ("
+			  << fixed(k[first].factor, 2) << "x, " << runs_text(k[first]) << ")";
+		} else {
+			t << w << " faster at every measured size" << (ties.empty() ? "" : " with a clear winner")
+			  << " from " << size_text(*c, first) << " to " << size_text(*c, end);
+			// The narrowest margin, and how sure it is.
+			size_t nearest = first;
+			for (size_t i = first; i <= end; i++) {
+				if (k[i].winner != '=' && k[i].factor < k[nearest].factor) nearest = i;
+			}
+			t << " (" << fixed(k[first].factor, 2) << "x at " << size_text(*c, first) << ", "
+			  << fixed(k[end].factor, 2) << "x at " << size_text(*c, end) << "; narrowest "
+			  << fixed(k[nearest].factor, 2) << "x at " << size_text(*c, nearest) << ", "
+			  << runs_text(k[nearest]) << ")";
 		}
-		t << " (" << fixed(k[0].factor, 2) << "x at " << size_text(*c, 0) << ", " << fixed(k[last].factor, 2)
-		  << "x at " << size_text(*c, last) << "; narrowest " << fixed(k[nearest].factor, 2) << "x at "
-		  << size_text(*c, nearest) << ", " << runs_text(k[nearest]) << ")";
 		std::string tt = ties_text(0, last);
 		if (!tt.empty()) t << "; no clear winner at " << tt << " " << within_text(tie_within);
 		c->text = t.str();
@@ -318,8 +360,14 @@ void conclude(Comparison *c) {
 	if (!tt.empty()) t << "; no clear winner at " << tt << " " << within_text(tie_within);
 	if (sh.changes > 1) t << "; the winner changes " << sh.changes << " times over the range, this is the last";
 	bool sure = k[sh.k].runs >= 3 && (sh.j == SIZE_MAX || k[j].runs >= 3);
-	t << (sure ? "; sure: every run agrees on both sides" : "; not confirmed by repeated runs");
+	t << (sure ? "; sure: on both sides every run agrees, by more than their spread"
+		   : "; not confirmed by repeated runs");
 	c->text = t.str();
+}
+
+void conclude_all(std::vector<Comparison> *cs) {
+	const double noise = typical_noise(*cs);
+	for (Comparison &c : *cs) conclude(&c, noise);
 }
 
 std::string verdict_text(const std::vector<Comparison> &cs, const std::string &header) {
@@ -363,6 +411,7 @@ nlohmann::json verdict_json(const std::vector<Comparison> &cs) {
 				one["ratio"] = k.ratio;
 				one["spread"] = k.spread;
 				one["within"] = k.within;
+				one["band"] = k.band;
 				one["runs"] = k.runs;
 			}
 			sizes.push_back(one);

@@ -9,8 +9,10 @@
 //
 // Each answer compares the median cost of two sides at the sizes the sweep measured. The sweep
 // is one run; near each candidate crossover the sweep repeats both sides in alternating rounds
-// (confirm_indices()), so each confirmed size carries one cost ratio per run and the run-to-run
-// spread, not only the within-run noise, decides whether a side wins.
+// (confirm_indices()), each on a new connection, so each confirmed size carries one cost ratio
+// per run. A side wins a size only when its lead is larger than the whole spread of those runs:
+// separate demo runs differ by more than rounds within one run do, and half the spread called
+// differences "sure" that the next run did not see.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +45,7 @@ struct SizeCall {
 	double factor = 1; // how many times faster the winner (or the faster side) is: >= 1
 	double spread = 0; // run-to-run spread: max/min of the ratios - 1 (0 with one run)
 	double within = 0; // largest distance of a run from a tie: max(r, 1/r) - 1
+	double band = 0; // the lead a winner must exceed, as factor - 1: the spread, at least kTieFloor
 	int runs = 0;
 };
 
@@ -64,7 +67,19 @@ struct Comparison {
 /** A difference under this (2%) is never a winner, however tight the runs. */
 inline constexpr double kTieFloor = 0.02;
 
-SizeCall judge(const VerdictSize &s);
+/**
+ * Calls one size. A side wins when every run puts it ahead by more than kTieFloor and the
+ * geometric mean of the runs' ratios is further from 1 than the runs' whole spread (hi/lo); a
+ * size measured once uses `noise` (a spread seen at repeated sizes, as ln(hi/lo)) instead.
+ */
+SizeCall judge(const VerdictSize &s, double noise = 0);
+
+/**
+ * The spread (ln(hi/lo)) a size measured once is judged with: the median spread of every size of
+ * `cs` repeated in rounds (0 when none was). Over all comparisons: one comparison has too few
+ * repeated sizes for a stable median.
+ */
+double typical_noise(const std::vector<Comparison> &cs);
 
 /**
  * The comparisons the sweep's points allow: question 1 for each format with shm / shm-new and
@@ -82,8 +97,11 @@ std::vector<Comparison> plan_comparisons(const std::vector<Point> &points);
  */
 std::vector<size_t> confirm_indices(const Comparison &c);
 
-/** Calls every size, finds the crossover and writes the sentence. */
-void conclude(Comparison *c);
+/** Calls every size (a size measured once with `noise`: typical_noise()), finds the crossover and writes the sentence. */
+void conclude(Comparison *c, double noise = 0);
+
+/** conclude() for each, with typical_noise() of them all. */
+void conclude_all(std::vector<Comparison> *cs);
 
 /** The verdict block (text, a few lines per question) and its JSON. */
 std::string verdict_text(const std::vector<Comparison> &cs, const std::string &header);

@@ -152,6 +152,59 @@ TEST(Sweep, QuickSweepWritesEveryFileWithSaneValues) {
 	EXPECT_TRUE(fx.compositor().running());
 }
 
+// --confirm-compositor: each confirming round in a compositor of its own (none of the rounds'
+// commits reach the sweep's compositor), stopped after its round; a command that does not
+// start one leaves the rounds to the sweep's compositor, with one line saying so.
+TEST(Sweep, ConfirmingRoundsRunInCompositorsOfTheirOwn) {
+	for (bool good : {true, false}) {
+		SCOPED_TRACE(good ? "a compositor per round" : "a command that fails");
+		CompositorFixture fx;
+		fs::path log = fs::path(fx.runtime_dir()) / "timing.jsonl";
+		ASSERT_TRUE(fx.start({"--timing-log", log.string()}));
+		fs::path out = fs::path(fx.runtime_dir()) / "own";
+		std::string cmd = good ? build_path("PIXELPORT_COMPOSITOR") + " --log-level error --output 256x256"
+				       : std::string("/nonexistent/compositor");
+		std::string so, se;
+		ASSERT_EQ(fx.run_client(sweep({"--sizes", "16K,256K", "--formats", "XRGB8888", "--transports",
+						"shm,socket", "--pattern", "--no-plot", "--no-verify",
+						"--confirm-compositor", cmd, "-o", out.string()}),
+				  60000, &so, &se),
+			0)
+			<< se;
+		const json v = read_json(out / "verdict.json");
+		const std::string text = v["text"];
+		EXPECT_NE(text.find(good ? "each in a compositor of its own" : "each on a new connection"),
+			std::string::npos)
+			<< text;
+		size_t repeated = 0;
+		for (const json &c : v["comparisons"]) {
+			for (const json &sz : c["sizes"]) repeated += sz["ratios_a_over_b"].size() == 3;
+		}
+		EXPECT_GE(repeated, 1u) << v.dump(1);
+		EXPECT_EQ(v["rounds_in_own_compositor"], good ? v["rounds_run"] : json(0));
+		EXPECT_EQ(se.find("confirming rounds in the sweep's compositor: '") != std::string::npos, !good) << se;
+		// Each round's compositor is gone, its socket removed.
+		for (const auto &e : fs::directory_iterator(fx.runtime_dir()))
+			EXPECT_EQ(e.path().filename().string().rfind("pixelport-confirm-", 0), std::string::npos)
+				<< e.path();
+		EXPECT_EQ(fx.stop(), 0);
+		std::ifstream in(log);
+		size_t sweep_commits = 0, confirm_commits = 0;
+		for (std::string line; std::getline(in, line);) {
+			json r = json::parse(line, nullptr, false);
+			if (r.is_discarded() || r["type"] != "commit") continue;
+			std::string title = r.value("title", "");
+			sweep_commits += title.rfind("pixelport-sweep ", 0) == 0;
+			confirm_commits += title.size() > 8 && title.compare(title.size() - 8, 8, " confirm") == 0;
+		}
+		EXPECT_GT(sweep_commits, 0u);
+		if (good)
+			EXPECT_EQ(confirm_commits, 0u);
+		else
+			EXPECT_GT(confirm_commits, 0u);
+	}
+}
+
 TEST(Sweep, RealImagesDecodeAsContent) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
