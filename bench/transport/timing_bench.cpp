@@ -244,7 +244,7 @@ int main(int argc, char *argv[]) {
 	Frame a(DRM_FORMAT_XRGB8888, size, size, 1), b(DRM_FORMAT_XRGB8888, size, size, 2);
 	double load[1] = {0};
 	getloadavg(load, 1);
-	printf("pixelport-bench-timing: %dx%d XRGB8888 wl_shm, commit + wl_display_sync loop, %d rounds x %.1f s per "
+	printf("pixelport-bench-timing: %dx%d XRGB8888 wl_shm, commit + wl_display_sync loop, %d rounds x %.2f s per "
 	       "variant and mode, alternating; %u cores, load average %.2f; modes: %s%s\n",
 		size, size, runs, seconds, std::thread::hardware_concurrency(), load[0],
 		pin_modes.size() == 2  ? "unpinned and pinned"
