@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -437,9 +438,46 @@ bool parse_probe_line(const std::string &line, ProbeStats *stats) {
 	return true;
 }
 
+namespace {
+
+// Steal time of each CPU since boot (/proc/stat "cpuN" lines, 8th value, USER_HZ ticks), µs.
+std::vector<uint64_t> cpu_steal_us() {
+	std::vector<uint64_t> out;
+	std::ifstream in("/proc/stat");
+	std::string line;
+	const long hz = sysconf(_SC_CLK_TCK);
+	while (std::getline(in, line)) {
+		if (line.rfind("cpu", 0) != 0 || line.size() < 4 || !isdigit(static_cast<unsigned char>(line[3])))
+			continue;
+		std::istringstream fields(line.substr(line.find(' ')));
+		uint64_t v[8] = {};
+		for (uint64_t &x : v) fields >> x;
+		out.push_back(hz > 0 ? v[7] * 1000000u / static_cast<uint64_t>(hz) : 0);
+	}
+	return out;
+}
+
+// The most any one CPU had stolen between two readings.
+uint64_t steal_between(const std::vector<uint64_t> &before, const std::vector<uint64_t> &after) {
+	uint64_t most = 0;
+	for (size_t i = 0; i < before.size() && i < after.size(); i++) {
+		if (after[i] > before[i]) most = std::max(most, after[i] - before[i]);
+	}
+	return most;
+}
+
+} // namespace
+
+uint64_t max_cpu_steal_us() {
+	uint64_t most = 0;
+	for (uint64_t v : cpu_steal_us()) most = std::max(most, v);
+	return most;
+}
+
 bool ProbeClient::start(CompositorFixture &fx) {
 	if (!process_.start({build_path("PIXELPORT_PROBE_CLIENT")}, fx.client_env())) return false;
 	std::string line;
+	steal_ = cpu_steal_us();
 	return process_.read_line(&line, 10000) && line == "probe ready";
 }
 
@@ -447,7 +485,11 @@ bool ProbeClient::sample(ProbeStats *stats, int timeout_ms) {
 	if (!process_.running()) return false;
 	kill(process_.pid(), SIGUSR1);
 	std::string line;
-	return process_.read_line(&line, timeout_ms) && parse_probe_line(line, stats);
+	if (!process_.read_line(&line, timeout_ms) || !parse_probe_line(line, stats)) return false;
+	std::vector<uint64_t> now = cpu_steal_us();
+	stats->steal_us = steal_between(steal_, now);
+	steal_ = std::move(now);
+	return true;
 }
 
 bool ProbeClient::stop(ProbeStats *stats, int timeout_ms) {
@@ -507,7 +549,11 @@ void AttackArena::expect_probe_served(ProbeStats *stats, bool expect_frames) {
 	ASSERT_TRUE(probe.sample(stats));
 	EXPECT_EQ(stats->error, "");
 	EXPECT_GT(stats->roundtrips, 0u);
-	EXPECT_LT(stats->worst_roundtrip_us, kProbeLatencyMs * 1000u);
+	// Time the hypervisor took from the machine in this window delayed every process alike;
+	// the bound is for what the compositor does, so it moves by that much (steal is counted in
+	// 10 ms ticks, and is 0 on a machine that has none).
+	EXPECT_LT(stats->worst_roundtrip_us, kProbeLatencyMs * 1000u + stats->steal_us)
+		<< "steal in the window " << stats->steal_us << " us";
 	if (expect_frames) {
 		EXPECT_GT(stats->frames, 0u);
 	}

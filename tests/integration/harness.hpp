@@ -185,7 +185,15 @@ struct ProbeStats {
 	uint64_t frames = 0;
 	uint64_t worst_frame_gap_us = 0;
 	std::string error; // the connection died: why ("" when it did not)
+	/**
+	 * CPU time the hypervisor took from this machine in the same window (the most of any one
+	 * CPU, /proc/stat "steal", 10 ms ticks): no process here ran then, the compositor neither.
+	 */
+	uint64_t steal_us = 0;
 };
+
+/** The most steal time (/proc/stat) of any one CPU since boot, µs; 0 where not reported. */
+uint64_t max_cpu_steal_us();
 
 /** Parses "probe roundtrips=N worst_roundtrip_us=N frames=N worst_frame_gap_us=N[ error=...]". */
 bool parse_probe_line(const std::string &line, ProbeStats *stats);
@@ -214,6 +222,7 @@ public:
 
 private:
 	Process process_;
+	std::vector<uint64_t> steal_; // per CPU at the previous sample or start, µs
 };
 
 /**
