@@ -53,7 +53,6 @@ struct TimingSubscription {
 class RecordFifo {
 public:
 	bool empty() const { return size_ == 0; }
-	size_t size() const { return size_; }
 	timing::CommitSample &front() { return slots_[head_]; }
 	/** A cleared record at the back. */
 	timing::CommitSample &emplace_back();

@@ -468,12 +468,6 @@ uint64_t steal_between(const std::vector<uint64_t> &before, const std::vector<ui
 
 } // namespace
 
-uint64_t max_cpu_steal_us() {
-	uint64_t most = 0;
-	for (uint64_t v : cpu_steal_us()) most = std::max(most, v);
-	return most;
-}
-
 bool ProbeClient::start(CompositorFixture &fx) {
 	if (!process_.start({build_path("PIXELPORT_PROBE_CLIENT")}, fx.client_env())) return false;
 	std::string line;

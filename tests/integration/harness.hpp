@@ -192,9 +192,6 @@ struct ProbeStats {
 	uint64_t steal_us = 0;
 };
 
-/** The most steal time (/proc/stat) of any one CPU since boot, µs; 0 where not reported. */
-uint64_t max_cpu_steal_us();
-
 /** Parses "probe roundtrips=N worst_roundtrip_us=N frames=N worst_frame_gap_us=N[ error=...]". */
 bool parse_probe_line(const std::string &line, ProbeStats *stats);
 
