@@ -1,3 +1,4 @@
+#include <functional>
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -211,8 +212,53 @@ TEST(JsonlLines, HandWrittenLinesAreTheBytesNlohmannWrites) {
 	CommitRecord hex = test::sample_commit(2, 2);
 	hex.format = 0x01020304;
 	commits.push_back(hex);
+	// Timestamps share their leading digits with t_commit's text only where they agree above
+	// the last eight: across a power of ten, before t_commit, far after it, or under 10^8.
+	CommitRecord near = test::sample_commit(3, 999'999'999);
+	near.t_data_complete = 1'000'000'001; // one more digit
+	near.t_convert_start = 999'999'998; // before
+	near.t_convert_end = 900'000'000; // lowest with the same leading digit
+	near.t_upload_start = 899'999'999; // just below it
+	near.t_upload_end = 999'999'999'000; // far after
+	near.t_present = 1'000'000'000;
+	commits.push_back(near);
+	CommitRecord small = test::sample_commit(4, 99'999'999); // eight digits: none shared
+	small.t_present = 100'000'007;
+	small.t_upload_end = 5;
+	commits.push_back(small);
+	CommitRecord zeros = test::sample_commit(5, 1'234'500'000'000'000); // low digits 0: kept
+	zeros.t_data_complete = 1'234'500'000'000'007;
+	zeros.t_present = 1'234'500'099'999'999;
+	commits.push_back(zeros);
 	for (const CommitRecord &c : commits) {
 		EXPECT_EQ(commit_line(c), reference_commit_line(c));
+	}
+	// LogWriter's way: one CommitLines per surface, its kept text made again when a field
+	// changes between commits (each record here differs from the one before in several).
+	CommitLines lines(12, 4242, "foot", "~ — shell");
+	for (CommitRecord c : commits) {
+		c.surface_id = 12;
+		c.pid = 4242;
+		c.app_id = "foot";
+		c.title = "~ — shell";
+		for (int twice = 0; twice < 2; ++twice) {
+			std::string out = "before\n";
+			lines.append(out, c);
+			EXPECT_EQ(out, "before\n" + reference_commit_line(c));
+		}
+	}
+	CommitRecord changed = test::sample_commit(8, 1'000'000'000);
+	for (auto change : std::vector<std::function<void(CommitRecord &)>>{
+		     [](CommitRecord &r) { r.transport = Transport::Stream; },
+		     [](CommitRecord &r) { r.format = fourcc('N', 'V', '1', '2'); },
+		     [](CommitRecord &r) { r.width = 801; }, [](CommitRecord &r) { r.height = 601; },
+		     [](CommitRecord &r) { r.bytes = 1; }, [](CommitRecord &r) { r.damage_bytes = 2; },
+		     [](CommitRecord &r) { r.output = "HEADLESS-2"; }, [](CommitRecord &r) { r.output = ""; },
+		     [](CommitRecord &r) { r.discarded = !r.discarded; }}) {
+		change(changed);
+		std::string out;
+		lines.append(out, changed);
+		EXPECT_EQ(out, reference_commit_line(changed));
 	}
 	// Appending continues a batch: the same lines, one after another.
 	std::string batch = "prefix\n";

@@ -107,6 +107,38 @@ public:
 	Line &ts(std::uint64_t ns) { // 0 = absent
 		return ns == 0 ? lit("null") : u64(ns);
 	}
+	// A commit's timestamps lie within a fraction of a second of each other, so they share all
+	// but their last eight digits: those are copied from `base` (digits already written to this
+	// line by u64()) and the last eight made from a table of digit pairs, as to_chars does.
+	// The text is the same as ts(ns).
+	static constexpr std::uint64_t k8 = 100'000'000;
+	struct Digits {
+		const char *at = nullptr;
+		std::size_t size = 0;
+		std::uint64_t high = 0; // value / 10^8
+	};
+	Digits mark_u64(std::uint64_t v) {
+		Digits d{p_, 0, v / k8};
+		u64(v);
+		d.size = static_cast<std::size_t>(p_ - d.at);
+		return d;
+	}
+	Line &ts_near(std::uint64_t ns, const Digits &base) {
+		const std::uint64_t high = ns / k8;
+		if (ns == 0 || base.size <= 8 || high != base.high) return ts(ns);
+		// A fixed 16-byte copy (the most leading digits a u64 has is 12) for a call-free memcpy:
+		// the bytes after base's digits are this line's own, and p_ has room (kFixedMax).
+		std::memcpy(p_, base.at, 16);
+		p_ += base.size - 8;
+		const auto low = static_cast<std::uint32_t>(ns - high * k8);
+		const std::uint32_t upper = low / 10'000, lower = low - upper * 10'000;
+		pair(upper / 100).pair(upper % 100).pair(lower / 100).pair(lower % 100);
+		return *this;
+	}
+	Line &text(std::string_view made) { // a piece of a line made before (CommitLines)
+		p_ = copy(p_, made);
+		return *this;
+	}
 	Line &boolean(bool v) { return v ? lit("true") : lit("false"); }
 	Line &str(const Str &s) {
 		p_ = s.put(p_);
@@ -114,10 +146,24 @@ public:
 	}
 	void done() {
 		lit("}\n");
-		out_.resize(static_cast<std::size_t>(p_ - out_.data()));
+		end();
 	}
+	void end() { out_.resize(static_cast<std::size_t>(p_ - out_.data())); } // a line's first part
 
 private:
+	static constexpr auto kDigitPairs = [] {
+		std::array<char, 200> t{};
+		for (int i = 0; i < 100; i++) {
+			t[2 * i] = static_cast<char>('0' + i / 10);
+			t[2 * i + 1] = static_cast<char>('0' + i % 10);
+		}
+		return t;
+	}();
+	Line &pair(std::uint32_t two_digits) {
+		std::memcpy(p_, &kDigitPairs[2 * two_digits], 2);
+		p_ += 2;
+		return *this;
+	}
 	static char *copy(char *p, std::string_view s) {
 		std::memcpy(p, s.data(), s.size());
 		return p + s.size();
@@ -213,28 +259,61 @@ std::string header_line(std::int32_t pid, std::uint64_t start_ns) {
 
 static_assert(kSchemaVersion == 1, "the hand-written lines below say \"v\":1");
 
-void append_commit_line(std::string &out, const CommitRecord &r) {
-	const Line::Str app_id(r.app_id.view()), title(r.title.view()), transport(transport_name(r.transport));
-	const std::string format_text = format_name(r.format);
-	const Line::Str format(format_text), output(r.output.view());
-	Line l(out,
-		app_id.max_size() + title.max_size() + transport.max_size() + format.max_size() + output.max_size());
-	l.lit("{\"v\":1,\"type\":\"commit\",\"surface\":").u64(r.surface_id).lit(",\"pid\":").i64(r.pid);
-	l.lit(",\"app_id\":").str(app_id).lit(",\"title\":").str(title).lit(",\"seq\":").u64(r.seq);
-	l.lit(",\"transport\":").str(transport).lit(",\"format\":").str(format);
-	l.lit(",\"width\":").i64(r.width).lit(",\"height\":").i64(r.height);
-	l.lit(",\"bytes\":").u64(r.bytes).lit(",\"damage_bytes\":").u64(r.damage_bytes);
-	l.lit(",\"t_commit\":").ts(r.t_commit).lit(",\"t_data_complete\":").ts(r.t_data_complete);
-	l.lit(",\"t_convert_start\":").ts(r.t_convert_start).lit(",\"t_convert_end\":").ts(r.t_convert_end);
-	l.lit(",\"t_upload_start\":").ts(r.t_upload_start).lit(",\"t_upload_end\":").ts(r.t_upload_end);
-	l.lit(",\"t_present\":").ts(r.t_present).lit(",\"output\":");
-	if (r.output.empty()) {
-		l.lit("null");
-	} else {
-		l.str(output);
+CommitLines::CommitLines(
+	std::uint64_t surface_id, std::int32_t pid, std::string_view app_id_text, std::string_view title_text) {
+	const Line::Str app_id(app_id_text), title(title_text);
+	Line l(head_, app_id.max_size() + title.max_size());
+	l.lit("{\"v\":1,\"type\":\"commit\",\"surface\":").u64(surface_id).lit(",\"pid\":").i64(pid);
+	l.lit(",\"app_id\":").str(app_id).lit(",\"title\":").str(title).lit(",\"seq\":");
+	l.end();
+}
+
+void CommitLines::append(std::string &out, const CommitSample &r) {
+	const Shape shape{r.transport, r.format, r.width, r.height, r.bytes, r.damage_bytes};
+	if (shape_text_.empty() || !(shape == shape_)) {
+		shape_ = shape;
+		shape_text_.clear();
+		const std::string format_text = format_name(r.format);
+		const Line::Str transport(transport_name(r.transport)), format(format_text);
+		Line l(shape_text_, transport.max_size() + format.max_size());
+		l.lit(",\"transport\":").str(transport).lit(",\"format\":").str(format);
+		l.lit(",\"width\":").i64(r.width).lit(",\"height\":").i64(r.height);
+		l.lit(",\"bytes\":").u64(r.bytes).lit(",\"damage_bytes\":").u64(r.damage_bytes).lit(",\"t_commit\":");
+		l.end();
 	}
-	l.lit(",\"discarded\":").boolean(r.discarded);
+	if (output_text_.empty() || r.output.view() != output_.view()) {
+		output_ = r.output;
+		output_text_.clear();
+		const Line::Str output(r.output.view());
+		Line l(output_text_, output.max_size());
+		l.lit(",\"output\":");
+		if (r.output.empty()) {
+			l.lit("null");
+		} else {
+			l.str(output);
+		}
+		l.lit(",\"discarded\":");
+		l.end();
+	}
+	Line l(out, head_.size() + shape_text_.size() + output_text_.size());
+	l.text(head_).u64(r.seq).text(shape_text_);
+	Line::Digits base;
+	if (r.t_commit != 0) {
+		base = l.mark_u64(r.t_commit);
+	} else {
+		l.lit("null");
+	}
+	l.lit(",\"t_data_complete\":").ts_near(r.t_data_complete, base);
+	l.lit(",\"t_convert_start\":").ts_near(r.t_convert_start, base);
+	l.lit(",\"t_convert_end\":").ts_near(r.t_convert_end, base);
+	l.lit(",\"t_upload_start\":").ts_near(r.t_upload_start, base);
+	l.lit(",\"t_upload_end\":").ts_near(r.t_upload_end, base);
+	l.lit(",\"t_present\":").ts_near(r.t_present, base).text(output_text_).boolean(r.discarded);
 	l.done();
+}
+
+void append_commit_line(std::string &out, const CommitRecord &r) {
+	CommitLines(r.surface_id, r.pid, r.app_id.view(), r.title.view()).append(out, r);
 }
 
 void append_frame_line(std::string &out, const FrameRecord &r) {

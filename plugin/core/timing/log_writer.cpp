@@ -92,8 +92,6 @@ void LogWriter::run() {
 	// (a seccomp filter, say) leaves the thread at normal priority, which is correct, only dearer.
 	const sched_param idle{};
 	(void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
-	std::vector<Item> batch;
-	batch.reserve(opts_.capacity);
 	for (;;) {
 		{
 			std::unique_lock lock(mu_);
@@ -104,63 +102,88 @@ void LogWriter::run() {
 		const bool stopping = stop_.load();
 		if (paused_.load() && !stopping) continue;
 
-		// Copy out and release the slots at once, so formatting does not hold queue space.
 		const std::uint64_t head = head_.load(std::memory_order_relaxed);
 		const std::uint64_t tail = tail_.load(std::memory_order_acquire);
-		batch.clear();
-		for (std::uint64_t i = head; i < tail; ++i) batch.push_back(slots_[i & mask_]);
-		head_.store(tail, std::memory_order_release);
-
-		write_batch(batch);
+		write_batch(head, tail);
 		if (stopping && tail == tail_.load(std::memory_order_acquire)) break;
 	}
 }
 
-void LogWriter::write_batch(const std::vector<Item> &batch) {
+LogWriter::Labelled *LogWriter::labelled(std::uint64_t surface_id) {
+	if (last_labelled_ != nullptr && last_labelled_->labels.surface_id == surface_id) return last_labelled_;
+	const auto it = labels_.find(surface_id);
+	if (it == labels_.end()) return nullptr;
+	last_labelled_ = &it->second;
+	return last_labelled_;
+}
+
+void LogWriter::write_batch(std::uint64_t first, std::uint64_t last) {
 	const std::uint64_t dropped_now = dropped_.load(std::memory_order_relaxed);
 	std::uint64_t reported;
 	{
 		std::lock_guard lock(mu_);
 		reported = dropped_reported_;
 	}
-	if (!batch.empty() || dropped_now != reported) {
+	if (first != last || dropped_now != reported) {
 		bool ok = true;
 		std::size_t records = 0; // labels are not records
 		try {
 			std::string &lines = lines_; // reused: its capacity stays between batches
 			lines.clear();
-			auto add_commit = [&](const CommitRecord &r) {
-				if (jsonl_fd_ >= 0) append_commit_line(lines, r);
-				if (trace_) trace_->add(r);
-				if (opts_.summary) opts_.summary->add(r);
-			};
-			for (const Item &item : batch) {
+			// Records are formatted where they lie in the ring, and their slots given back
+			// every kReleaseEvery records, so a long batch does not hold the whole ring.
+			constexpr std::uint64_t kReleaseEvery = 64;
+			for (std::uint64_t i = first; i < last; ++i) {
+				if (i != first && (i - first) % kReleaseEvery == 0)
+					head_.store(i, std::memory_order_release);
+				const Item &item = slots_[i & mask_];
 				if (const auto *labels = std::get_if<SurfaceLabels>(&item)) {
+					last_labelled_ = nullptr; // the map changes under it
 					if (labels->gone) {
 						labels_.erase(labels->surface_id);
 					} else {
-						labels_[labels->surface_id] = *labels;
+						labels_.insert_or_assign(labels->surface_id,
+							Labelled{*labels,
+								CommitLines(labels->surface_id, labels->pid,
+									labels->app_id.view(), labels->title.view())});
 					}
 					continue;
 				}
 				records++;
 				if (const auto *sample = std::get_if<CommitSample>(&item)) {
-					CommitRecord r;
-					static_cast<CommitSample &>(r) = *sample;
-					if (auto it = labels_.find(sample->surface_id); it != labels_.end()) {
-						r.pid = it->second.pid;
-						r.app_id = it->second.app_id;
-						r.title = it->second.title;
+					Labelled *l = labelled(sample->surface_id);
+					if (jsonl_fd_ >= 0) {
+						if (l != nullptr) {
+							l->lines.append(lines, *sample);
+						} else {
+							CommitLines(sample->surface_id, 0, {}, {})
+								.append(lines, *sample);
+						}
 					}
-					add_commit(r);
+					if (opts_.summary)
+						opts_.summary->add(
+							*sample, l != nullptr ? l->labels.app_id.view() : "");
+					if (trace_) {
+						CommitRecord r;
+						static_cast<CommitSample &>(r) = *sample;
+						if (l != nullptr) {
+							r.pid = l->labels.pid;
+							r.app_id = l->labels.app_id;
+							r.title = l->labels.title;
+						}
+						trace_->add(r);
+					}
 				} else if (const auto *r = std::get_if<CommitRecord>(&item)) {
-					add_commit(*r);
+					if (jsonl_fd_ >= 0) append_commit_line(lines, *r);
+					if (trace_) trace_->add(*r);
+					if (opts_.summary) opts_.summary->add(*r);
 				} else if (const auto *f = std::get_if<FrameRecord>(&item)) {
 					if (jsonl_fd_ >= 0) append_frame_line(lines, *f);
 					if (trace_) trace_->add(*f);
 					if (opts_.summary) opts_.summary->add(*f);
 				}
 			}
+			head_.store(last, std::memory_order_release);
 			if (dropped_now != reported) {
 				const std::uint64_t now = monotonic_ns();
 				if (jsonl_fd_ >= 0) lines += drops_line(dropped_now - reported, drops_since_ns_);
@@ -175,6 +198,7 @@ void LogWriter::write_batch(const std::vector<Item> &batch) {
 		} catch (const std::exception &) { // e.g. bad_alloc: lose this batch, keep the thread alive
 			ok = false;
 		}
+		head_.store(last, std::memory_order_release);
 		if (ok) {
 			written_.fetch_add(records, std::memory_order_relaxed);
 		} else {

@@ -26,7 +26,7 @@ std::string_view phase_name(Phase p) {
 	return "?";
 }
 
-PhaseDurations derive_phases(const CommitRecord &r) {
+PhaseDurations derive_phases(const CommitSample &r) {
 	PhaseDurations d;
 	d[idx(Phase::Transfer)] = span(r.t_commit, r.t_data_complete);
 	d[idx(Phase::Convert)] = span(r.t_convert_start, r.t_convert_end);
@@ -35,7 +35,7 @@ PhaseDurations derive_phases(const CommitRecord &r) {
 	return d;
 }
 
-PhaseDurations disjoint_phases(const CommitRecord &r, bool *nested) {
+PhaseDurations disjoint_phases(const CommitSample &r, bool *nested) {
 	PhaseDurations d = derive_phases(r);
 	auto &up = d[idx(Phase::Upload)];
 	const auto &conv = d[idx(Phase::Convert)];

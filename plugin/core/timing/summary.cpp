@@ -19,16 +19,18 @@ void Summary::add_values(Target &t, const PhaseDurations &d) {
 	}
 }
 
-void Summary::add(const CommitRecord &r) {
-	const PhaseDurations d = derive_phases(r);
+void Summary::add(const CommitRecord &r) { add(r, r.app_id.view()); }
+
+void Summary::add(const CommitSample &s, std::string_view app_id) {
+	const PhaseDurations d = derive_phases(s);
 	std::lock_guard lock(mu_);
-	Target &t = surfaces_[r.surface_id];
+	Target &t = surfaces_[s.surface_id];
 	// The label follows the latest non-empty app_id; rebuilt only when that changes (the
 	// writer thread adds every record, and a string per record is most of its cost).
-	if (t.label.empty() || (!r.app_id.empty() && !(t.app_id == r.app_id))) {
-		t.app_id = r.app_id;
-		t.label = "surface " + std::to_string(r.surface_id);
-		if (!r.app_id.empty()) t.label += " (" + std::string(r.app_id.view()) + ")";
+	if (t.label.empty() || (!app_id.empty() && t.app_id.view() != app_id)) {
+		t.app_id = app_id;
+		t.label = "surface " + std::to_string(s.surface_id);
+		if (!app_id.empty()) t.label += " (" + std::string(app_id) + ")";
 	}
 	add_values(t, d);
 }

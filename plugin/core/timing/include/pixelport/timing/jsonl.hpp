@@ -6,6 +6,7 @@
 #include <istream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pixelport/timing/records.hpp"
@@ -23,6 +24,29 @@ std::string drops_line(std::uint64_t count, std::uint64_t since_ns);
 // The same text as commit_line() / frame_line(), appended to `out` (LogWriter's batches).
 void append_commit_line(std::string &out, const CommitRecord &r);
 void append_frame_line(std::string &out, const FrameRecord &r);
+// The commit lines of one surface, as LogWriter writes them. The parts of a line that repeat
+// from one commit to the next (the labels; transport, format and size; the output) are kept as
+// text and made again only when they change. append() writes the same text as commit_line()
+// of the sample with these labels.
+class CommitLines {
+public:
+	CommitLines(std::uint64_t surface_id, std::int32_t pid, std::string_view app_id, std::string_view title);
+	void append(std::string &out, const CommitSample &s);
+
+private:
+	struct Shape {
+		Transport transport;
+		std::uint32_t format;
+		std::int32_t width, height;
+		std::uint64_t bytes, damage_bytes;
+		bool operator==(const Shape &) const = default;
+	};
+	std::string head_; // {"v":1,...,"title":"...","seq":
+	Shape shape_{};
+	std::string shape_text_; // ,"transport":...,"damage_bytes":N,"t_commit":  (empty: not made)
+	FixedString<32> output_;
+	std::string output_text_; // ,"output":...,"discarded":  (empty: not made)
+};
 
 // A whole log read back. Records keep file order.
 struct Log {

@@ -25,6 +25,7 @@
 #include <variant>
 #include <vector>
 
+#include "pixelport/timing/jsonl.hpp"
 #include "pixelport/timing/records.hpp"
 
 namespace pixelport::timing {
@@ -78,8 +79,15 @@ private:
 	using Item = std::variant<CommitRecord, FrameRecord, CommitSample, SurfaceLabels>;
 	template <typename R>
 	bool push_item(const R &r);
+	// A surface's labels and its commit lines' repeating text (jsonl.hpp).
+	struct Labelled {
+		SurfaceLabels labels;
+		CommitLines lines;
+	};
 	void run();
-	void write_batch(const std::vector<Item> &batch);
+	// Formats and writes ring indices [first, last) and gives their slots back.
+	void write_batch(std::uint64_t first, std::uint64_t last);
+	Labelled *labelled(std::uint64_t surface_id); // nullptr: none pushed
 
 	Options opts_;
 	int jsonl_fd_ = -1;
@@ -104,7 +112,8 @@ private:
 
 	std::uint64_t drops_since_ns_ = 0; // writer thread only
 	std::string lines_; // writer thread only: the batch's JSONL text
-	std::unordered_map<std::uint64_t, SurfaceLabels> labels_; // writer thread only: by surface_id
+	std::unordered_map<std::uint64_t, Labelled> labels_; // writer thread only: by surface_id
+	Labelled *last_labelled_ = nullptr; // writer thread only: the last one looked up
 
 	std::mutex mu_;
 	std::uint64_t done_ = 0; // under mu_: ring index through which records are written

@@ -27,13 +27,13 @@ std::string_view phase_name(Phase p);
 // Duration of each phase in ns, indexed by Phase. A phase has no value (nullopt, never 0 as a
 // stand-in) when either timestamp is absent (0) or the end precedes the start.
 using PhaseDurations = std::array<std::optional<std::uint64_t>, kPhaseCount>;
-PhaseDurations derive_phases(const CommitRecord &r);
+PhaseDurations derive_phases(const CommitSample &r);
 PhaseDurations derive_phases(const FrameRecord &r);
 
 // derive_phases() with the phases made disjoint so that transfer, convert and upload add up
 // across transports: where the upload contains the conversion (wl_shm converts inside its
 // upload), the conversion is subtracted from the upload. *nested (if given) is set true when
 // that happened. Used by pixelport-compare and pixelport-sweep (docs/timing.md, "Nesting").
-PhaseDurations disjoint_phases(const CommitRecord &r, bool *nested = nullptr);
+PhaseDurations disjoint_phases(const CommitSample &r, bool *nested = nullptr);
 
 } // namespace pixelport::timing

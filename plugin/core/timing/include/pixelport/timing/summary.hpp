@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pixelport/timing/phases.hpp"
@@ -22,6 +23,8 @@ public:
 	explicit Summary(std::size_t max_samples = 1 << 16);
 
 	void add(const CommitRecord &r);
+	// The same for a commit whose labels are kept apart (LogWriter): only app_id names it.
+	void add(const CommitSample &s, std::string_view app_id);
 	void add(const FrameRecord &r);
 
 	struct Row {
