@@ -10,7 +10,8 @@
 // in the same run: every round runs each variant once per mode, rotating the order, and the
 // ratios to "off" come from the same rounds, with percentile-bootstrap 95% intervals. A ratio
 // below the target but inside its control's interval is reported as not resolved: on a noisy
-// machine two identical setups differ by more than the 1% asked.
+// machine two identical setups differ by more than the 1% asked. Every compositor is started
+// anew every --restart-every rounds, so that no variant's ratio rests on one process's luck.
 #include <drm_fourcc.h>
 
 #include <unistd.h>
@@ -31,6 +32,14 @@ using namespace pixelport::bench;
 
 namespace {
 
+// One compositor process with the client's connection and surface on it (members are
+// destroyed surface first, compositor last).
+struct Instance {
+	Compositor compositor;
+	client::Connection conn;
+	BenchSurface surface;
+};
+
 struct Variant {
 	const char *name = "";
 	std::vector<std::string> args;
@@ -38,9 +47,7 @@ struct Variant {
 	bool pinned = false;
 	Variant *host = nullptr; // runs on this variant's compositor and surface (subscribers)
 	std::unique_ptr<client::TimingClient> timing; // subscribers: on the host's connection
-	Compositor compositor;
-	client::Connection conn;
-	BenchSurface surface;
+	std::unique_ptr<Instance> at; // variants with their own compositor (host == nullptr)
 	std::vector<double> rates; // commits/s per run, one per round
 	std::vector<double> latencies; // commit -> sync done, ns, every commit
 	uint64_t records = 0;
@@ -54,7 +61,7 @@ struct Variant {
 // Commits for `seconds`; false on error. Commits/s and latencies go into v.
 bool run(Variant &v, const Frame &a, const Frame &b, double seconds, std::string *error) {
 	Variant &on = v.host != nullptr ? *v.host : v;
-	BenchSurface &surface = on.surface;
+	BenchSurface &surface = on.at->surface;
 	if (v.subscribe) {
 		v.events_before = v.timing->reports_events();
 		v.finished_before = v.timing->finished();
@@ -64,7 +71,8 @@ bool run(Variant &v, const Frame &a, const Frame &b, double seconds, std::string
 			return false;
 		}
 	}
-	CpuTime before = process_cpu(on.compositor.process.pid());
+	const pid_t compositor = on.at->compositor.process.pid();
+	CpuTime before = process_cpu(compositor);
 	CpuTime client_before = process_cpu(getpid());
 	uint64_t start = now_ns(), end = start + static_cast<uint64_t>(seconds * 1e9);
 	uint64_t commits = 0;
@@ -75,7 +83,7 @@ bool run(Variant &v, const Frame &a, const Frame &b, double seconds, std::string
 		commits++;
 	}
 	v.rates.push_back(static_cast<double>(commits) * 1e9 / static_cast<double>(now_ns() - start));
-	CpuTime after = process_cpu(on.compositor.process.pid()), client_after = process_cpu(getpid());
+	CpuTime after = process_cpu(compositor), client_after = process_cpu(getpid());
 	v.cpu_main += after.main - before.main;
 	v.cpu_others += after.others - before.others;
 	v.cpu_client += client_after.main + client_after.others - client_before.main - client_before.others;
@@ -92,6 +100,65 @@ bool run(Variant &v, const Frame &a, const Frame &b, double seconds, std::string
 		v.timing->unsubscribe();
 	}
 	surface.clear();
+	return true;
+}
+
+// (Re)starts every variant's compositor, connection and surface (subscribers get a new
+// TimingClient on their host's connection) and runs each variant 0.2 s unrecorded: the first
+// commits map pools and create textures. The previous instances stop first.
+bool start_instances(std::vector<std::unique_ptr<Variant>> &variants, const std::string &binary, RuntimeDir &dir,
+	const Frame &a, const Frame &b) {
+	for (auto &v : variants) v->timing.reset(); // before their host's connection goes
+	for (auto &v : variants) v->at.reset();
+	std::string error;
+	for (auto &v : variants) {
+		if (v->host != nullptr) continue;
+		pin_client_thread(v->pinned);
+		v->at = std::make_unique<Instance>();
+		Instance &in = *v->at;
+		in.compositor.process.compositor_side = v->pinned;
+		// Every surface gets a timing client (its own registry); only the subscriber's runs subscribe.
+		if (!in.compositor.start(binary, dir, v->args, &error) ||
+			!connect_to(&in.conn, in.compositor.socket_path, &error) ||
+			!in.surface.open(&in.conn, client::Transport::ShmReused, &error, true)) {
+			fprintf(stderr, "pixelport-bench-timing: %s: %s\n", v->name, error.c_str());
+			return false;
+		}
+		if (!in.surface.timed) {
+			fprintf(stderr, "pixelport-bench-timing: no pixelport-timing-v1 global (plugin not loaded?)\n");
+			return false;
+		}
+		in.surface.timing->unsubscribe();
+	}
+	for (auto &v : variants) {
+		if (!v->subscribe) continue;
+		bool batched = std::string(v->name) == "subscriber";
+		// Counts what it receives and keeps one commit, as a subscriber that reads its reports
+		// does (keeping every one would time this process's growing vector too).
+		v->timing = std::make_unique<client::TimingClient>(&v->host->at->conn, 1, batched);
+		if (!v->timing->available()) {
+			fprintf(stderr, "pixelport-bench-timing: no pixelport-timing-v1 global\n");
+			return false;
+		}
+	}
+	for (auto &v : variants) {
+		pin_client_thread(v->pinned);
+		Variant kept; // what the recorded runs so far measured
+		kept.rates = std::move(v->rates);
+		kept.latencies = std::move(v->latencies);
+		kept.records = v->records, kept.commits = v->commits, kept.events = v->events;
+		kept.cpu_client = v->cpu_client, kept.cpu_main = v->cpu_main, kept.cpu_others = v->cpu_others;
+		v->rates.clear();
+		v->latencies.clear();
+		if (!run(*v, a, b, 0.2, &error)) {
+			fprintf(stderr, "pixelport-bench-timing: %s\n", error.c_str());
+			return false;
+		}
+		v->rates = std::move(kept.rates);
+		v->latencies = std::move(kept.latencies);
+		v->records = kept.records, v->commits = kept.commits, v->events = kept.events;
+		v->cpu_client = kept.cpu_client, v->cpu_main = kept.cpu_main, v->cpu_others = kept.cpu_others;
+	}
 	return true;
 }
 
@@ -153,6 +220,7 @@ int main(int argc, char *argv[]) {
 	double seconds = 2.0;
 	int size = 64;
 	std::string modes = "both";
+	int restart_every = 10;
 	CLI::App app{"pixelport-bench-timing: commits/s with the timing export off, logging, and subscribed"};
 	add_common_options(app, &common, false);
 	app.add_option("--runs", runs, "rounds; each runs every variant once per mode")
@@ -167,6 +235,11 @@ int main(int argc, char *argv[]) {
 	app.add_option("--modes", modes, "unpinned, pinned or both (in the same rounds); --pin means pinned")
 		->capture_default_str()
 		->check(CLI::IsMember({"both", "unpinned", "pinned"}));
+	app.add_option("--restart-every", restart_every,
+		   "start every compositor anew after this many rounds (0: never): a process's own luck "
+		   "(memory layout, which pages) is averaged over instances, as off A/A shows it must be")
+		->capture_default_str()
+		->transform(cli::Range(0, 1000));
 	if (int rc = cli::parse(app, argc, argv, "pixelport-bench-timing"); rc >= 0) return rc;
 	if (common.quick) {
 		runs = 3;
@@ -210,63 +283,32 @@ int main(int argc, char *argv[]) {
 			if (k == 0) off = v.get();
 			if (k >= 3) v->host = off;
 			v->args.insert(v->args.end(), {"--output", common.output});
-			v->compositor.process.compositor_side = pinned;
 			variants.push_back(std::move(v));
-		}
-	}
-	for (auto &v : variants) {
-		if (v->host != nullptr) continue;
-		pin_client_thread(v->pinned);
-		// Every surface gets a timing client (its own registry); only the subscriber's runs subscribe.
-		if (!v->compositor.start(common.compositor, dir, v->args, &error) ||
-			!connect_to(&v->conn, v->compositor.socket_path, &error) ||
-			!v->surface.open(&v->conn, client::Transport::ShmReused, &error, true)) {
-			fprintf(stderr, "pixelport-bench-timing: %s: %s\n", v->name, error.c_str());
-			return 1;
-		}
-		if (!v->surface.timed) {
-			fprintf(stderr, "pixelport-bench-timing: no pixelport-timing-v1 global (plugin not loaded?)\n");
-			return 1;
-		}
-		v->surface.timing->unsubscribe();
-	}
-	for (auto &v : variants) {
-		if (!v->subscribe) continue;
-		bool batched = std::string(v->name) == "subscriber";
-		// Counts what it receives and keeps one commit, as a subscriber that reads its reports
-		// does (keeping every one would time this process's growing vector too).
-		v->timing = std::make_unique<client::TimingClient>(&v->host->conn, 1, batched);
-		if (!v->timing->available()) {
-			fprintf(stderr, "pixelport-bench-timing: no pixelport-timing-v1 global\n");
-			return 1;
 		}
 	}
 	Frame a(DRM_FORMAT_XRGB8888, size, size, 1), b(DRM_FORMAT_XRGB8888, size, size, 2);
 	double load[1] = {0};
 	getloadavg(load, 1);
 	printf("pixelport-bench-timing: %dx%d XRGB8888 wl_shm, commit + wl_display_sync loop, %d rounds x %.2f s per "
-	       "variant and mode, alternating; %u cores, load average %.2f; modes: %s%s\n",
-		size, size, runs, seconds, std::thread::hardware_concurrency(), load[0],
+	       "variant and mode, alternating; %s; %u cores, load average %.2f; modes: %s%s\n",
+		size, size, runs, seconds,
+		restart_every > 0 && restart_every < runs
+			? ("compositors started anew every " + std::to_string(restart_every) + " rounds").c_str()
+			: "one compositor process per variant",
+		std::thread::hardware_concurrency(), load[0],
 		pin_modes.size() == 2  ? "unpinned and pinned"
 			: pin_modes[0] ? "pinned"
 				       : "unpinned",
 		pin_modes.back() ? " (pinned: client on the first CPU, compositors on the others)" : "");
 	fflush(stdout);
 
-	// Warm-up: first commits map pools and create textures.
-	for (auto &v : variants) {
-		pin_client_thread(v->pinned);
-		if (!run(*v, a, b, 0.2, &error)) {
-			fprintf(stderr, "pixelport-bench-timing: %s\n", error.c_str());
-			return 1;
-		}
-		v->rates.clear();
-		v->latencies.clear();
-		v->records = v->commits = v->events = 0;
-		v->cpu_client = v->cpu_main = v->cpu_others = 0;
-	}
+	if (!start_instances(variants, common.compositor, dir, a, b)) return 1;
 	size_t n_modes = pin_modes.size();
 	for (int r = 0; r < runs; r++) {
+		if (restart_every > 0 && r > 0 && r % restart_every == 0 &&
+			!start_instances(variants, common.compositor, dir, a, b)) {
+			return 1;
+		}
 		for (size_t m = 0; m < n_modes; m++) {
 			size_t mode = (m + static_cast<size_t>(r)) % n_modes; // alternate which mode goes first
 			pin_client_thread(pin_modes[mode]);
