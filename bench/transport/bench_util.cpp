@@ -407,6 +407,17 @@ CpuTime process_cpu(pid_t pid) {
 	return t;
 }
 
+double host_steal_ns() {
+	FILE *f = fopen("/proc/stat", "r");
+	if (f == nullptr) return 0;
+	// The first line sums every CPU: "cpu  user nice system idle iowait irq softirq steal ...".
+	unsigned long long v[8] = {};
+	int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+		&v[6], &v[7]);
+	fclose(f);
+	return n == 8 ? static_cast<double>(v[7]) * 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK)) : 0;
+}
+
 std::string machine_note() {
 	double load[1] = {0};
 	getloadavg(load, 1);

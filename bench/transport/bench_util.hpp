@@ -193,6 +193,11 @@ struct CpuTime {
 	double main = 0, others = 0;
 };
 CpuTime process_cpu(pid_t pid);
+/**
+ * CPU time the hypervisor gave to others while this machine wanted it, all CPUs together, ns
+ * since boot (/proc/stat "steal", 10 ms ticks); 0 on a machine that does not count it.
+ */
+double host_steal_ns();
 
 /** How loaded the machine was (cores, 1-minute load average) and the pinning. */
 std::string machine_note();
