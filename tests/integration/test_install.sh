@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# `meson install --skip-subprojects` into a DESTDIR installs pixelport only: the
-# plugin, the preload module, the public header, pixelport.pc, the programs and man pages; the
-# bundled wlroots/wayland/libdrm only as private libraries in LIBDIR/pixelport/. A tiny C program
-# builds against the installed pixelport.pc and runs; the installed programs run from there.
+# A plain `meson install` into a DESTDIR installs pixelport only: the plugin, the preload module,
+# the public header, pixelport.pc, the programs and man pages; the bundled wlroots/wayland/libdrm
+# (and pixman for wlroots 0.19) only as private libraries in LIBDIR/pixelport/, each one needed
+# by an installed program or library. `--skip-subprojects` installs the same files. A tiny C
+# program builds against the installed pixelport.pc and runs; the installed programs run from
+# there with the private libraries (RUNPATH), none from the build tree.
 # Usage (meson test): test_install.sh BUILD_DIR PREFIX LIBDIR BINDIR INCLUDEDIR MANDIR
 set -euo pipefail
 build=$1 prefix=$2 libdir=$3 bindir=$4 includedir=$5 mandir=$6
 fail() { echo "FAIL: $*" >&2; exit 1; }
-dest=$(mktemp -d) shadow=$(mktemp -d)
-trap 'rm -rf "$dest" "$shadow"' EXIT
+dest=$(mktemp -d) shadow=$(mktemp -d) dest2=$(mktemp -d)
+trap 'rm -rf "$dest" "$shadow" "$dest2" "$dest.log"' EXIT
 # meson install writes BUILD/meson-logs/install-log.txt, which another user (the tests run as
 # nobody too) cannot: install from a shadow of the build dir, its own meson-private and logs.
 for e in "$build"/* "$build"/.[!.]*; do
@@ -21,10 +23,16 @@ mkdir "$shadow/meson-logs"
 # one cannot read its install data. build.ninja's regenerate rule names it.
 read -ra meson < <(sed -n 's/^ command = \(.*\) --internal regenerate .*/\1/p' "$build/build.ninja" | head -n1)
 [[ ${#meson[@]} -gt 0 ]] || meson=(meson)
-"${meson[@]}" install -C "$shadow" --skip-subprojects --no-rebuild --quiet --destdir "$dest" >"$dest.log" 2>&1 ||
-  { cat "$dest.log" >&2; rm -f "$dest.log"; fail "meson install failed"; }
-if grep -q "were installed into" "$dest.log"; then cat "$dest.log" >&2; fail "subprojects installed"; fi
-rm -f "$dest.log"
+# install_into DESTDIR [OPTION]: meson install into DESTDIR; prints the files installed, one a line.
+install_into() {
+  "${meson[@]}" install -C "$shadow" --no-rebuild --quiet --destdir "$1" "${@:2}" >"$dest.log" 2>&1 ||
+    { cat "$dest.log" >&2; fail "meson install ${*:2} failed"; }
+  (cd "$1" && find . \( -type f -o -type l \) | sed 's|^\./|/|' | sort)
+}
+files=$(install_into "$dest")
+skipped=$(install_into "$dest2" --skip-subprojects)
+[[ $files == "$skipped" ]] ||
+  fail "plain and --skip-subprojects installs differ: $(diff <(echo "$files") <(echo "$skipped") | grep '^[<>]')"
 root="$dest$prefix"
 abs() { [[ $1 == /* ]] && echo "$dest$1" || echo "$root/$1"; }
 L=$(abs "$libdir") B=$(abs "$bindir") I=$(abs "$includedir") M=$(abs "$mandir")
@@ -36,18 +44,27 @@ for p in pixelport-compositor pixelport-paint pixelport-sweep pixelport-compare;
   if command -v scdoc >/dev/null; then want+=("$M/man1/$p.1"); fi
 done
 for f in "${want[@]}"; do [[ -e $f ]] || fail "not installed: ${f#"$dest"}"; done
-
-# What must not: anything of the subprojects outside the private folder.
-files=$(cd "$dest" && find . \( -type f -o -type l \) | sed 's|^\./|/|' | sort)
-echo "installed:"
+echo "installed ($(wc -l <<<"$files") files, the same with --skip-subprojects):"
 sed 's/^/  /' <<<"$files"
-bad=$(grep -v "^${L#"$dest"}/pixelport/" <<<"$files" | grep -Ei 'wayland|wlr|wlroots|drm|tinywl' || true)
-[[ -z $bad ]] || fail "bundled subproject files in public folders: $bad"
-# The private folder holds shared libraries only (no headers, no .pc).
-if [[ -d $L/pixelport ]]; then
-  other=$(find "$L/pixelport" -type f ! -name 'lib*.so*' || true)
-  [[ -z $other ]] || fail "not a library in the private folder: $other"
-fi
+
+# Nothing else but the private folder's shared libraries (no headers, no .pc, no programs).
+priv=${L#"$dest"}/pixelport/
+extra=$(printf '%s\n' "${want[@]#"$dest"}" | sort | comm -13 - <(grep -v "^$priv" <<<"$files") || true)
+[[ -z $extra ]] || fail "installed but not pixelport's: $extra"
+elfs=("$L/libpixelport.so" "$L/libpixelport-preload.so")
+for p in pixelport-compositor pixelport-paint pixelport-sweep pixelport-compare; do elfs+=("$B/$p"); done
+private=()
+for f in $(grep "^$priv" <<<"$files" || true); do
+  [[ $f =~ ^$priv(lib[^/]+\.so(\.[0-9]+)*)$ && ! -L $dest$f ]] || fail "not a shared library in the private folder: $f"
+  private+=("${BASH_REMATCH[1]}")
+done
+# Each private library is needed (NEEDED) by an installed program or library, or by another one.
+needed_by() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+needed=$(for f in "${elfs[@]}" "${private[@]/#/$L/pixelport/}"; do needed_by "$f"; done | sort -u)
+for lib in "${private[@]}"; do
+  grep -qxF "$lib" <<<"$needed" || fail "private library $lib is needed by nothing installed"
+done
+echo "private libraries: ${private[*]:-none}"
 
 # A tiny consumer against the installed pixelport.pc.
 cat >"$dest/consumer.c" <<'C'
@@ -70,13 +87,30 @@ out=$(env -u LD_LIBRARY_PATH LD_LIBRARY_PATH="$L" "$dest/consumer") || fail "con
 echo "consumer: $out"
 [[ $out =~ ^"header ABI "([0-9]+)", library ABI "([0-9]+)$ && ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]] ||
   fail "consumer printed: $out"
-# The installed programs find their libraries in DESTDIR alone (rpath), not in the build tree.
+# The installed programs find their libraries in DESTDIR alone (rpath), not in the build tree:
+# each private library from the private folder.
+# Whatever needs a private library names the private folder in its RUNPATH.
+for f in "${elfs[@]}"; do
+  [[ $f == "$L"/* ]] && want_rp='$ORIGIN/pixelport' || want_rp='$ORIGIN/../'"$libdir/pixelport"
+  rp=$(readelf -d "$f" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+  for lib in "${private[@]}"; do
+    if grep -qxF "$lib" < <(needed_by "$f") && [[ ":$rp:" != *":$want_rp:"* ]]; then
+      fail "${f##*/} needs $lib but its RUNPATH ($rp) does not name $want_rp"
+    fi
+  done
+done
 for p in pixelport-compositor pixelport-sweep pixelport-compare pixelport-paint; do
   v=$(env -u LD_LIBRARY_PATH "$B/$p" --version) || fail "$p --version"
   [[ $v == "$p "* ]] || fail "$p --version printed: $v"
-  if env -u LD_LIBRARY_PATH ldd "$B/$p" | grep -q "$build\|not found"; then
-    env -u LD_LIBRARY_PATH ldd "$B/$p" >&2
+  resolved=$(env -u LD_LIBRARY_PATH ldd "$B/$p")
+  if grep -q "$build\|not found" <<<"$resolved"; then
+    echo "$resolved" >&2
     fail "$p resolves libraries outside DESTDIR"
   fi
+  for lib in "${private[@]}"; do
+    r=$(awk -v l="$lib" '$1 == l {print $3}' <<<"$resolved")
+    [[ -z $r || $(realpath "$r") == $(realpath "$L/pixelport/$lib") ]] ||
+      fail "$p takes $lib from $r, not from the private folder"
+  done
 done
 echo "ok: pixelport only, pixelport.pc works, programs run from DESTDIR"
