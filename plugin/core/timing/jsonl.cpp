@@ -165,7 +165,7 @@ private:
 		return *this;
 	}
 	static char *copy(char *p, std::string_view s) {
-		std::memcpy(p, s.data(), s.size());
+		if (!s.empty()) std::memcpy(p, s.data(), s.size()); // an empty view's data() may be null
 		return p + s.size();
 	}
 	std::string &out_;
