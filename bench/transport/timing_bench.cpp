@@ -21,6 +21,7 @@
 #include <memory>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -40,6 +41,17 @@ struct Instance {
 	BenchSurface surface;
 };
 
+// What a variant's recorded runs measured. A warm-up run measures into a scratch one.
+struct Measured {
+	std::vector<double> rates; // commits/s per run, one per round
+	std::vector<double> steal; // host steal during each run / its length (all CPUs' steal over one CPU's time)
+	std::vector<double> latencies; // commit -> sync done, ns, every commit
+	uint64_t records = 0;
+	uint64_t events = 0; // timing events the client got (subscribers)
+	uint64_t commits = 0;
+	double cpu_client = 0, cpu_main = 0, cpu_others = 0; // ns over all runs
+};
+
 struct Variant {
 	const char *name = "";
 	std::vector<std::string> args;
@@ -48,15 +60,9 @@ struct Variant {
 	Variant *host = nullptr; // runs on this variant's compositor and surface (subscribers)
 	std::unique_ptr<client::TimingClient> timing; // subscribers: on the host's connection
 	std::unique_ptr<Instance> at; // variants with their own compositor (host == nullptr)
-	std::vector<double> rates; // commits/s per run, one per round
-	std::vector<double> steal; // host steal during each run / its length (all CPUs' steal over one CPU's time)
-	std::vector<double> latencies; // commit -> sync done, ns, every commit
-	uint64_t records = 0;
-	uint64_t events = 0; // timing events the client got (subscribers)
+	Measured m;
 	uint64_t events_before = 0; // reports_events() when the run started
 	uint64_t finished_before = 0; // finished() when the run started
-	uint64_t commits = 0;
-	double cpu_client = 0, cpu_main = 0, cpu_others = 0; // ns over all runs
 };
 
 // Commits for `seconds`; false on error. Commits/s and latencies go into v.
@@ -81,17 +87,17 @@ bool run(Variant &v, const Frame &a, const Frame &b, double seconds, std::string
 	while (now_ns() < end) {
 		uint64_t done = surface.put_and_sync(commits % 2 ? b.px : a.px, now_ns(), error);
 		if (done == 0) return false;
-		v.latencies.push_back(static_cast<double>(done - surface.writer->timing().committed));
+		v.m.latencies.push_back(static_cast<double>(done - surface.writer->timing().committed));
 		commits++;
 	}
 	const double elapsed = static_cast<double>(now_ns() - start);
-	v.rates.push_back(static_cast<double>(commits) * 1e9 / elapsed);
-	v.steal.push_back((host_steal_ns() - steal_before) / elapsed);
+	v.m.rates.push_back(static_cast<double>(commits) * 1e9 / elapsed);
+	v.m.steal.push_back((host_steal_ns() - steal_before) / elapsed);
 	CpuTime after = process_cpu(compositor), client_after = process_cpu(getpid());
-	v.cpu_main += after.main - before.main;
-	v.cpu_others += after.others - before.others;
-	v.cpu_client += client_after.main + client_after.others - client_before.main - client_before.others;
-	v.commits += commits;
+	v.m.cpu_main += after.main - before.main;
+	v.m.cpu_others += after.others - before.others;
+	v.m.cpu_client += client_after.main + client_after.others - client_before.main - client_before.others;
+	v.m.commits += commits;
 	if (v.subscribe) {
 		v.timing->flush(); // batched: the reports still queued, then count
 		if (!surface.conn->roundtrip()) {
@@ -99,8 +105,8 @@ bool run(Variant &v, const Frame &a, const Frame &b, double seconds, std::string
 			return false;
 		}
 		uint64_t finished = v.timing->finished() - v.finished_before;
-		v.records += finished;
-		v.events += v.timing->batching() ? v.timing->reports_events() - v.events_before : finished;
+		v.m.records += finished;
+		v.m.events += v.timing->batching() ? v.timing->reports_events() - v.events_before : finished;
 		v.timing->unsubscribe();
 	}
 	surface.clear();
@@ -147,24 +153,12 @@ bool start_instances(std::vector<std::unique_ptr<Variant>> &variants, const std:
 	}
 	for (auto &v : variants) {
 		pin_client_thread(v->pinned);
-		Variant kept; // what the recorded runs so far measured
-		kept.rates = std::move(v->rates);
-		kept.steal = std::move(v->steal);
-		kept.latencies = std::move(v->latencies);
-		kept.records = v->records, kept.commits = v->commits, kept.events = v->events;
-		kept.cpu_client = v->cpu_client, kept.cpu_main = v->cpu_main, kept.cpu_others = v->cpu_others;
-		v->rates.clear();
-		v->steal.clear();
-		v->latencies.clear();
+		Measured kept = std::exchange(v->m, {}); // the recorded runs so far
 		if (!run(*v, a, b, 0.2, &error)) {
 			fprintf(stderr, "pixelport-bench-timing: %s\n", error.c_str());
 			return false;
 		}
-		v->rates = std::move(kept.rates);
-		v->steal = std::move(kept.steal);
-		v->latencies = std::move(kept.latencies);
-		v->records = kept.records, v->commits = kept.commits, v->events = kept.events;
-		v->cpu_client = kept.cpu_client, v->cpu_main = kept.cpu_main, v->cpu_others = kept.cpu_others;
+		v->m = std::move(kept);
 	}
 	return true;
 }
@@ -347,7 +341,7 @@ int main(int argc, char *argv[]) {
 		for (size_t r = 0; r < static_cast<size_t>(runs); r++) {
 			bool ok = true;
 			for (size_t k = 0; k < kVariants; k++)
-				ok = ok && variants[mode * kVariants + k]->steal[r] <= max_steal;
+				ok = ok && variants[mode * kVariants + k]->m.steal[r] <= max_steal;
 			if (ok) clean.push_back(r);
 		}
 		const size_t enough = std::max<size_t>(5, static_cast<size_t>(runs) / 5);
@@ -362,7 +356,7 @@ int main(int argc, char *argv[]) {
 		}
 		std::vector<std::vector<double>> rates(kVariants);
 		for (size_t k = 0; k < kVariants; k++) {
-			for (size_t r : clean) rates[k].push_back(variants[mode * kVariants + k]->rates[r]);
+			for (size_t r : clean) rates[k].push_back(variants[mode * kVariants + k]->m.rates[r]);
 		}
 		const std::vector<double> &off_rates = rates[0];
 		Interval aa, same;
@@ -374,16 +368,16 @@ int main(int argc, char *argv[]) {
 		for (size_t k = 0; k < kVariants; k++) {
 			const Variant &v = *variants[mode * kVariants + k];
 			const std::vector<double> &v_rates = rates[k];
-			Stats s = stats_of(v_rates), l = stats_of(v.latencies);
+			Stats s = stats_of(v_rates), l = stats_of(v.m.latencies);
 			char buf[5][32];
 			snprintf(buf[0], sizeof(buf[0]), "%.0f", s.median);
 			snprintf(buf[1], sizeof(buf[1]), "%.0f", *std::min_element(v_rates.begin(), v_rates.end()));
 			snprintf(buf[2], sizeof(buf[2]), "%.0f", *std::max_element(v_rates.begin(), v_rates.end()));
 			snprintf(buf[3], sizeof(buf[3]), "%.3f",
-				static_cast<double>(v.records) / static_cast<double>(v.commits));
+				static_cast<double>(v.m.records) / static_cast<double>(v.m.commits));
 			snprintf(buf[4], sizeof(buf[4]), "%.3f",
-				static_cast<double>(v.events) / static_cast<double>(v.commits));
-			auto per_commit = [&](double ns) { return fmt_ns(ns / static_cast<double>(v.commits)); };
+				static_cast<double>(v.m.events) / static_cast<double>(v.m.commits));
+			auto per_commit = [&](double ns) { return fmt_ns(ns / static_cast<double>(v.m.commits)); };
 			std::string ratio = "1", paired = "1";
 			if (k > 0) {
 				Interval rm = ratio_of_medians(off_rates, v_rates, 17 + k);
@@ -410,8 +404,8 @@ int main(int argc, char *argv[]) {
 				verdicts.push_back(line);
 			}
 			t.row({v.name, buf[0], buf[1], buf[2], ratio, paired, fmt_ns(l.median), fmt_ns(l.p95),
-				v.subscribe ? buf[3] : "-", v.subscribe ? buf[4] : "-", per_commit(v.cpu_client),
-				per_commit(v.cpu_main), per_commit(v.cpu_others)});
+				v.subscribe ? buf[3] : "-", v.subscribe ? buf[4] : "-", per_commit(v.m.cpu_client),
+				per_commit(v.m.cpu_main), per_commit(v.m.cpu_others)});
 		}
 		t.print(std::string(pin_modes[mode] ? "Pinned (client on one CPU, compositors on the others)"
 						    : "Unpinned (all processes on all CPUs)") +
@@ -424,10 +418,10 @@ int main(int argc, char *argv[]) {
 	int rc = 0;
 	for (auto &v : variants) {
 		// Every commit but the last few of a run is reported (the rest are still queued).
-		if (v->subscribe && v->records * 10 < v->commits * 9) {
+		if (v->subscribe && v->m.records * 10 < v->m.commits * 9) {
 			fprintf(stderr, "pixelport-bench-timing: %s got reports for %llu of %llu commits\n", v->name,
-				static_cast<unsigned long long>(v->records),
-				static_cast<unsigned long long>(v->commits));
+				static_cast<unsigned long long>(v->m.records),
+				static_cast<unsigned long long>(v->m.commits));
 			rc = 1;
 		}
 		v->timing.reset(); // on the hosts' connections, which go first
