@@ -140,9 +140,11 @@ int Child::stop(int grace_ms) {
 	return status_;
 }
 
-RuntimeDir::RuntimeDir() {
+RuntimeDir::RuntimeDir(const std::string &parent) {
 	// mkdtemp() makes it mode 0700, as XDG_RUNTIME_DIR must be.
-	std::string tmpl = (std::filesystem::temp_directory_path() / "pixelport-bench-XXXXXX").string();
+	std::filesystem::path in =
+		parent.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(parent);
+	std::string tmpl = (in / "pixelport-bench-XXXXXX").string();
 	if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
 }
 

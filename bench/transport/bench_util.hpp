@@ -54,7 +54,8 @@ private:
 /** A private XDG_RUNTIME_DIR (mode 0700), removed with its contents. */
 class RuntimeDir {
 public:
-	RuntimeDir();
+	/** Made in `parent`, or in the temporary directory (TMPDIR, else /tmp) when empty. */
+	explicit RuntimeDir(const std::string &parent = "");
 	~RuntimeDir();
 	const std::string &path() const { return path_; }
 	/** A name unique in this process, e.g. "pp-bench-1234-3". */

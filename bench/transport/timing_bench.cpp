@@ -14,6 +14,8 @@
 // anew every --restart-every rounds, so that no variant's ratio rests on one process's luck.
 #include <drm_fourcc.h>
 
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -207,6 +209,11 @@ Interval paired_median(const std::vector<double> &base, const std::vector<double
 	return percentile_interval(median_of(paired), medians);
 }
 
+bool is_tmpfs(const std::string &path) {
+	struct statfs fs;
+	return statfs(path.c_str(), &fs) == 0 && fs.f_type == TMPFS_MAGIC;
+}
+
 std::string fmt_interval(const Interval &i) {
 	char buf[64];
 	snprintf(buf, sizeof(buf), "%.3fx [%.3f, %.3f]", i.value, i.low, i.high);
@@ -223,6 +230,7 @@ int main(int argc, char *argv[]) {
 	std::string modes = "both";
 	int restart_every = 10;
 	double max_steal_percent = 2;
+	std::string log_dir = is_tmpfs("/dev/shm") ? "/dev/shm" : "";
 	CLI::App app{"pixelport-bench-timing: commits/s with the timing export off, logging, and subscribed"};
 	add_common_options(app, &common, false);
 	app.add_option("--runs", runs, "rounds; each runs every variant once per mode")
@@ -247,6 +255,12 @@ int main(int argc, char *argv[]) {
 		   "(/proc/stat steal, all CPUs over one; 100: keep every round)")
 		->capture_default_str()
 		->transform(cli::Range(0.0, 100.0));
+	app.add_option("--log-dir", log_dir,
+		   "where the log variant writes its timing log (default /dev/shm, memory, as a desktop's "
+		   "XDG_RUNTIME_DIR is; on a disk, the kernel's writeback of its 10 MB/s runs during the "
+		   "other variants' rounds too)")
+		->capture_default_str()
+		->check(CLI::ExistingDirectory);
 	if (int rc = cli::parse(app, argc, argv, "pixelport-bench-timing"); rc >= 0) return rc;
 	const double max_steal = max_steal_percent / 100;
 	if (common.quick) {
@@ -270,6 +284,12 @@ int main(int argc, char *argv[]) {
 		}
 	}
 	RuntimeDir dir;
+	RuntimeDir logs(log_dir);
+	if (logs.path().empty()) {
+		fprintf(stderr, "pixelport-bench-timing: cannot make a directory in %s\n",
+			log_dir.empty() ? "the temporary directory" : log_dir.c_str());
+		return 1;
+	}
 	std::string error;
 	constexpr size_t kVariants = 6; // per mode: off, off A/A, log, subscriber v2, subscriber, off again
 	std::vector<std::unique_ptr<Variant>> variants;
@@ -286,7 +306,7 @@ int main(int argc, char *argv[]) {
 					 : "off again";
 			if (k == 2)
 				v->args = {"--timing-log",
-					dir.path() + "/timing-" + std::to_string(variants.size()) + ".jsonl"};
+					logs.path() + "/timing-" + std::to_string(variants.size()) + ".jsonl"};
 			v->subscribe = k == 3 || k == 4;
 			if (k == 0) off = v.get();
 			if (k >= 3) v->host = off;
@@ -298,7 +318,7 @@ int main(int argc, char *argv[]) {
 	double load[1] = {0};
 	getloadavg(load, 1);
 	printf("pixelport-bench-timing: %dx%d XRGB8888 wl_shm, commit + wl_display_sync loop, %d rounds x %.2f s per "
-	       "variant and mode, alternating; %s; %u cores, load average %.2f; modes: %s%s\n",
+	       "variant and mode, alternating; %s; %u cores, load average %.2f; modes: %s%s; timing log in %s (%s)\n",
 		size, size, runs, seconds,
 		restart_every > 0 && restart_every < runs
 			? ("compositors started anew every " + std::to_string(restart_every) + " rounds").c_str()
@@ -307,7 +327,8 @@ int main(int argc, char *argv[]) {
 		pin_modes.size() == 2  ? "unpinned and pinned"
 			: pin_modes[0] ? "pinned"
 				       : "unpinned",
-		pin_modes.back() ? " (pinned: client on the first CPU, compositors on the others)" : "");
+		pin_modes.back() ? " (pinned: client on the first CPU, compositors on the others)" : "",
+		logs.path().c_str(), is_tmpfs(logs.path()) ? "tmpfs" : "not tmpfs");
 	fflush(stdout);
 
 	if (!start_instances(variants, common.compositor, dir, a, b)) return 1;
