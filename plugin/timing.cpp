@@ -141,6 +141,7 @@ void manager_subscribe(wl_client *client, wl_resource *resource, uint32_t id, wl
 	}
 	auto *subscription = new TimingSubscription();
 	subscription->resource = sub;
+	subscription->version = wl_resource_get_version(sub);
 	subscription->timing = timing;
 	subscription->surface = timing->plugin()->surface_state(wlr_surface_from_resource(surface_resource));
 	wl_resource_set_implementation(sub, &kSubscriptionImpl, subscription, subscription_resource_destroy);
@@ -245,7 +246,7 @@ void Timing::client_commit(SurfaceState *s, TimedBuffer *timed) {
 			static_cast<uint64_t>(boxes[i].y2 - boxes[i].y1);
 	}
 	uint64_t pixels = static_cast<uint64_t>(r.width) * static_cast<uint64_t>(r.height);
-	r.damage_bytes = pixels > 0 ? std::min(area, pixels) * r.bytes / pixels : 0;
+	r.damage_bytes = area >= pixels ? r.bytes : area * r.bytes / pixels; // a whole buffer divides by nothing
 }
 
 void Timing::push_labels_gone() {
@@ -358,10 +359,9 @@ void Timing::surface_destroyed(SurfaceState *s) {
 
 void Timing::finish(SurfaceState *s, timing::CommitSample &r) {
 	for (TimingSubscription *sub : s->timing->subscribers) {
-		int version = wl_resource_get_version(sub->resource);
-		if (version >= PP_SURFACE_TIMING_V1_REPORTS_SINCE_VERSION) {
+		if (sub->version >= PP_SURFACE_TIMING_V1_REPORTS_SINCE_VERSION) {
 			queue_report(sub, r);
-		} else if (version >= PP_SURFACE_TIMING_V1_REPORT_SINCE_VERSION) {
+		} else if (sub->version >= PP_SURFACE_TIMING_V1_REPORT_SINCE_VERSION) {
 			send_report(sub->resource, r);
 		} else {
 			send_v1(sub->resource, r);
@@ -388,45 +388,43 @@ void Timing::queue_report(TimingSubscription *sub, const timing::CommitSample &r
 		}
 		output_id = static_cast<uint64_t>(it - sub->outputs.begin()) + 1;
 	}
-	if (sub->queued.empty()) {
-		if (batching_.empty()) wl_event_source_timer_update(batch_timer_, kBatchMs);
+	constexpr size_t kPerEvent = kReportsPerEvent * kReportStride;
+	if (sub->queued_values == 0) {
+		if (!batch_timer_armed_) {
+			wl_event_source_timer_update(batch_timer_, kBatchMs);
+			batch_timer_armed_ = true;
+		}
 		batching_.push_back(sub);
+		if (sub->queued.size() != kPerEvent) sub->queued.resize(kPerEvent); // once per subscription
 	}
-	// Written in place: the queue keeps its capacity, so no allocation after the first batch.
-	size_t at = sub->queued.size();
-	sub->queued.resize(at + kReportStride);
-	uint64_t *record = sub->queued.data() + at;
+	// Written in place into the one event's worth of values.
+	uint64_t *record = sub->queued.data() + sub->queued_values;
 	record[PP_SURFACE_TIMING_V1_RECORD_SEQ] = r.seq;
 	record[PP_SURFACE_TIMING_V1_RECORD_FLAGS] = r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED;
 	record[PP_SURFACE_TIMING_V1_RECORD_OUTPUT] = output_id;
 	fill_values(r, record + PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT);
-	if (sub->queued.size() >= kReportsPerEvent * kReportStride) send_queued(sub);
+	sub->queued_values += kReportStride;
+	if (sub->queued_values == kPerEvent) send_queued(sub);
 }
 
 void Timing::send_queued(TimingSubscription *sub) {
-	if (sub->queued.empty()) return;
-	const size_t per_event = kReportsPerEvent * kReportStride;
-	for (size_t at = 0; at < sub->queued.size(); at += per_event) {
-		size_t n = std::min(per_event, sub->queued.size() - at);
-		wl_array array = {.size = n * sizeof(uint64_t), .alloc = 0, .data = sub->queued.data() + at};
-		pp_surface_timing_v1_send_reports(sub->resource, kReportStride, &array);
-	}
-	sub->queued.clear(); // keeps its capacity: no allocation per batch
+	if (sub->queued_values == 0) return;
+	wl_array array = {.size = sub->queued_values * sizeof(uint64_t), .alloc = 0, .data = sub->queued.data()};
+	pp_surface_timing_v1_send_reports(sub->resource, kReportStride, &array);
+	sub->queued_values = 0;
 	std::erase(batching_, sub);
-	if (batching_.empty()) wl_event_source_timer_update(batch_timer_, 0);
 }
 
 void Timing::subscription_destroyed(TimingSubscription *sub) {
 	std::erase(subscriptions_, sub);
 	std::erase(batching_, sub);
-	if (batching_.empty() && batch_timer_ != nullptr) wl_event_source_timer_update(batch_timer_, 0);
 }
 
 int Timing::batch_timer_fired(void *data) {
 	auto *t = static_cast<Timing *>(data);
-	std::vector<TimingSubscription *> due;
-	due.swap(t->batching_);
-	for (TimingSubscription *sub : due) t->send_queued(sub);
+	t->batch_timer_armed_ = false;
+	// send_queued() takes each out of batching_; nothing is queued while this runs.
+	while (!t->batching_.empty()) t->send_queued(t->batching_.back());
 	return 0;
 }
 

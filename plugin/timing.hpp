@@ -38,8 +38,15 @@ struct TimingSubscription {
 	wl_resource *resource = nullptr;
 	Timing *timing = nullptr; // null once the plugin's Timing is gone
 	SurfaceState *surface = nullptr; // null once the surface is gone (inert)
-	/** Version 3: records not sent yet, kReportStride values each (protocol record enum). */
+	/** The resource's version, read once: finish() picks the events by it per commit. */
+	int version = 0;
+	/**
+	 * Version 3: records not sent yet, kReportStride values each (protocol record enum), in
+	 * `queued_values` of `queued`, which is one event's worth once the first record came:
+	 * a full batch leaves at once, so it never holds more.
+	 */
 	std::vector<uint64_t> queued;
+	size_t queued_values = 0;
 	/** Version 3: output names announced by output_name; the id is the index + 1. */
 	std::vector<std::string> outputs;
 };
@@ -168,9 +175,15 @@ private:
 	std::vector<SurfaceState *> waiting_;
 	/** Every live subscription (their Timing pointer is cleared when this goes). */
 	std::vector<TimingSubscription *> subscriptions_;
-	/** Version 3 subscriptions with queued records; the batch timer runs while not empty. */
+	/** Version 3 subscriptions with queued records. */
 	std::vector<TimingSubscription *> batching_;
+	/**
+	 * Sends the batches at most kBatchMs after their first record. Armed when a record is
+	 * queued and it is not; a batch that fills and leaves does not disarm it (two
+	 * timerfd_settime calls per batch cost more than one early, partial batch per kBatchMs).
+	 */
 	wl_event_source *batch_timer_ = nullptr;
+	bool batch_timer_armed_ = false;
 	/** Destroyed surfaces whose labels the log writer still has (the ring was full). */
 	std::vector<uint64_t> labels_gone_;
 };

@@ -14,7 +14,7 @@ void Summary::add_values(Target &t, const PhaseDurations &d) {
 			s.values.push_back(*d[i]);
 		} else { // window full: overwrite the oldest
 			s.values[s.next] = *d[i];
-			s.next = (s.next + 1) % max_samples_;
+			if (++s.next == max_samples_) s.next = 0; // no division per value
 		}
 	}
 }
@@ -24,7 +24,12 @@ void Summary::add(const CommitRecord &r) { add(r, r.app_id.view()); }
 void Summary::add(const CommitSample &s, std::string_view app_id) {
 	const PhaseDurations d = derive_phases(s);
 	std::lock_guard lock(mu_);
-	Target &t = surfaces_[s.surface_id];
+	// The writer adds a batch of mostly one surface: the last one's node (std::map nodes stay put).
+	if (last_ == nullptr || last_id_ != s.surface_id) {
+		last_ = &surfaces_[s.surface_id];
+		last_id_ = s.surface_id;
+	}
+	Target &t = *last_;
 	// The label follows the latest non-empty app_id; rebuilt only when that changes (the
 	// writer thread adds every record, and a string per record is most of its cost).
 	if (t.label.empty() || (!app_id.empty() && t.app_id.view() != app_id)) {
@@ -84,6 +89,7 @@ std::string Summary::format_summary() const {
 void Summary::clear() {
 	std::lock_guard lock(mu_);
 	surfaces_.clear();
+	last_ = nullptr;
 	outputs_.clear();
 }
 

@@ -55,6 +55,8 @@ private:
 	std::size_t max_samples_;
 	mutable std::mutex mu_;
 	std::map<std::uint64_t, Target> surfaces_;
+	Target *last_ = nullptr; // under mu_: surfaces_[last_id_], the last one added to
+	std::uint64_t last_id_ = 0;
 	std::map<std::string, Target, std::less<>> outputs_;
 };
 
