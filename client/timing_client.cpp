@@ -190,7 +190,7 @@ void TimingClient::flush() {
 void TimingClient::finish(CommitTiming c) {
 	finished_++;
 	commits.push_back(std::move(c));
-	if (commits.size() > keep_) commits.erase(commits.begin());
+	if (commits.size() > keep_) commits.pop_front();
 }
 
 bool TimingClient::wait_commit(uint64_t since_ns, int timeout_ms, CommitTiming *out) {
@@ -230,7 +230,7 @@ bool TimingClient::wait_for(size_t count, int timeout_ms) {
 }
 
 std::vector<const CommitTiming *> match_commits(
-	const std::vector<CommitTiming> &commits, const std::vector<uint64_t> &starts) {
+	const std::deque<CommitTiming> &commits, const std::vector<uint64_t> &starts) {
 	std::vector<const CommitTiming *> out(starts.size(), nullptr);
 	size_t r = 0;
 	for (size_t i = 0; i < starts.size(); i++) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,8 +75,12 @@ public:
 	bool wait_commit(uint64_t since_ns, int timeout_ms, CommitTiming *out);
 	/** Dispatches until `count` finished commits are kept or timeout_ms passed; false on timeout or error. */
 	bool wait_for(size_t count, int timeout_ms);
-	/** Finished commits in the order reported, oldest first (at most `keep`). */
-	std::vector<CommitTiming> commits;
+	/**
+	 * Finished commits in the order reported, oldest first (at most `keep`). A deque: once
+	 * `keep` are held, each new one drops the oldest in constant time (a vector moved all
+	 * `keep` per report).
+	 */
+	std::deque<CommitTiming> commits;
 
 	// For the listeners.
 	pp_timing_manager_v1 *manager_ = nullptr;
@@ -98,6 +103,6 @@ private:
  * whose commit phase is at or after starts[i] and before starts[i + 1]; nullptr where none.
  */
 std::vector<const CommitTiming *> match_commits(
-	const std::vector<CommitTiming> &commits, const std::vector<uint64_t> &starts);
+	const std::deque<CommitTiming> &commits, const std::vector<uint64_t> &starts);
 
 } // namespace pixelport::client
