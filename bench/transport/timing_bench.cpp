@@ -8,7 +8,8 @@
 // so only the subscription differs; "off again" runs that surface unsubscribed, the control
 // for those. Each set runs unpinned and pinned (client on one CPU, compositors on the others)
 // in the same run: every round runs each variant once per mode, rotating the order, and the
-// ratios to "off" come from the same rounds, with percentile-bootstrap 95% intervals. A ratio
+// ratios to "off" come from the same rounds, with percentile-bootstrap 95% intervals (the
+// per-round median's resamples compositor instances, whose rounds share their luck). A ratio
 // below the target but inside its control's interval is reported as not resolved: on a noisy
 // machine two identical setups differ by more than the 1% asked. Every compositor is started
 // anew every --restart-every rounds, so that no variant's ratio rests on one process's luck.
@@ -195,15 +196,32 @@ Interval ratio_of_medians(const std::vector<double> &base, const std::vector<dou
 	return percentile_interval(median_of(cand) / median_of(base), ratios);
 }
 
-// Median of the per-round ratios cand[r] / base[r], resampling rounds.
-Interval paired_median(const std::vector<double> &base, const std::vector<double> &cand, uint64_t seed) {
+// Median of the per-round ratios cand[i] / base[i]. Rounds of one compositor instance share its
+// luck (memory layout, which pages), so the interval resamples instances, not rounds: `block[i]`
+// is the instance round i ran on, and each resample draws as many instances as there are, with
+// their rounds. With one instance per variant this is resampling rounds.
+Interval paired_median(const std::vector<double> &base, const std::vector<double> &cand,
+	const std::vector<size_t> &block, uint64_t seed) {
 	std::vector<double> paired;
-	for (size_t r = 0; r < base.size(); r++) paired.push_back(cand[r] / base[r]);
+	std::vector<std::vector<double>> blocks;
+	for (size_t i = 0; i < base.size(); i++) {
+		paired.push_back(cand[i] / base[i]);
+		if (i == 0 || block[i] != block[i - 1]) blocks.emplace_back();
+		blocks.back().push_back(paired.back());
+	}
+	if (blocks.size() < 2) { // one instance: its rounds are all there is to resample
+		blocks.clear();
+		for (double x : paired) blocks.push_back({x});
+	}
 	std::mt19937_64 rng(seed);
-	std::uniform_int_distribution<size_t> pick(0, paired.size() - 1);
-	std::vector<double> medians, resample(paired.size());
+	std::uniform_int_distribution<size_t> pick(0, blocks.size() - 1);
+	std::vector<double> medians, resample;
 	for (int i = 0; i < kResamples; i++) {
-		for (double &x : resample) x = paired[pick(rng)];
+		resample.clear();
+		for (size_t b = 0; b < blocks.size(); b++) {
+			const std::vector<double> &drawn = blocks[pick(rng)];
+			resample.insert(resample.end(), drawn.begin(), drawn.end());
+		}
 		medians.push_back(median_of(resample));
 	}
 	return percentile_interval(median_of(paired), medians);
@@ -375,6 +393,10 @@ int main(int argc, char *argv[]) {
 			clean.clear();
 			for (size_t r = 0; r < static_cast<size_t>(runs); r++) clean.push_back(r);
 		}
+		// The instance each clean round ran on (rounds [0, restart_every) on the first, ...).
+		std::vector<size_t> instance;
+		for (size_t r : clean)
+			instance.push_back(restart_every > 0 ? r / static_cast<size_t>(restart_every) : 0);
 		std::vector<std::vector<double>> rates(kVariants);
 		for (size_t k = 0; k < kVariants; k++) {
 			for (size_t r : clean) rates[k].push_back(variants[mode * kVariants + k]->m.rates[r]);
@@ -382,7 +404,7 @@ int main(int argc, char *argv[]) {
 		const std::vector<double> &off_rates = rates[0];
 		Interval aa, same;
 		// The controls' intervals are needed first.
-		same = paired_median(off_rates, rates[kVariants - 1], 1700 + kVariants - 1);
+		same = paired_median(off_rates, rates[kVariants - 1], instance, 1700 + kVariants - 1);
 		Table t({"variant", "commits/s median", "min run", "max run", "ratio of medians [95% CI]",
 			"per-round median [95% CI]", "commit->sync p50", "p95", "reports/commit", "events/commit",
 			"CPU/commit: client", "compositor main", "other threads"});
@@ -402,7 +424,7 @@ int main(int argc, char *argv[]) {
 			std::string ratio = "1", paired = "1";
 			if (k > 0) {
 				Interval rm = ratio_of_medians(off_rates, v_rates, 17 + k);
-				Interval pm = paired_median(off_rates, v_rates, 1700 + k);
+				Interval pm = paired_median(off_rates, v_rates, instance, 1700 + k);
 				ratio = fmt_interval(rm);
 				paired = fmt_interval(pm);
 				// Controls: "off A/A" for the other processes, "off again" for the off one's.
