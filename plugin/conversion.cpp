@@ -40,6 +40,17 @@ constexpr int kResumeMs = 1;
 // each on this machine kind) rather than in one go: 1 MiB pixels convert in 2-5 ms here.
 constexpr uint64_t kHoldPixels = uint64_t{1} << 20;
 constexpr uint64_t kBandPixels = uint64_t{1} << 18;
+// The same limits in bytes of the client's rows (stride x rows): a narrow buffer with a huge
+// stride has few pixels but a page per row to fault in, which costs more than its pixels.
+constexpr uint64_t kHoldSpanBytes = kHoldPixels * 4;
+constexpr uint64_t kBandSpanBytes = kBandPixels * 4;
+
+// Bytes per row of the client's buffer when it lives in a wl_shm pool (its first plane); 0 when
+// not (stream buffers are the plugin's own memory).
+uint64_t shm_stride(PixelBuffer *buffer) {
+	wlr_shm_attributes attrs;
+	return buffer->get_shm(&attrs) && attrs.stride > 0 ? static_cast<uint64_t>(attrs.stride) : 0;
+}
 
 size_t page_size() {
 	static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -447,7 +458,9 @@ bool Conversions::Impl::run_job(ConvertedView *view, uint64_t start, uint64_t bu
 	PixelBuffer *source = view->source;
 	if (image == nullptr || source == nullptr) return true;
 	if (image->filled_rows < image->height && view->convert_start_ns == 0) view->convert_start_ns = monotonic_ns();
-	int32_t band = static_cast<int32_t>(std::max<uint64_t>(4, kBandPixels / static_cast<uint64_t>(image->width)));
+	uint64_t band_rows = kBandPixels / static_cast<uint64_t>(image->width);
+	if (uint64_t stride = shm_stride(source); stride > 0) band_rows = std::min(band_rows, kBandSpanBytes / stride);
+	int32_t band = static_cast<int32_t>(std::min<uint64_t>(std::max<uint64_t>(4, band_rows), INT32_MAX));
 	band = (band + 3) & ~3; // whole chroma row groups
 	bool ok = true;
 	while (image->filled_rows < image->height) {
@@ -680,7 +693,10 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer, ui
 void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
 	SurfaceConversion &c = s->conversion;
 	int32_t w = buffer->width(), h = buffer->height();
-	if (static_cast<uint64_t>(w) * static_cast<uint64_t>(h) <= kHoldPixels) return;
+	if (static_cast<uint64_t>(w) * static_cast<uint64_t>(h) <= kHoldPixels &&
+		shm_stride(buffer) * static_cast<uint64_t>(h) <= kHoldSpanBytes) {
+		return;
+	}
 	// Stream bytes still to come (straight alpha on a stream buffer): the stream holds the
 	// commit until they are in, and it is converted in one go when applied.
 	if (buffer->incomplete()) return;
