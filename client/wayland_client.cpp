@@ -81,6 +81,9 @@ static void registry_global(void *data, wl_registry *registry, uint32_t name, co
 	} else if (strcmp(interface, wp_presentation_interface.name) == 0) {
 		c->presentation =
 			static_cast<wp_presentation *>(wl_registry_bind(registry, name, &wp_presentation_interface, 1));
+	} else if (strcmp(interface, wp_viewporter_interface.name) == 0) {
+		c->viewporter =
+			static_cast<wp_viewporter *>(wl_registry_bind(registry, name, &wp_viewporter_interface, 1));
 	}
 }
 
@@ -113,6 +116,7 @@ void Connection::disconnect() {
 		return;
 	}
 	if (presentation) wp_presentation_destroy(presentation);
+	if (viewporter) wp_viewporter_destroy(viewporter);
 	if (color_representation) wp_color_representation_manager_v1_destroy(color_representation);
 	if (stream_manager) pp_stream_manager_v1_destroy(stream_manager);
 	if (wm_base) xdg_wm_base_destroy(wm_base);

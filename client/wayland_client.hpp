@@ -12,6 +12,7 @@
 #include "color-representation-v1-client-protocol.h"
 #include "pixelport-stream-v1-client-protocol.h"
 #include "presentation-time-client-protocol.h"
+#include "viewporter-client-protocol.h"
 #include "xdg-shell-client-protocol.h"
 
 namespace pixelport::client {
@@ -25,6 +26,8 @@ struct Connection {
 	wl_shm *shm = nullptr;
 	xdg_wm_base *wm_base = nullptr;
 	wp_presentation *presentation = nullptr;
+	/** wp_viewporter, when the compositor has it. */
+	wp_viewporter *viewporter = nullptr;
 	/** wl_shm formats the compositor advertised (DRM fourcc, with 0 and 1 for ARGB/XRGB8888). */
 	std::vector<uint32_t> shm_formats;
 	/** pixelport-stream-v1, when the compositor has the plugin; its formats are DRM fourcc. */

@@ -166,6 +166,8 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 	pixelport::wlr_compat::presentation_create(display_, backend_);
 	wlr_screencopy_manager_v1_create(display_);
 	wlr_xdg_output_manager_v1_create(display_, output_layout_);
+	// Video players (GStreamer's waylandsink) scale and crop with wp_viewporter.
+	wlr_viewporter_create(display_);
 	// A seat with no devices: some clients refuse to start without wl_seat.
 	seat_ = wlr_seat_create(display_, "seat0");
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -50,6 +51,50 @@ constexpr uint64_t kBandSpanBytes = kBandPixels * 4;
 uint64_t shm_stride(PixelBuffer *buffer) {
 	wlr_shm_attributes attrs;
 	return buffer->get_shm(&attrs) && attrs.stride > 0 ? static_cast<uint64_t>(attrs.stride) : 0;
+}
+
+// Upper bounds on the buffer damage wlroots computes from a finalized pending state when it
+// applies (wlroots' surface_update_damage: the surface damage through the viewport's dst-to-src
+// scale and src offset, the buffer scale and the inverse transform, united with the buffer
+// damage), clipped to the buffer. Pixels and rows: a tall, narrow damage on a wide-stride buffer
+// has few pixels but a row of the pool per row. Computed in doubles: no overflow whatever the
+// scale or viewport.
+struct DamageBound {
+	uint64_t pixels = 0;
+	uint64_t rows = 0;
+};
+
+DamageBound pending_damage_bound(const wlr_surface_state &st, int32_t width, int32_t height) {
+	const double w = width, h = height;
+	const pixman_box32_t *b = pixman_region32_extents(&st.buffer_damage);
+	double bw = std::clamp<double>(static_cast<double>(b->x2) - b->x1, 0, w);
+	double bh = std::clamp<double>(static_cast<double>(b->y2) - b->y1, 0, h);
+	double pixels = bw * bh, rows = bh;
+	const pixman_box32_t *d = pixman_region32_extents(&st.surface_damage);
+	double dw = std::max<double>(0, static_cast<double>(d->x2) - d->x1),
+	       dh = std::max<double>(0, static_cast<double>(d->y2) - d->y1);
+	if (dw > 0 && dh > 0) {
+		const bool swapped = (st.transform & 1) != 0; // 90 and 270, flipped or not
+		const double scale = std::max(1, st.scale);
+		if (st.viewport.has_dst) {
+			// The viewport's source size in surface coordinates (wlroots' surface_state_viewport_src_size).
+			double src_w =
+				st.viewport.has_src ? st.viewport.src.width : std::floor((swapped ? h : w) / scale);
+			double src_h =
+				st.viewport.has_src ? st.viewport.src.height : std::floor((swapped ? w : h) / scale);
+			dw *= src_w / std::max(1, st.viewport.dst_width);
+			dh *= src_h / std::max(1, st.viewport.dst_height);
+		}
+		dw *= scale;
+		dh *= scale;
+		if (swapped) std::swap(dw, dh);
+		// Each scaling step rounds outwards: a pixel more on each side.
+		dw = std::isfinite(dw) ? std::min(w, std::ceil(dw) + 2) : w;
+		dh = std::isfinite(dh) ? std::min(h, std::ceil(dh) + 2) : h;
+		pixels += dw * dh;
+		rows += dh;
+	}
+	return {static_cast<uint64_t>(pixels), static_cast<uint64_t>(std::min(rows, h))};
 }
 
 size_t page_size() {
@@ -716,15 +761,10 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 	};
 	if (c.held().empty() && c.up_to_date(buffer->fourcc, view->color) && c.pending() == nullptr &&
 		fits(c.image()) && c.image()->surfaces == 1) {
-		// Damage on the surface's own up-to-date image: bounded by the damage, if small.
-		pixman_box32_t *b = pixman_region32_extents(&s->surface->pending.buffer_damage);
-		pixman_box32_t *d = pixman_region32_extents(&s->surface->pending.surface_damage);
-		uint64_t scale = static_cast<uint64_t>(std::max(1, s->surface->pending.scale));
-		auto area = [](const pixman_box32_t *e) {
-			return static_cast<uint64_t>(std::max(0, e->x2 - e->x1)) *
-				static_cast<uint64_t>(std::max(0, e->y2 - e->y1));
-		};
-		if (area(b) + area(d) * scale * scale <= kHoldPixels) return;
+		// Damage on the surface's own up-to-date image: bounded by the damage, if small in
+		// pixels and in rows of the pool.
+		DamageBound damage = pending_damage_bound(s->surface->pending, w, h);
+		if (damage.pixels <= kHoldPixels && shm_stride(buffer) * damage.rows <= kHoldSpanBytes) return;
 	}
 	std::shared_ptr<ConvertedImage> shared = buffer->pure_image.lock();
 	if (fits(shared) && shared->pure_source == buffer && shared->pure_generation == view->generation &&

@@ -7,8 +7,18 @@
 //   share-sequential  the same, waiting for the buffer's release between surfaces
 //   storm             N full-damage commits of one NV12 buffer in one burst, the last one with
 //                     presentation feedback: prints "presented" once it is shown (30 s at most)
+//   wide-stride       an NV12 buffer whose rows are 64 KiB apart in a sparse pool (never
+//                     written: all zero), committed N+1 times, each once the last was shown,
+//                     its pages punched out of the pool in between (every row a fresh page to
+//                     fault in); prints "presented K" (commits shown)
+//   viewport-damage   an NV12 buffer shown through a 64x64 wp_viewport destination, committed
+//                     once in full, then N times with the whole 64x64 *surface* damaged (the
+//                     whole buffer, once through the viewport), each once the last was shown;
+//                     prints "presented K"
 #include <drm_fourcc.h>
+#include <fcntl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,7 +43,9 @@ bool released = false;
 int main(int argc, char *argv[]) {
 	if (__lsan_disable != nullptr) __lsan_disable();
 	if (argc < 5) {
-		fprintf(stderr, "usage: %s share-burst|share-sequential|storm N WIDTH HEIGHT\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s share-burst|share-sequential|storm|wide-stride|viewport-damage N WIDTH HEIGHT\n",
+			argv[0]);
 		return 2;
 	}
 	std::string mode = argv[1];
@@ -49,14 +61,17 @@ int main(int argc, char *argv[]) {
 		fprintf(stderr, "no window: %s\n", error.c_str());
 		return 1;
 	}
-	size_t size = static_cast<size_t>(w) * h * 3 / 2;
+	// wide-stride: rows a page apart at least, never written (a sparse pool of zeros).
+	const bool sparse = mode == "wide-stride";
+	const int32_t stride = sparse ? std::max(w, 65536) : w;
+	size_t size = static_cast<size_t>(stride) * h * 3 / 2;
 	ShmPool pool;
 	if (!pool.create(&conn, size, &error)) {
 		fprintf(stderr, "%s\n", error.c_str());
 		return 1;
 	}
-	memset(pool.data, 0x80, size);
-	wl_buffer *buffer = wl_shm_pool_create_buffer(pool.pool, 0, w, h, w, DRM_FORMAT_NV12);
+	if (!sparse) memset(pool.data, 0x80, size);
+	wl_buffer *buffer = wl_shm_pool_create_buffer(pool.pool, 0, w, h, stride, DRM_FORMAT_NV12);
 	static const wl_buffer_listener listener = {.release = [](void *, wl_buffer *) { released = true; }};
 	wl_buffer_add_listener(buffer, &listener, nullptr);
 
@@ -95,6 +110,41 @@ int main(int argc, char *argv[]) {
 		wl_surface_commit(window.surface); // subsurface positions
 		// Large commits apply once converted: the verdict comes when the last one is shown.
 		if (mode == "share-burst") last.wait(&conn, 30000);
+	} else if (mode == "wide-stride" || mode == "viewport-damage") {
+		wp_viewport *viewport = nullptr;
+		if (mode == "viewport-damage") {
+			if (conn.viewporter == nullptr) {
+				fprintf(stderr, "no wp_viewporter\n");
+				return 1;
+			}
+			viewport = wp_viewporter_get_viewport(conn.viewporter, window.surface);
+			wp_viewport_set_destination(viewport, 64, 64);
+		}
+		int presented = 0;
+		for (int i = 0; i <= n && wl_display_get_error(conn.display) == 0; i++) {
+			wl_surface_attach(window.surface, buffer, 0, 0);
+			if (i == 0) {
+				wl_surface_damage_buffer(window.surface, 0, 0, w, h);
+			} else if (viewport != nullptr) {
+				wl_surface_damage(window.surface, 0, 0, 64, 64);
+			} else {
+				// The last commit was shown (converted): its pages go back to the kernel, so each
+				// row of this one is a page to allocate and zero when the compositor reads it.
+				if (fallocate(pool.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+					    static_cast<off_t>(size)) != 0) {
+					perror("fallocate");
+					return 1;
+				}
+				wl_surface_damage_buffer(window.surface, 0, 0, w, h);
+			}
+			CommitWaiter shown;
+			shown.arm(&conn, window.surface);
+			wl_surface_commit(window.surface);
+			if (shown.wait(&conn, 30000) && shown.presented) presented++;
+		}
+		printf("presented %d\n", presented);
+		fflush(stdout);
+		if (viewport != nullptr) wp_viewport_destroy(viewport);
 	} else {
 		fprintf(stderr, "unknown mode %s\n", mode.c_str());
 		return 2;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -23,13 +24,16 @@ uint64_t stat_of(const std::string &out, const std::string &name) {
 
 constexpr const char *kBudget = "67108864"; // 64 MiB per client
 
-// Pixels of `shot`'s top-left corner that are not what a uniform 0x80 NV12 buffer shows
-// (reference_rgb; neutral grey under every matrix): every conversion attack fills its buffer so.
-int grey_mismatches(const Image &shot) {
+// Pixels of `shot`'s top-left corner that are not what a uniform NV12 buffer of `value` bytes
+// shows (reference_rgb, read with the default matrix of a buffer `buffer_height` lines tall;
+// 0x80 is neutral grey under every matrix): the conversion attacks fill their buffers so (the
+// sparse one leaves them 0).
+int grey_mismatches(const Image &shot, uint8_t value = 0x80, int buffer_height = 64) {
 	constexpr int kSide = 64;
-	std::vector<uint8_t> nv12(kSide * kSide * 3 / 2, 0x80);
+	std::vector<uint8_t> nv12(kSide * kSide * 3 / 2, value);
 	std::vector<uint32_t> want;
-	if (!reference_rgb(DRM_FORMAT_NV12, kSide, kSide, kSide, nv12.data(), &want)) return -1;
+	const YuvColour colour = YuvColour::default_for(buffer_height);
+	if (!reference_rgb(DRM_FORMAT_NV12, kSide, kSide, kSide, nv12.data(), &want, &colour)) return -1;
 	return screen_mismatches(shot, want, kSide, kSide, reference_tolerance(DRM_FORMAT_NV12), false);
 }
 
@@ -148,5 +152,60 @@ TEST(ConversionLimits, ABurstOfCommitsConvertsOnlyWhatCanBeShownWithoutStallingO
 	EXPECT_LE(stat_of(out, "converted_uploads"), 3u) << out;
 	EXPECT_GE(stat_of(out, "skipped_conversions"), 57u) << out;
 }
+
+// Commits converted in one go when applied must be cheap in pixels *and* in rows of the pool:
+// these two commit little damage, as wlroots would read it at the commit, but make the
+// compositor convert a lot at the apply (each commit made once the last was shown). Each must
+// be held and converted in bands like a large commit, so the probe client keeps its latency.
+struct HeldAttack {
+	const char *mode;
+	int width, height;
+	uint8_t value; // every byte of the client's NV12 buffer
+};
+
+class ConversionHeld : public testing::TestWithParam<HeldAttack> {};
+
+TEST_P(ConversionHeld, DamageCheapInPixelsButNotInRowsOrThroughAViewportIsHeld) {
+	const HeldAttack &attack = GetParam();
+	constexpr int kCommits = 8; // after the first one
+	AttackArena a;
+	ASSERT_NO_FATAL_FAILURE(a.start({"--print-stats"}));
+	Process client;
+	ASSERT_TRUE(client.start({build_path("PIXELPORT_CONVERSION_ATTACK"), attack.mode, std::to_string(kCommits),
+					 std::to_string(attack.width), std::to_string(attack.height)},
+		a.fx.client_env()))
+		<< client.err();
+	std::string shown, verdict, holding;
+	ASSERT_TRUE(client.read_line(&shown, 60000)) << client.err();
+	EXPECT_EQ(shown, "presented " + std::to_string(kCommits + 1));
+	ASSERT_TRUE(client.read_line(&verdict, 5000));
+	EXPECT_EQ(verdict, "ok");
+	ASSERT_TRUE(client.read_line(&holding, 5000));
+	Image shot;
+	ASSERT_TRUE(a.fx.screenshot(&shot));
+	EXPECT_EQ(grey_mismatches(shot, attack.value, attack.height), 0);
+	ProbeStats stats;
+	a.expect_probe_served(&stats);
+	client.terminate();
+	a.expect_back_to_baseline();
+	a.print(attack.mode, stats);
+	a.probe.stop(&stats);
+	EXPECT_EQ(a.fx.stop(), 0) << a.fx.compositor().err();
+	const std::string &out = a.fx.compositor().out();
+	EXPECT_EQ(stat_of(out, "held_commits"), static_cast<uint64_t>(kCommits + 1)) << out;
+	EXPECT_EQ(stat_of(out, "converted_uploads"), static_cast<uint64_t>(kCommits + 1)) << out;
+}
+
+// wide-stride: 64x8192, rows 64 KiB apart (a 768 MiB sparse pool), its pages punched out
+// between commits: 524,288 pixels, 12,288 fresh pages to fault in. viewport-damage: 4096x4096
+// through a 64x64 destination, the whole surface damaged: 4,096 surface pixels, 16 Mi buffer
+// pixels.
+INSTANTIATE_TEST_SUITE_P(Attacks, ConversionHeld,
+	testing::Values(HeldAttack{"wide-stride", 64, 8192, 0}, HeldAttack{"viewport-damage", 4096, 4096, 0x80}),
+	[](const testing::TestParamInfo<HeldAttack> &info) {
+		std::string name = info.param.mode;
+		name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+		return name;
+	});
 
 } // namespace
