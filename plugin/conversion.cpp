@@ -45,6 +45,13 @@ constexpr uint64_t kBandPixels = uint64_t{1} << 18;
 // stride has few pixels but a page per row to fault in, which costs more than its pixels.
 constexpr uint64_t kHoldSpanBytes = kHoldPixels * 4;
 constexpr uint64_t kBandSpanBytes = kBandPixels * 4;
+// What a synchronized subsurface's commit may convert in one go when its parent applies (it
+// cannot be held without breaking that): up to 8 Mi pixels (about 4 ms) in rows spanning at
+// most 4 MiB of the pool (a 2560x1440 NV12 frame: 3.5 MiB). The rows bound the page faults:
+// at worst 1,024 for the first plane and 512 for the second, about 26 ms here when each page
+// must be allocated and zeroed (17 us a fault, ConversionHeld's sync-wide-stride).
+constexpr uint64_t kSyncOneGoPixels = kHoldPixels * 8;
+constexpr uint64_t kSyncOneGoSpanBytes = kHoldSpanBytes;
 
 // Bytes per row of the client's buffer when it lives in a wl_shm pool (its first plane); 0 when
 // not (stream buffers are the plugin's own memory).
@@ -738,18 +745,19 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer, ui
 void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
 	SurfaceConversion &c = s->conversion;
 	int32_t w = buffer->width(), h = buffer->height();
-	if (static_cast<uint64_t>(w) * static_cast<uint64_t>(h) <= kHoldPixels &&
-		shm_stride(buffer) * static_cast<uint64_t>(h) <= kHoldSpanBytes) {
-		return;
-	}
+	const uint64_t pixels = static_cast<uint64_t>(w) * static_cast<uint64_t>(h);
+	const uint64_t span = shm_stride(buffer) * static_cast<uint64_t>(h);
+	if (pixels <= kHoldPixels && span <= kHoldSpanBytes) return;
 	// Stream bytes still to come (straight alpha on a stream buffer): the stream holds the
 	// commit until they are in, and it is converted in one go when applied.
 	if (buffer->incomplete()) return;
 	// A synchronized subsurface's state applies with its parent's commit; holding it would
 	// apply the parent's without it (wlroots has no way to hold the parent too): converted
-	// in one go when applied, as small commits are.
+	// in one go when applied, as small commits are, within the bounds above. Beyond them one
+	// go would stall every client (a sparse pool with a page per row: 24,576 page faults in
+	// one apply): held like any other, it shows a little after its parent's commit.
 	if (wlr_subsurface *sub = wlr_subsurface_try_from_wlr_surface(s->surface);
-		sub != nullptr && sub->synchronized) {
+		sub != nullptr && sub->synchronized && pixels <= kSyncOneGoPixels && span <= kSyncOneGoSpanBytes) {
 		return;
 	}
 	// A surface without a role shows nothing, and a state held across an xdg role's initial

@@ -11,6 +11,9 @@
 //                     written: all zero), committed N+1 times, each once the last was shown,
 //                     its pages punched out of the pool in between (every row a fresh page to
 //                     fault in); prints "presented K" (commits shown)
+//   sync-wide-stride  wide-stride's buffer (rows 4 KiB apart) on a synchronized subsurface:
+//                     each commit of it applies with its parent's next commit, which follows;
+//                     "presented K" counts the subsurface's commits shown
 //   viewport-damage   an NV12 buffer shown through a 64x64 wp_viewport destination, committed
 //                     once in full, then N times with the whole 64x64 *surface* damaged (the
 //                     whole buffer, once through the viewport), each once the last was shown;
@@ -44,7 +47,8 @@ int main(int argc, char *argv[]) {
 	if (__lsan_disable != nullptr) __lsan_disable();
 	if (argc < 5) {
 		fprintf(stderr,
-			"usage: %s share-burst|share-sequential|storm|wide-stride|viewport-damage N WIDTH HEIGHT\n",
+			"usage: %s share-burst|share-sequential|storm|wide-stride|sync-wide-stride|viewport-damage N "
+			"WIDTH HEIGHT\n",
 			argv[0]);
 		return 2;
 	}
@@ -62,8 +66,9 @@ int main(int argc, char *argv[]) {
 		return 1;
 	}
 	// wide-stride: rows a page apart at least, never written (a sparse pool of zeros).
-	const bool sparse = mode == "wide-stride";
-	const int32_t stride = sparse ? std::max(w, 65536) : w;
+	const bool sync = mode == "sync-wide-stride";
+	const bool sparse = mode == "wide-stride" || sync;
+	const int32_t stride = sync ? std::max(w, 4096) : sparse ? std::max(w, 65536) : w;
 	size_t size = static_cast<size_t>(stride) * h * 3 / 2;
 	ShmPool pool;
 	if (!pool.create(&conn, size, &error)) {
@@ -110,7 +115,25 @@ int main(int argc, char *argv[]) {
 		wl_surface_commit(window.surface); // subsurface positions
 		// Large commits apply once converted: the verdict comes when the last one is shown.
 		if (mode == "share-burst") last.wait(&conn, 30000);
-	} else if (mode == "wide-stride" || mode == "viewport-damage") {
+	} else if (mode == "wide-stride" || mode == "sync-wide-stride" || mode == "viewport-damage") {
+		wl_surface *target = window.surface;
+		ShmPool parent_pool;
+		wl_buffer *parent_buffer = nullptr;
+		wl_subsurface *sub = nullptr;
+		if (sync) {
+			// The parent shows a 64x64 buffer under its synchronized child (at 0,0).
+			if (!parent_pool.create(&conn, 64 * 64 * 4, &error)) {
+				fprintf(stderr, "%s\n", error.c_str());
+				return 1;
+			}
+			memset(parent_pool.data, 0xff, 64 * 64 * 4); // white: the screen shows which is on top
+			parent_buffer =
+				wl_shm_pool_create_buffer(parent_pool.pool, 0, 64, 64, 256, WL_SHM_FORMAT_XRGB8888);
+			target = wl_compositor_create_surface(conn.compositor);
+			sub = wl_subcompositor_get_subsurface(subcompositor, target, window.surface);
+			wl_surface_attach(window.surface, parent_buffer, 0, 0);
+			wl_surface_damage_buffer(window.surface, 0, 0, 64, 64);
+		}
 		wp_viewport *viewport = nullptr;
 		if (mode == "viewport-damage") {
 			if (conn.viewporter == nullptr) {
@@ -122,11 +145,11 @@ int main(int argc, char *argv[]) {
 		}
 		int presented = 0;
 		for (int i = 0; i <= n && wl_display_get_error(conn.display) == 0; i++) {
-			wl_surface_attach(window.surface, buffer, 0, 0);
+			wl_surface_attach(target, buffer, 0, 0);
 			if (i == 0) {
-				wl_surface_damage_buffer(window.surface, 0, 0, w, h);
+				wl_surface_damage_buffer(target, 0, 0, w, h);
 			} else if (viewport != nullptr) {
-				wl_surface_damage(window.surface, 0, 0, 64, 64);
+				wl_surface_damage(target, 0, 0, 64, 64);
 			} else {
 				// The last commit was shown (converted): its pages go back to the kernel, so each
 				// row of this one is a page to allocate and zero when the compositor reads it.
@@ -135,16 +158,19 @@ int main(int argc, char *argv[]) {
 					perror("fallocate");
 					return 1;
 				}
-				wl_surface_damage_buffer(window.surface, 0, 0, w, h);
+				wl_surface_damage_buffer(target, 0, 0, w, h);
 			}
 			CommitWaiter shown;
-			shown.arm(&conn, window.surface);
+			shown.arm(&conn, target);
+			if (target != window.surface) wl_surface_commit(target); // cached until the parent's commit
 			wl_surface_commit(window.surface);
 			if (shown.wait(&conn, 30000) && shown.presented) presented++;
 		}
 		printf("presented %d\n", presented);
 		fflush(stdout);
-		if (viewport != nullptr) wp_viewport_destroy(viewport);
+		// Everything stays as it is while the client holds: the test takes a screenshot.
+		(void)sub;
+		(void)viewport;
 	} else {
 		fprintf(stderr, "unknown mode %s\n", mode.c_str());
 		return 2;
