@@ -41,6 +41,7 @@ const WlcsExtensionDescriptor kExtensions[] = {
 	{"xdg_wm_base", 3},
 	{"zxdg_output_manager_v1", 3},
 	{"wp_presentation", 1},
+	{"wp_viewporter", 1},
 	{"zwlr_screencopy_manager_v1", 3},
 };
 
