@@ -65,7 +65,8 @@ int main(int argc, char *argv[]) {
 		fprintf(stderr, "no window: %s\n", error.c_str());
 		return 1;
 	}
-	// wide-stride: rows a page apart at least, never written (a sparse pool of zeros).
+	// wide-stride and sync-wide-stride: rows a page apart at least, never written (a sparse
+	// pool of zeros).
 	const bool sync = mode == "sync-wide-stride";
 	const bool sparse = mode == "wide-stride" || sync;
 	const int32_t stride = sync ? std::max(w, 4096) : sparse ? std::max(w, 65536) : w;

@@ -166,7 +166,7 @@ struct HeldAttack {
 
 class ConversionHeld : public testing::TestWithParam<HeldAttack> {};
 
-TEST_P(ConversionHeld, DamageCheapInPixelsButNotInRowsOrThroughAViewportIsHeld) {
+TEST_P(ConversionHeld, CommitsCheapInPixelsButDearAtTheApplyAreHeldAndBanded) {
 	const HeldAttack &attack = GetParam();
 	constexpr int kCommits = 8; // after the first one
 	AttackArena a;
