@@ -745,9 +745,13 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer, ui
 void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
 	SurfaceConversion &c = s->conversion;
 	int32_t w = buffer->width(), h = buffer->height();
+	const uint64_t stride = shm_stride(buffer);
+	// Cheap enough to convert in one go when applied: few pixels in few bytes of the pool.
+	auto small = [&](uint64_t pixels, uint64_t rows) {
+		return pixels <= kHoldPixels && stride * rows <= kHoldSpanBytes;
+	};
 	const uint64_t pixels = static_cast<uint64_t>(w) * static_cast<uint64_t>(h);
-	const uint64_t span = shm_stride(buffer) * static_cast<uint64_t>(h);
-	if (pixels <= kHoldPixels && span <= kHoldSpanBytes) return;
+	if (small(pixels, static_cast<uint64_t>(h))) return;
 	// Stream bytes still to come (straight alpha on a stream buffer): the stream holds the
 	// commit until they are in, and it is converted in one go when applied.
 	if (buffer->incomplete()) return;
@@ -756,8 +760,9 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 	// in one go when applied, as small commits are, within the bounds above. Beyond them one
 	// go would stall every client (a sparse pool with a page per row: 24,576 page faults in
 	// one apply): held like any other, it shows a little after its parent's commit.
-	if (wlr_subsurface *sub = wlr_subsurface_try_from_wlr_surface(s->surface);
-		sub != nullptr && sub->synchronized && pixels <= kSyncOneGoPixels && span <= kSyncOneGoSpanBytes) {
+	if (wlr_subsurface *sub = wlr_subsurface_try_from_wlr_surface(s->surface); sub != nullptr &&
+		sub->synchronized && pixels <= kSyncOneGoPixels &&
+		stride * static_cast<uint64_t>(h) <= kSyncOneGoSpanBytes) {
 		return;
 	}
 	// A surface without a role shows nothing, and a state held across an xdg role's initial
@@ -772,7 +777,7 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 		// Damage on the surface's own up-to-date image: bounded by the damage, if small in
 		// pixels and in rows of the pool.
 		DamageBound damage = pending_damage_bound(s->surface->pending, w, h);
-		if (damage.pixels <= kHoldPixels && shm_stride(buffer) * damage.rows <= kHoldSpanBytes) return;
+		if (small(damage.pixels, damage.rows)) return;
 	}
 	std::shared_ptr<ConvertedImage> shared = buffer->pure_image.lock();
 	if (fits(shared) && shared->pure_source == buffer && shared->pure_generation == view->generation &&

@@ -119,8 +119,6 @@ int main(int argc, char *argv[]) {
 	} else if (mode == "wide-stride" || mode == "sync-wide-stride" || mode == "viewport-damage") {
 		wl_surface *target = window.surface;
 		ShmPool parent_pool;
-		wl_buffer *parent_buffer = nullptr;
-		wl_subsurface *sub = nullptr;
 		if (sync) {
 			// The parent shows a 64x64 buffer under its synchronized child (at 0,0).
 			if (!parent_pool.create(&conn, 64 * 64 * 4, &error)) {
@@ -128,10 +126,10 @@ int main(int argc, char *argv[]) {
 				return 1;
 			}
 			memset(parent_pool.data, 0xff, 64 * 64 * 4); // white: the screen shows which is on top
-			parent_buffer =
+			wl_buffer *parent_buffer =
 				wl_shm_pool_create_buffer(parent_pool.pool, 0, 64, 64, 256, WL_SHM_FORMAT_XRGB8888);
 			target = wl_compositor_create_surface(conn.compositor);
-			sub = wl_subcompositor_get_subsurface(subcompositor, target, window.surface);
+			wl_subcompositor_get_subsurface(subcompositor, target, window.surface); // synchronized
 			wl_surface_attach(window.surface, parent_buffer, 0, 0);
 			wl_surface_damage_buffer(window.surface, 0, 0, 64, 64);
 		}
@@ -170,8 +168,6 @@ int main(int argc, char *argv[]) {
 		printf("presented %d\n", presented);
 		fflush(stdout);
 		// Everything stays as it is while the client holds: the test takes a screenshot.
-		(void)sub;
-		(void)viewport;
 	} else {
 		fprintf(stderr, "unknown mode %s\n", mode.c_str());
 		return 2;
