@@ -6,10 +6,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <system_error>
+#include <thread>
 
 #include "helpers.hpp"
 #include "pixelport/timing/jsonl.hpp"
@@ -319,6 +321,71 @@ TEST_F(LogWriterTest, TraceIsValidJsonBetweenBatchesBeforeClose) {
 	w.push(test::sample_commit(2, 2'000'000));
 	ASSERT_TRUE(w.flush());
 	EXPECT_EQ(events(trace(), "X").size(), 4u);
+}
+
+// Voluntary context switches (sleeps) of this process's threads other than the caller: the
+// writer thread's wake-ups (/proc/self/task/TID/status).
+std::uint64_t other_threads_sleeps() {
+	std::uint64_t sum = 0;
+	const std::string self = std::to_string(gettid());
+	for (const auto &task : std::filesystem::directory_iterator("/proc/self/task")) {
+		if (task.path().filename() == self) continue;
+		for (const std::string &line : test::read_lines(task.path() / "status")) {
+			if (line.starts_with("voluntary_ctxt_switches:"))
+				sum += std::stoull(line.substr(line.find(':') + 1));
+		}
+	}
+	return sum;
+}
+
+// An idle desktop's log must not wake a CPU every poll_interval: once polls find nothing
+// (kIdleAfterEmptyPolls of them, 100 ms) the writer sleeps until a push() wakes it; at 10 ms
+// it would wake ~100 times in the second measured here. The first record after the quiet
+// spell is written at once, not after the idle_interval safety bound (5 s here).
+TEST_F(LogWriterTest, AnIdleWriterSleepsUntilTheNextPushWakesIt) {
+	LogWriter::Options o = options();
+	o.idle_interval = std::chrono::seconds(5);
+	LogWriter w(o);
+	w.push(test::sample_commit(1, 1'000'000));
+	ASSERT_TRUE(w.flush());
+	std::this_thread::sleep_for(std::chrono::milliseconds(300)); // past the empty polls
+	const std::uint64_t before = other_threads_sleeps();
+	std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+	const std::uint64_t idle_wakes = other_threads_sleeps() - before;
+	EXPECT_LE(idle_wakes, 1u) << "writer wake-ups in an idle second";
+
+	w.push(test::sample_commit(2, 2'000'000));
+	const auto pushed = std::chrono::steady_clock::now();
+	std::size_t lines = 0;
+	while (std::chrono::steady_clock::now() - pushed < std::chrono::seconds(8)) {
+		lines = test::read_lines(path("log.jsonl")).size();
+		if (lines == 3) break;
+		std::this_thread::sleep_for(std::chrono::milliseconds(5));
+	}
+	const auto waited = std::chrono::steady_clock::now() - pushed;
+	EXPECT_EQ(lines, 3u); // header and both commits
+	EXPECT_LT(waited, std::chrono::milliseconds(1000)) << "a record pushed after a quiet spell";
+}
+
+// The writer writes a batch in chunks of a few KiB (so its text stays in cache); a batch of
+// 2,000 lines (about 1 MB) must come out whole, each line once and in order.
+TEST_F(LogWriterTest, ABatchLongerThanOneWriteChunkIsWrittenWholeInOrder) {
+	LogWriter w(options(2048));
+	w.pause_writer_for_test(true);
+	std::string expected;
+	for (std::uint64_t i = 0; i < 2000; ++i) {
+		const CommitRecord r = test::sample_commit(i, 1'000'000 + i * 1000);
+		ASSERT_TRUE(w.push(r));
+		expected += commit_line(r);
+	}
+	ASSERT_GT(expected.size(), 32u * 16 * 1024); // many chunks
+	w.pause_writer_for_test(false);
+	ASSERT_TRUE(w.flush());
+	EXPECT_EQ(w.written(), 2000u);
+	EXPECT_EQ(w.io_errors(), 0u);
+	const std::string file = test::read_file(path("log.jsonl"));
+	const std::size_t header_end = file.find('\n') + 1;
+	EXPECT_EQ(file.substr(header_end), expected); // byte for byte, nothing after
 }
 
 TEST_F(LogWriterTest, FullQueueDropsAndCountsRecordsAndLogsADropsRecord) {

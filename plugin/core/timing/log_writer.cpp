@@ -66,14 +66,17 @@ bool LogWriter::push_item(const R &r) {
 	}
 	slots_[t & mask_] = r;
 	tail_.store(t + 1, std::memory_order_release);
-	if (t + 1 - cached_head_ >= wake_threshold_) {
+	// Wake the writer when it sleeps for want of records (the first record after a quiet
+	// spell), and early when the ring is half full so a burst does not overflow before the next
+	// poll. notify without the mutex: a wake lost to the race costs at most the writer's current
+	// wait (poll_interval, or idle_interval), and push() never blocks.
+	bool wake = writer_idle_.load(std::memory_order_relaxed);
+	if (!wake && t + 1 - cached_head_ >= wake_threshold_) {
 		cached_head_ = head_.load(std::memory_order_acquire);
-		// Wake early so a burst does not overflow before the next poll. notify without the mutex:
-		// a wake lost to the race costs at most one poll_interval, and push() never blocks.
-		if (t + 1 - cached_head_ >= wake_threshold_ && !wake_pending_.exchange(true)) {
-			wake_cv_.notify_one();
-		}
+		wake = t + 1 - cached_head_ >= wake_threshold_;
 	}
+	if (wake && !wake_pending_.load(std::memory_order_relaxed) && !wake_pending_.exchange(true))
+		wake_cv_.notify_one();
 	return true;
 }
 
@@ -92,12 +95,20 @@ void LogWriter::run() {
 	// (a seccomp filter, say) leaves the thread at normal priority, which is correct, only dearer.
 	const sched_param idle{};
 	(void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+	unsigned empty_polls = 0; // wakes in a row that found nothing
 	for (;;) {
+		const bool idle = empty_polls >= kIdleAfterEmptyPolls;
+		if (idle) writer_idle_.store(true); // push() wakes it from here on
 		{
 			std::unique_lock lock(mu_);
-			wake_cv_.wait_for(
-				lock, opts_.poll_interval, [&] { return stop_.load() || wake_pending_.load(); });
+			// Asleep for want of records: a record that came between the last look and the
+			// flag above would wait up to idle_interval; look once more.
+			if (!idle || tail_.load(std::memory_order_acquire) == head_.load(std::memory_order_relaxed)) {
+				wake_cv_.wait_for(lock, idle ? opts_.idle_interval : opts_.poll_interval,
+					[&] { return stop_.load() || wake_pending_.load(); });
+			}
 		}
+		if (idle) writer_idle_.store(false);
 		wake_pending_.store(false);
 		const bool stopping = stop_.load();
 		if (paused_.load() && !stopping) continue;
@@ -106,6 +117,7 @@ void LogWriter::run() {
 		const std::uint64_t tail = tail_.load(std::memory_order_acquire);
 		write_batch(head, tail);
 		if (stopping && tail == tail_.load(std::memory_order_acquire)) break;
+		empty_polls = head == tail ? empty_polls + 1 : 0;
 	}
 }
 
@@ -136,6 +148,16 @@ void LogWriter::write_batch(std::uint64_t first, std::uint64_t last) {
 			for (std::uint64_t i = first; i < last; ++i) {
 				if (i != first && (i - first) % kReleaseEvery == 0)
 					head_.store(i, std::memory_order_release);
+				// Written in chunks: the text stays in the same few cache-warm KiB however long
+				// the batch.
+				if (lines.size() >= kWriteChunk) {
+					if (detail::pwrite_all(jsonl_fd_, lines, jsonl_offset_)) {
+						jsonl_offset_ += lines.size();
+					} else {
+						ok = false; // these lines are lost; the next ones go where they were
+					}
+					lines.clear();
+				}
 				const Item &item = slots_[i & mask_];
 				if (const auto *labels = std::get_if<SurfaceLabels>(&item)) {
 					last_labelled_ = nullptr; // the map changes under it
@@ -191,8 +213,12 @@ void LogWriter::write_batch(std::uint64_t first, std::uint64_t last) {
 				drops_since_ns_ = now;
 			}
 			if (jsonl_fd_ >= 0) {
-				ok = detail::pwrite_all(jsonl_fd_, lines, jsonl_offset_);
-				if (ok) jsonl_offset_ += lines.size();
+				if (detail::pwrite_all(jsonl_fd_, lines, jsonl_offset_)) {
+					jsonl_offset_ += lines.size();
+				} else {
+					ok = false;
+				}
+				lines.clear();
 			}
 			if (trace_ && !trace_->commit_batch()) ok = false;
 		} catch (const std::exception &) { // e.g. bad_alloc: lose this batch, keep the thread alive
