@@ -139,8 +139,8 @@ int main(int argc, char **argv) {
 		{"/dev/null, no summary", true, false, false, {}},
 	};
 	const std::string file = dir + "/pixelport-bench-log-writer-" + std::to_string(getpid()) + ".jsonl";
-	std::printf("pixelport-bench-log-writer: %d records/s for %.2f s per run, %d repetitions, log file %s\n",
-		rate, seconds, reps, file.c_str());
+	std::printf("pixelport-bench-log-writer: %d records/s for %.2f s per run, %d repetitions, log file %s\n", rate,
+		seconds, reps, file.c_str());
 	std::fflush(stdout);
 	for (int r = 0; r < reps; r++) {
 		for (std::size_t k = 0; k < variants.size(); k++) {
