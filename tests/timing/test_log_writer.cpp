@@ -4,9 +4,11 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -323,19 +325,21 @@ TEST_F(LogWriterTest, TraceIsValidJsonBetweenBatchesBeforeClose) {
 	EXPECT_EQ(events(trace(), "X").size(), 4u);
 }
 
-// Voluntary context switches (sleeps) of this process's threads other than the caller: the
-// writer thread's wake-ups (/proc/self/task/TID/status).
-std::uint64_t other_threads_sleeps() {
-	std::uint64_t sum = 0;
-	const std::string self = std::to_string(gettid());
-	for (const auto &task : std::filesystem::directory_iterator("/proc/self/task")) {
-		if (task.path().filename() == self) continue;
-		for (const std::string &line : test::read_lines(task.path() / "status")) {
-			if (line.starts_with("voluntary_ctxt_switches:"))
-				sum += std::stoull(line.substr(line.find(':') + 1));
-		}
+// This process's threads (/proc/self/task), by tid.
+std::set<std::string> threads() {
+	std::set<std::string> out;
+	for (const auto &task : std::filesystem::directory_iterator("/proc/self/task"))
+		out.insert(task.path().filename());
+	return out;
+}
+
+// Voluntary context switches (sleeps) of thread `tid` of this process: its wake-ups.
+std::uint64_t sleeps(const std::string &tid) {
+	for (const std::string &line : test::read_lines("/proc/self/task/" + tid + "/status")) {
+		if (line.starts_with("voluntary_ctxt_switches:")) return std::stoull(line.substr(line.find(':') + 1));
 	}
-	return sum;
+	ADD_FAILURE() << "no voluntary_ctxt_switches for thread " << tid;
+	return 0;
 }
 
 // An idle desktop's log must not wake a CPU every poll_interval: once polls find nothing
@@ -345,13 +349,17 @@ std::uint64_t other_threads_sleeps() {
 TEST_F(LogWriterTest, AnIdleWriterSleepsUntilTheNextPushWakesIt) {
 	LogWriter::Options o = options();
 	o.idle_interval = std::chrono::seconds(5);
+	const std::set<std::string> before_writer = threads();
 	LogWriter w(o);
+	std::vector<std::string> started; // the writer thread (a sanitizer may run threads of its own)
+	std::ranges::set_difference(threads(), before_writer, std::back_inserter(started));
+	ASSERT_EQ(started.size(), 1u);
 	w.push(test::sample_commit(1, 1'000'000));
 	ASSERT_TRUE(w.flush());
 	std::this_thread::sleep_for(std::chrono::milliseconds(300)); // past the empty polls
-	const std::uint64_t before = other_threads_sleeps();
+	const std::uint64_t before = sleeps(started[0]);
 	std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-	const std::uint64_t idle_wakes = other_threads_sleeps() - before;
+	const std::uint64_t idle_wakes = sleeps(started[0]) - before;
 	EXPECT_LE(idle_wakes, 1u) << "writer wake-ups in an idle second";
 
 	w.push(test::sample_commit(2, 2'000'000));
