@@ -17,8 +17,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -124,11 +127,14 @@ int main(int argc, char **argv) {
 	double seconds = 1;
 	int reps = 10;
 	int rate = 21'500;
-	std::string dir = "/dev/shm";
+	// A tmpfs, as a desktop's XDG_RUNTIME_DIR is; the temporary directory where there is none.
+	std::string dir = std::filesystem::is_directory("/dev/shm") ? "/dev/shm"
+		: std::getenv("TMPDIR") != nullptr                  ? std::getenv("TMPDIR")
+								    : "/tmp";
 	app.add_option("--seconds", seconds, "length of one variant's run")->check(CLI::Range(0.05, 60.0));
 	app.add_option("--reps", reps, "repetitions; each runs every variant once")->check(CLI::Range(1, 1000));
 	app.add_option("--rate", rate, "records pushed per second, in 1 ms ticks")->check(CLI::Range(1000, 1'000'000));
-	app.add_option("--dir", dir, "where the tmpfs variants write (a tmpfs, as XDG_RUNTIME_DIR is)")
+	app.add_option("--dir", dir, "where the file variants write (default /dev/shm: a tmpfs, as XDG_RUNTIME_DIR is)")
 		->check(CLI::ExistingDirectory);
 	CLI11_PARSE(app, argc, argv);
 
@@ -142,14 +148,19 @@ int main(int argc, char **argv) {
 	std::printf("pixelport-bench-log-writer: %d records/s for %.2f s per run, %d repetitions, log file %s\n", rate,
 		seconds, reps, file.c_str());
 	std::fflush(stdout);
-	for (int r = 0; r < reps; r++) {
-		for (std::size_t k = 0; k < variants.size(); k++) {
-			Variant &v = variants[(k + static_cast<std::size_t>(r)) % variants.size()];
-			const Result res = run_one(v, file, seconds, rate);
-			::unlink(file.c_str());
-			v.ns_per_record.push_back(res.ns_per_record);
-			v.dropped += res.dropped;
+	try {
+		for (int r = 0; r < reps; r++) {
+			for (std::size_t k = 0; k < variants.size(); k++) {
+				Variant &v = variants[(k + static_cast<std::size_t>(r)) % variants.size()];
+				const Result res = run_one(v, file, seconds, rate);
+				::unlink(file.c_str());
+				v.ns_per_record.push_back(res.ns_per_record);
+				v.dropped += res.dropped;
+			}
 		}
+	} catch (const std::system_error &e) { // the log file cannot be made in --dir
+		std::fprintf(stderr, "pixelport-bench-log-writer: %s\n", e.what());
+		return 1;
 	}
 	const double base = median(variants[2].ns_per_record);
 	std::printf("%-24s %14s %10s %10s %16s %8s\n", "variant", "median ns/rec", "min", "max", "ratio /dev/null",
