@@ -142,6 +142,16 @@ void LogWriter::write_batch(std::uint64_t first, std::uint64_t last) {
 		try {
 			std::string &lines = lines_; // reused: its capacity stays between batches
 			lines.clear();
+			// Writes the text made so far; on failure those lines are lost and the next ones go
+			// where they were.
+			auto write_lines = [&] {
+				if (detail::pwrite_all(jsonl_fd_, lines, jsonl_offset_)) {
+					jsonl_offset_ += lines.size();
+				} else {
+					ok = false;
+				}
+				lines.clear();
+			};
 			// Records are formatted where they lie in the ring, and their slots given back
 			// every kReleaseEvery records, so a long batch does not hold the whole ring.
 			constexpr std::uint64_t kReleaseEvery = 64;
@@ -150,14 +160,7 @@ void LogWriter::write_batch(std::uint64_t first, std::uint64_t last) {
 					head_.store(i, std::memory_order_release);
 				// Written in chunks: the text stays in the same few cache-warm KiB however long
 				// the batch.
-				if (lines.size() >= kWriteChunk) {
-					if (detail::pwrite_all(jsonl_fd_, lines, jsonl_offset_)) {
-						jsonl_offset_ += lines.size();
-					} else {
-						ok = false; // these lines are lost; the next ones go where they were
-					}
-					lines.clear();
-				}
+				if (lines.size() >= kWriteChunk) write_lines();
 				const Item &item = slots_[i & mask_];
 				if (const auto *labels = std::get_if<SurfaceLabels>(&item)) {
 					last_labelled_ = nullptr; // the map changes under it
@@ -212,14 +215,7 @@ void LogWriter::write_batch(std::uint64_t first, std::uint64_t last) {
 				if (trace_) trace_->add_drops(dropped_now - reported, now);
 				drops_since_ns_ = now;
 			}
-			if (jsonl_fd_ >= 0) {
-				if (detail::pwrite_all(jsonl_fd_, lines, jsonl_offset_)) {
-					jsonl_offset_ += lines.size();
-				} else {
-					ok = false;
-				}
-				lines.clear();
-			}
+			if (jsonl_fd_ >= 0) write_lines();
 			if (trace_ && !trace_->commit_batch()) ok = false;
 		} catch (const std::exception &) { // e.g. bad_alloc: lose this batch, keep the thread alive
 			ok = false;
