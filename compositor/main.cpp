@@ -54,6 +54,21 @@ int main(int argc, char *argv[]) {
 	app.add_option("--stream-max-client-bytes", options.stream_max_client_bytes,
 		   "storage of a client's stream buffers in bytes (default: 16 x the largest output, at least 1 GiB)")
 		->transform(cli::Range(uint64_t{0}, uint64_t{1} << 46));
+	// Per-client object caps: 0 is the plugin's default (docs/design.md, "Limits and fairness").
+	app.add_option("--client-max-pools", options.client_max_pools, "wl_shm_pool objects per client (default 1024)")
+		->transform(cli::Range(0u, 1u << 20));
+	app.add_option("--client-max-mappings", options.client_max_mappings,
+		   "mappings of wl_shm pools per client (default 2048)")
+		->transform(cli::Range(0u, 1u << 20));
+	app.add_option("--client-max-shm-buffers", options.client_max_shm_buffers,
+		   "wl_shm wl_buffer objects per client (default 65536)")
+		->transform(cli::Range(0u, 1u << 20));
+	app.add_option("--client-max-subscriptions", options.client_max_subscriptions,
+		   "pp_surface_timing_v1 objects per client (default 1024)")
+		->transform(cli::Range(0u, 1u << 20));
+	app.add_option("--client-max-color-surfaces", options.client_max_color_surfaces,
+		   "wp_color_representation_surface_v1 objects per client (default 4096)")
+		->transform(cli::Range(0u, 1u << 20));
 	app.add_option("--timing-log", options.timing_log,
 		"write every commit's and frame's timing as JSON Lines (docs/timing.md); summary at exit");
 	app.add_option("--timing-trace", options.timing_trace, "write a Chrome trace-event JSON (Perfetto UI)");

@@ -39,6 +39,12 @@ struct ServerOptions {
 	uint64_t stream_max_inflight_bytes = 0;
 	uint32_t stream_max_streams = 0;
 	uint64_t stream_max_client_bytes = 0;
+	/** Per-client object caps (pixelport_options.client_max_*); 0: the plugin's defaults. */
+	uint32_t client_max_pools = 0;
+	uint32_t client_max_mappings = 0;
+	uint32_t client_max_shm_buffers = 0;
+	uint32_t client_max_subscriptions = 0;
+	uint32_t client_max_color_surfaces = 0;
 	/** The plugin's timing logs (JSON Lines, Chrome trace); "" for none. */
 	std::string timing_log;
 	std::string timing_trace;

@@ -223,8 +223,10 @@ bool pixel_buffer_create(PixelBuffer *buffer, wl_client *client, uint32_t id, in
 	}
 	wlr_buffer_init(buffer->base(), &kBufferImpl, width, height);
 	// Unlocked by everyone (texture gone): the client may reuse its pixels.
-	buffer->release.connect(
-		&buffer->base()->events.release, [buffer](void *) { pixel_buffer_release_to_client(buffer); });
+	buffer->release.connect(&buffer->base()->events.release, [buffer](void *) {
+		buffer->unlocked();
+		pixel_buffer_release_to_client(buffer);
+	});
 	wl_resource_set_implementation(buffer->resource, &kWlBufferImpl, buffer, wl_buffer_resource_destroy);
 	return true;
 }

@@ -49,6 +49,8 @@ public:
 	virtual bool writable() const { return false; }
 	/** The client destroyed the wl_buffer (or went away); the buffer is dropped next. */
 	virtual void resource_destroyed() {}
+	/** Nobody locks the wlr_buffer any more: no renderer reads pointers it was given. */
+	virtual void unlocked() {}
 	/** Bytes the client announced are still to arrive (the stream): the pixels are not final. */
 	virtual bool incomplete() const { return false; }
 	// TimedBuffer: describe() (each kind) and applied() (optional).

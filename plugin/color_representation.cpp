@@ -125,6 +125,8 @@ void manager_get_surface(wl_client *client, wl_resource *resource, uint32_t id, 
 			"the wl_surface already has a wp_color_representation_surface_v1");
 		return;
 	}
+	AccountSlot slot = client_account_take(plugin, client, ClientObject::ColorSurface);
+	if (!slot) return;
 	wl_resource *object_resource = wl_resource_create(
 		client, &wp_color_representation_surface_v1_interface, wl_resource_get_version(resource), id);
 	auto *object = new (std::nothrow) ColorRepresentation::Object();
@@ -136,6 +138,7 @@ void manager_get_surface(wl_client *client, wl_resource *resource, uint32_t id, 
 	}
 	object->resource = object_resource;
 	object->plugin = plugin;
+	object->slot = std::move(slot);
 	// A surface the plugin does not track (no compositor attached) gets an object that
 	// accepts requests and changes nothing.
 	object->surface = wlr;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "client_account.hpp"
 #include "pixelport/core/convert.hpp"
 #include "wlr.hpp"
 
@@ -63,6 +64,7 @@ public:
 		pixelport_plugin *plugin = nullptr;
 		wlr_surface *surface = nullptr;
 		uint64_t id = 0;
+		AccountSlot slot; // the client's ColorSurface count
 	};
 
 private:

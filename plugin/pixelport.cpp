@@ -16,6 +16,7 @@
 #include "shm.hpp"
 #include "stream.hpp"
 #include "timing.hpp"
+#include "unmap.hpp"
 
 extern "C" PIXELPORT_API const uint32_t pixelport_abi_version = PIXELPORT_ABI_VERSION;
 
@@ -160,6 +161,7 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(
 	}
 	pp->display = display;
 	pp->renderer = renderer;
+	unmapper_start();
 	if (options != nullptr) {
 		pp->options = *options;
 	}

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "buffer.hpp"
+#include "client_account.hpp"
 #include "format_policy.hpp"
 #include "pixelport/core/format.hpp"
 #include "sigbus.hpp"
@@ -17,19 +18,9 @@ namespace pixelport {
 
 namespace {
 
-// The client's file, shared by a pool and every mapping made of it.
-struct PoolFile {
-	int fd = -1;
-	bool sealed_shrink = false; // F_SEAL_SHRINK: the file cannot shrink, no SIGBUS possible
-	~PoolFile() {
-		if (fd >= 0) close(fd);
-	}
-};
-
-// One mmap of the pool. A resize makes a new one; buffers keep the mapping they were made
-// from alive, so old buffers stay readable while new ones use the grown pool.
+// One mmap of a pool's file. A resize makes a new one and the file keeps only that one;
+// an older one lives on only while a buffer that gave its pointer to a reader still pins it.
 struct Mapping {
-	std::shared_ptr<PoolFile> file;
 	uint8_t *data = nullptr;
 	size_t size = 0;
 	SigbusGuard guard;
@@ -37,6 +28,7 @@ struct Mapping {
 	bool writable = false;
 	bool fault_logged = false;
 	bool committed = false; // a buffer of this mapping was committed (timing: pool reused)
+	AccountSlot slot; // the client's ShmMapping count
 
 	~Mapping() {
 		if (guarded) sigbus_guard_remove(&guard);
@@ -44,24 +36,34 @@ struct Mapping {
 	}
 };
 
-std::shared_ptr<Mapping> map_file(const std::shared_ptr<PoolFile> &file, size_t size) {
+// The client's file, shared by its pool and every buffer made from it.
+struct PoolFile {
+	int fd = -1;
+	bool sealed_shrink = false; // F_SEAL_SHRINK: the file cannot shrink, no SIGBUS possible
+	/** The newest mapping, as large as the pool: what buffers read unless they pin another. */
+	std::shared_ptr<Mapping> current;
+	~PoolFile() { close_later(fd); } // the last close of a memfd frees its pages
+};
+
+// Maps `size` bytes of `file`, counted by `slot`. Null when mmap fails.
+std::shared_ptr<Mapping> map_file(const PoolFile &file, size_t size, AccountSlot slot) {
 	// Writable when the fd allows it: screencopy clients (grim) let the compositor render
 	// into their wl_shm buffers.
 	bool writable = true;
-	void *data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, file->fd, 0);
+	void *data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd, 0);
 	if (data == MAP_FAILED) {
 		writable = false;
-		data = mmap(nullptr, size, PROT_READ, MAP_SHARED, file->fd, 0);
+		data = mmap(nullptr, size, PROT_READ, MAP_SHARED, file.fd, 0);
 	}
 	if (data == MAP_FAILED) {
 		return nullptr;
 	}
 	auto mapping = std::make_shared<Mapping>();
-	mapping->file = file;
 	mapping->data = static_cast<uint8_t *>(data);
 	mapping->size = size;
 	mapping->writable = writable;
-	if (!file->sealed_shrink) {
+	mapping->slot = std::move(slot);
+	if (!file.sealed_shrink) {
 		mapping->guard.addr = data;
 		mapping->guard.size = size;
 		mapping->guarded = sigbus_guard_add(&mapping->guard);
@@ -74,21 +76,33 @@ struct ShmPool {
 	Shm *shm = nullptr;
 	wl_resource *resource = nullptr;
 	std::shared_ptr<PoolFile> file;
-	std::shared_ptr<Mapping> mapping;
+	AccountSlot slot; // the client's ShmPool count
 };
 
 class ShmBuffer : public PixelBuffer {
 public:
 	ShmBuffer(pixelport_plugin *plugin, uint32_t fourcc, uint32_t target) : PixelBuffer(plugin, fourcc, target) {}
 
-	std::shared_ptr<Mapping> mapping;
+	std::shared_ptr<PoolFile> file;
 	core::ShmPlanes layout; // relative to `offset`
 	int32_t stride = 0;
 	int32_t offset = 0;
+	AccountSlot slot; // the client's ShmBuffer count
+
+	// The mapping this buffer reads: pinned from the first read until nobody locks the buffer
+	// (a renderer may keep the pointer it was given until then), else the pool's newest. So a
+	// pool resized many times keeps one mapping, plus those its locked buffers read.
+	Mapping &mapping() {
+		if (pinned_ == nullptr) pinned_ = file->current;
+		return *pinned_;
+	}
+
+	void unlocked() override { pinned_.reset(); }
 
 	// A shrunk file reads as zeroes (sigbus.hpp); say so once per mapping.
 	void after_read() override {
-		Mapping &m = *mapping;
+		if (pinned_ == nullptr) return;
+		Mapping &m = *pinned_;
 		if (m.guard.faulted.load(std::memory_order_relaxed) && !m.fault_logged) {
 			m.fault_logged = true;
 			plugin->stats.sigbus_faults++;
@@ -99,29 +113,34 @@ public:
 	bool source(core::SrcImage *out) override {
 		after_read(); // faults from the renderer's own reads, since the last call
 		const core::FormatInfo *info = core::format_info(fourcc);
+		uint8_t *base = mapping().data + static_cast<uint64_t>(offset);
 		out->fourcc = fourcc;
 		out->width = width();
 		out->height = height();
 		for (int p = 0; p < info->num_planes; p++) {
-			out->planes[p].data = mapping->data + static_cast<uint64_t>(offset) + layout.offset[p];
+			out->planes[p].data = base + layout.offset[p];
 			out->planes[p].stride = layout.stride[p];
 			out->planes[p].size = layout.stride[p] * layout.rows[p];
 		}
 		return true;
 	}
 
-	bool writable() const override { return mapping->writable; }
+	bool writable() const override {
+		const Mapping *m = pinned_ != nullptr ? pinned_.get() : file->current.get();
+		return m->writable;
+	}
 
 	void describe(timing::CommitSample *record) override {
+		Mapping &m = mapping();
 		record->format = fourcc;
-		record->transport = mapping->committed ? timing::Transport::ShmReused : timing::Transport::ShmNewPool;
-		mapping->committed = true;
+		record->transport = m.committed ? timing::Transport::ShmReused : timing::Transport::ShmNewPool;
+		m.committed = true;
 		record->bytes = layout.size;
 	}
 
 	bool get_shm(wlr_shm_attributes *attrs) override {
 		*attrs = {};
-		attrs->fd = mapping->file->fd;
+		attrs->fd = file->fd;
 		attrs->format = fourcc;
 		attrs->width = width();
 		attrs->height = height();
@@ -129,6 +148,9 @@ public:
 		attrs->offset = offset;
 		return true;
 	}
+
+private:
+	std::shared_ptr<Mapping> pinned_;
 };
 
 // ---- wl_shm_pool --------------------------------------------------------------------------
@@ -170,10 +192,11 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 		return;
 	}
 	const uint64_t end = static_cast<uint64_t>(offset) + layout.size;
-	if (end > pool->mapping->size) {
+	const size_t pool_size = pool->file->current->size;
+	if (end > pool_size) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE,
 			"buffer (offset %d, stride %d, height %d) ends at byte %llu, beyond the pool's %zu", offset,
-			stride, height, static_cast<unsigned long long>(end), pool->mapping->size);
+			stride, height, static_cast<unsigned long long>(end), pool_size);
 		return;
 	}
 
@@ -190,8 +213,11 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 		return;
 	}
 
+	AccountSlot slot = client_account_take(pool->plugin, client, ClientObject::ShmBuffer);
+	if (!slot) return;
 	auto *buffer = new ShmBuffer(pool->plugin, drm, target);
-	buffer->mapping = pool->mapping;
+	buffer->file = pool->file;
+	buffer->slot = std::move(slot);
 	buffer->layout = layout;
 	buffer->stride = stride;
 	buffer->offset = offset;
@@ -204,14 +230,15 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 
 void pool_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
 
-void pool_resize(wl_client *, wl_resource *resource, int32_t size) {
+void pool_resize(wl_client *client, wl_resource *resource, int32_t size) {
 	ShmPool *pool = pool_from_resource(resource);
-	if (size <= 0 || static_cast<size_t>(size) < pool->mapping->size) {
+	const size_t old_size = pool->file->current->size;
+	if (size <= 0 || static_cast<size_t>(size) < old_size) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE, "pools can only grow (size %d, was %zu)",
-			size, pool->mapping->size);
+			size, old_size);
 		return;
 	}
-	if (static_cast<size_t>(size) == pool->mapping->size) {
+	if (static_cast<size_t>(size) == old_size) {
 		return;
 	}
 	if (!file_holds(pool->file->fd, size)) {
@@ -219,12 +246,18 @@ void pool_resize(wl_client *, wl_resource *resource, int32_t size) {
 			resource, WL_SHM_ERROR_INVALID_FD, "resize to %d beyond the end of the file", size);
 		return;
 	}
-	auto mapping = map_file(pool->file, static_cast<size_t>(size));
+	// The old mapping goes now unless a locked buffer pins it; then the new one is one more.
+	std::shared_ptr<Mapping> &current = pool->file->current;
+	const bool replaced = current.use_count() == 1;
+	AccountSlot slot = replaced ? std::move(current->slot)
+				    : client_account_take(pool->plugin, client, ClientObject::ShmMapping);
+	if (!slot) return; // at the cap: the error is posted
+	auto mapping = map_file(*pool->file, static_cast<size_t>(size), std::move(slot));
 	if (mapping == nullptr) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FD, "cannot map the resized pool");
 		return;
 	}
-	pool->mapping = std::move(mapping); // old buffers keep the old mapping
+	current = std::move(mapping);
 }
 
 const struct wl_shm_pool_interface kPoolImpl = {
@@ -240,15 +273,27 @@ void pool_resource_destroy(wl_resource *resource) { delete pool_from_resource(re
 void shm_create_pool(wl_client *client, wl_resource *resource, uint32_t id, int32_t fd, int32_t size) {
 	auto *shm = static_cast<Shm *>(wl_resource_get_user_data(resource));
 	auto file = std::make_shared<PoolFile>();
-	file->fd = fd; // ours now: closed with the last mapping
+	file->fd = fd; // ours now: closed with the last buffer or pool that holds the file
 	if (size <= 0) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE, "invalid pool size %d", size);
 		return;
 	}
+	// A memfd, shm_open or tmpfs file: the client's memory. Anything else mapped shared (a
+	// socket, /dev/zero, a device) is not the client's pixels or costs the compositor memory.
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		wl_resource_post_error(
+			resource, WL_SHM_ERROR_INVALID_FD, "the pool's fd is not a memfd or regular file");
+		return;
+	}
+	AccountSlot pool_slot = client_account_take(shm->plugin(), client, ClientObject::ShmPool);
+	if (!pool_slot) return;
+	AccountSlot mapping_slot = client_account_take(shm->plugin(), client, ClientObject::ShmMapping);
+	if (!mapping_slot) return;
 	int seals = fcntl(fd, F_GET_SEALS);
 	file->sealed_shrink = seals >= 0 && (seals & F_SEAL_SHRINK);
-	auto mapping = map_file(file, static_cast<size_t>(size));
-	if (mapping == nullptr) {
+	file->current = map_file(*file, static_cast<size_t>(size), std::move(mapping_slot));
+	if (file->current == nullptr) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FD, "cannot map the pool's fd");
 		return;
 	}
@@ -256,7 +301,7 @@ void shm_create_pool(wl_client *client, wl_resource *resource, uint32_t id, int3
 	pool->plugin = shm->plugin();
 	pool->shm = shm;
 	pool->file = std::move(file);
-	pool->mapping = std::move(mapping);
+	pool->slot = std::move(pool_slot);
 	pool->resource = wl_resource_create(client, &wl_shm_pool_interface, wl_resource_get_version(resource), id);
 	if (pool->resource == nullptr) {
 		delete pool;

@@ -56,23 +56,24 @@ bool sigbus_guard_add(SigbusGuard *guard) {
 	if (!installed) {
 		return false;
 	}
-	guard->next.store(guards.load(std::memory_order_relaxed), std::memory_order_relaxed);
+	SigbusGuard *head = guards.load(std::memory_order_relaxed);
+	guard->prev = nullptr;
+	guard->next.store(head, std::memory_order_relaxed);
+	if (head != nullptr) head->prev = guard;
 	guards.store(guard, std::memory_order_release);
 	return true;
 }
 
 void sigbus_guard_remove(SigbusGuard *guard) {
-	SigbusGuard *g = guards.load(std::memory_order_relaxed);
-	if (g == guard) {
-		guards.store(guard->next.load(std::memory_order_relaxed), std::memory_order_release);
-		return;
+	// A handler walking the list sees the old or the new link; either leads on to the end.
+	SigbusGuard *next = guard->next.load(std::memory_order_relaxed);
+	if (guard->prev != nullptr) {
+		guard->prev->next.store(next, std::memory_order_release);
+	} else {
+		guards.store(next, std::memory_order_release);
 	}
-	for (; g != nullptr; g = g->next.load(std::memory_order_relaxed)) {
-		if (g->next.load(std::memory_order_relaxed) == guard) {
-			g->next.store(guard->next.load(std::memory_order_relaxed), std::memory_order_release);
-			return;
-		}
-	}
+	if (next != nullptr) next->prev = guard->prev;
+	guard->prev = nullptr; // `next` stays: a handler standing on this guard walks on from it
 }
 
 } // namespace pixelport

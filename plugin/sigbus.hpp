@@ -17,17 +17,22 @@ struct SigbusGuard {
 	void *addr = nullptr;
 	size_t size = 0;
 	std::atomic<bool> faulted{false};
+	/** The handler walks `next`; `prev` is the main thread's, for removal in constant time. */
 	std::atomic<SigbusGuard *> next{nullptr};
+	SigbusGuard *prev = nullptr;
 };
 
 /**
  * Starts guarding [guard->addr, guard->addr + guard->size). Installs the process-wide
  * handler on first use. The guard must stay valid until sigbus_guard_remove().
- * Main thread only. Returns false if the handler could not be installed.
+ * Main thread only, constant time. Returns false if the handler could not be installed.
  */
 bool sigbus_guard_add(SigbusGuard *guard);
 
-/** Stops guarding. Main thread only, never while another thread reads the range. */
+/**
+ * Stops guarding, in constant time (a client may hold thousands of mappings). Main thread
+ * only, never while another thread reads the range.
+ */
 void sigbus_guard_remove(SigbusGuard *guard);
 
 } // namespace pixelport

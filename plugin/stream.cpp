@@ -1,6 +1,7 @@
 #include "stream.hpp"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -600,6 +601,41 @@ void stream_resource_destroy(wl_resource *resource) {
 
 void manager_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
 
+#ifdef SO_PASSRIGHTS
+constexpr int kSoPassRights = SO_PASSRIGHTS;
+#else
+constexpr int kSoPassRights = 83; // include/uapi/asm-generic/socket.h, Linux 6.16
+#endif
+
+// Whether the socket's queued bytes carry SCM_RIGHTS. Peeking hands us copies of them, closed
+// at once; stream reads stop at the first message with fds, so a peek of all queued bytes
+// finds the first.
+bool queued_fds(int fd) {
+	int queued = 0;
+	if (ioctl(fd, FIONREAD, &queued) != 0 || queued <= 0) return false;
+	std::vector<uint8_t> bytes(static_cast<size_t>(queued));
+	alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 253)]; // SCM_MAX_FD
+	iovec iov = {bytes.data(), bytes.size()};
+	msghdr msg = {};
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = control;
+	msg.msg_controllen = sizeof(control);
+	if (recvmsg(fd, &msg, MSG_PEEK | MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0) return false;
+	bool found = (msg.msg_flags & MSG_CTRUNC) != 0;
+	for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+		found = true;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int passed;
+			memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			close(passed);
+		}
+	}
+	return found;
+}
+
 // Only fds that end: a connected AF_UNIX stream socket, or the read end of a pipe or FIFO
 // opened read-only. Datagram and listening sockets, UDP, a FIFO opened read-write (the
 // compositor would be a writer itself) never hang up. Returns "" if `fd` is fine, else why not.
@@ -626,6 +662,20 @@ const char *vet_data_fd(int fd, FdKind *kind) {
 	sockaddr_storage peer;
 	socklen_t peer_len = sizeof(peer);
 	if (getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &peer_len) != 0) return "the socket is not connected";
+	// A socket whose other end is this process (a client's own Wayland connection, a new
+	// connection to the display's socket, or to any socket the compositor listens on) would
+	// keep that connection open while the plugin holds it: libwayland would never see the
+	// client hang up, and the client and all it made would stay forever.
+	ucred peer_cred = {};
+	len = sizeof(peer_cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer_cred, &len) != 0) return "SO_PEERCRED failed";
+	if (peer_cred.pid == getpid()) return "the socket's peer is the compositor itself";
+	// Fds in flight on the socket live while it does: a client's own connection sent over it
+	// would keep that client alive the same way. Refuse them from now on (Linux 6.16's
+	// SO_PASSRIGHTS; the sender's sendmsg fails) and refuse a socket that has some queued.
+	int zero = 0;
+	setsockopt(fd, SOL_SOCKET, kSoPassRights, &zero, sizeof(zero)); // older kernels: ENOPROTOOPT
+	if (queued_fds(fd)) return "file descriptors were sent over it";
 	*kind = FdKind::Socket;
 	return "";
 }

@@ -1,16 +1,25 @@
 #include "unmap.hpp"
 
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
-#include <utility>
 
 namespace pixelport {
 
 namespace {
+
+struct Release {
+	void *data; // null: close `fd`, or trim the heap when `fd` is -1
+	size_t size;
+	int fd;
+};
 
 class Unmapper {
 public:
@@ -23,34 +32,61 @@ public:
 		if (thread_.joinable()) thread_.join();
 	}
 
-	void push(void *data, size_t size) {
+	void start() {
+		std::lock_guard lock(mutex_);
+		start_locked();
+	}
+
+	void push(const Release &release) {
+		bool wake;
 		{
 			std::lock_guard lock(mutex_);
-			if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
-			queue_.emplace_back(data, size);
+			start_locked();
+			wake = queue_.empty() && idle_; // only a waiting thread needs the futex wake
+			queue_.push_back(release);
 		}
-		wake_.notify_one();
+		if (wake) wake_.notify_one();
 	}
 
 private:
+	// The thread takes the creator's signal mask: blocked, so process-directed signals (the
+	// compositor's SIGTERM, read through a signalfd on the main thread) never land on it.
+	void start_locked() {
+		if (thread_.joinable()) return;
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		thread_ = std::thread([this] { run(); });
+		pthread_sigmask(SIG_SETMASK, &old, nullptr);
+	}
+
 	void run() {
 		std::unique_lock lock(mutex_);
 		for (;;) {
+			idle_ = true;
 			wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+			idle_ = false;
 			if (queue_.empty()) return; // stopping, nothing left
-			auto [data, size] = queue_.front();
+			Release r = queue_.front();
 			queue_.pop_front();
 			lock.unlock();
-			munmap(data, size);
+			if (r.data != nullptr) {
+				munmap(r.data, r.size);
+			} else if (r.fd >= 0) {
+				close(r.fd);
+			} else {
+				malloc_trim(0);
+			}
 			lock.lock();
 		}
 	}
 
 	std::mutex mutex_;
 	std::condition_variable wake_;
-	std::deque<std::pair<void *, size_t>> queue_;
+	std::deque<Release> queue_;
 	std::thread thread_;
 	bool stop_ = false;
+	bool idle_ = false;
 };
 
 Unmapper &unmapper() {
@@ -62,11 +98,16 @@ Unmapper &unmapper() {
 
 void unmap_later(void *data, size_t size) {
 	if (data == nullptr) return;
-	if (size < kUnmapLaterBytes) {
-		munmap(data, size);
-		return;
-	}
-	unmapper().push(data, size);
+	unmapper().push({data, size, -1});
 }
+
+void close_later(int fd) {
+	if (fd < 0) return;
+	unmapper().push({nullptr, 0, fd});
+}
+
+void trim_later() { unmapper().push({nullptr, 0, -1}); }
+
+void unmapper_start() { unmapper().start(); }
 
 } // namespace pixelport

@@ -163,6 +163,11 @@ void read_options(pixelport_options *options) {
 		{"PIXELPORT_CONVERT_THREADS", &pixelport_options::convert_threads, 256},
 		{"PIXELPORT_STREAM_MAX_BUFFERS", &pixelport_options::stream_max_buffers, 1u << 20},
 		{"PIXELPORT_STREAM_MAX_STREAMS", &pixelport_options::stream_max_streams, 1u << 16},
+		{"PIXELPORT_CLIENT_MAX_POOLS", &pixelport_options::client_max_pools, 1u << 20},
+		{"PIXELPORT_CLIENT_MAX_MAPPINGS", &pixelport_options::client_max_mappings, 1u << 20},
+		{"PIXELPORT_CLIENT_MAX_SHM_BUFFERS", &pixelport_options::client_max_shm_buffers, 1u << 20},
+		{"PIXELPORT_CLIENT_MAX_SUBSCRIPTIONS", &pixelport_options::client_max_subscriptions, 1u << 20},
+		{"PIXELPORT_CLIENT_MAX_COLOR_SURFACES", &pixelport_options::client_max_color_surfaces, 1u << 20},
 	};
 	for (const Row &row : kRows) {
 		const char *value = getenv(row.name);

@@ -43,7 +43,7 @@ struct wlr_output;
 struct pixelport_plugin;
 
 /** Bumped whenever a struct below or a function signature changes. */
-#define PIXELPORT_ABI_VERSION 3u
+#define PIXELPORT_ABI_VERSION 4u
 
 /** Options for pixelport_create(). Zero-initialise: zero means "default" everywhere. */
 struct pixelport_options {
@@ -93,6 +93,18 @@ struct pixelport_options {
 	 * storage is freed; 0 means 16 x the largest output (width x height x 4), at least 1 GiB.
 	 */
 	uint64_t stream_max_client_bytes;
+	/* ABI 4 */
+	/**
+	 * Objects one client may hold at once (docs/design.md, "Limits and fairness"); 0 means the
+	 * default. Exceeding one is wl_display.error no_memory (wl_shm, wp_color_representation)
+	 * or pp_timing_manager_v1.limit_exceeded, for that client only.
+	 */
+	uint32_t client_max_pools; /* wl_shm_pool objects (each holds an fd); 0 means 1024 */
+	/** mmaps of wl_shm pools: each pool's current one and older ones still read; 0 means 2048 */
+	uint32_t client_max_mappings;
+	uint32_t client_max_shm_buffers; /* wl_buffer objects made from wl_shm pools; 0 means 65536 */
+	uint32_t client_max_subscriptions; /* pp_surface_timing_v1 objects; 0 means 1024 */
+	uint32_t client_max_color_surfaces; /* wp_color_representation_surface_v1 objects; 0 means 4096 */
 };
 
 /** Counters since pixelport_create(), for tests and hosts that want them. */

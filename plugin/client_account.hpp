@@ -1,0 +1,77 @@
+// What each client holds of the plugin's objects, and the per-client caps on them
+// (docs/design.md, "Limits and fairness"). Any unprivileged client can reach the plugin's
+// globals; without a cap, one of them could make the compositor hold objects without end
+// (fds, mappings, a subscription's buffer) and make every teardown or lookup slower.
+//
+// One account per wl_client, made at its first counted object and found through a destroy
+// listener on the client (wl_client_get_destroy_listener: the libwayland idiom, a walk of the
+// client's few destroy listeners). Objects that may outlive their client (a mapping a
+// renderer's texture still reads, a buffer wlroots still locks) keep the account alive through
+// their AccountSlot, so giving one back never touches freed memory.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "wlr.hpp"
+
+struct pixelport_plugin;
+
+namespace pixelport {
+
+/** The kinds of objects counted per client. */
+enum class ClientObject : uint8_t {
+	ShmPool, // wl_shm_pool (each holds the client's fd)
+	ShmMapping, // an mmap of a pool: the current one, and older ones still read by a renderer
+	ShmBuffer, // wl_buffer made from a pool
+	TimingSubscription, // pp_surface_timing_v1
+	ColorSurface, // wp_color_representation_surface_v1
+	Count,
+};
+
+/** The option name and the default of each kind's cap; the cap is pixelport_options' field. */
+const char *client_object_name(ClientObject kind);
+uint32_t client_object_default_cap(ClientObject kind);
+/** The cap in force: the plugin's option when set (non-zero), else the default. */
+uint32_t client_object_cap(const pixelport_plugin *plugin, ClientObject kind);
+
+struct ClientAccount {
+	/** The client's display's loop: what it made is freed after its destroy listeners ran. */
+	wl_event_loop *loop = nullptr;
+	uint32_t live[static_cast<int>(ClientObject::Count)] = {};
+	/** Peak of each kind over the client's life (for logs and tests). */
+	uint32_t peak[static_cast<int>(ClientObject::Count)] = {};
+};
+
+/** One counted object: gives its count back when destroyed. Empty (counts nothing) by default. */
+class AccountSlot {
+public:
+	AccountSlot() = default;
+	AccountSlot(std::shared_ptr<ClientAccount> account, ClientObject kind);
+	AccountSlot(AccountSlot &&other) noexcept = default;
+	AccountSlot &operator=(AccountSlot &&other) noexcept;
+	AccountSlot(const AccountSlot &) = delete;
+	AccountSlot &operator=(const AccountSlot &) = delete;
+	~AccountSlot() { reset(); }
+	void reset();
+	explicit operator bool() const { return account_ != nullptr; }
+
+private:
+	std::shared_ptr<ClientAccount> account_;
+	ClientObject kind_ = ClientObject::Count;
+};
+
+/** The client's account, made on first use. Null only when out of memory. */
+std::shared_ptr<ClientAccount> client_account(wl_client *client);
+
+/**
+ * Counts one more object of `kind` for `client`. When the client already holds its cap of
+ * them, posts a protocol error and returns an empty slot: `error_code` on `error_resource`
+ * when given (a protocol of ours has a limit_exceeded error), else wl_display.error no_memory
+ * (wl_shm and wp_color_representation have no error for it). The message names the kind and
+ * the cap.
+ */
+AccountSlot client_account_take(const pixelport_plugin *plugin, wl_client *client, ClientObject kind,
+	wl_resource *error_resource = nullptr, uint32_t error_code = 0);
+
+} // namespace pixelport

@@ -1,0 +1,221 @@
+// Nothing a client hands over keeps it alive, whatever it makes is capped per client, and what
+// it made goes within a second of its exit in time linear in how much it made
+// (docs/design.md, "Limits and fairness").
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <time.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+
+using namespace pixelport::test;
+
+namespace {
+
+constexpr int kShmInvalidFd = 2; // wl_shm.error.invalid_fd
+constexpr int kDisplayNoMemory = 2; // wl_display.error.no_memory
+constexpr int kStreamInvalidFd = 0; // pp_stream_manager_v1.error.invalid_fd
+
+std::string hostile() { return build_path("PIXELPORT_HOSTILE_CLIENT"); }
+
+// ---- fds that would keep their own client alive ------------------------------------------------
+
+class LifetimeOwnConnection : public testing::TestWithParam<const char *> {};
+
+// The client shows an 8192x8192 NV12 frame (a 256 MiB converted image), hands over a data fd
+// whose other end is its own connection (or the compositor), gets invalid_fd and exits: the
+// compositor sees it go and frees everything within 1 s.
+TEST_P(LifetimeOwnConnection, IsInvalidFdAndTheClientStillGoes) {
+	AttackArena a;
+	ASSERT_NO_FATAL_FAILURE(a.start());
+	Process client;
+	ASSERT_TRUE(client.start({hostile(), GetParam()}, a.fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(client.read_line(&line, 30000)) << client.err();
+	EXPECT_EQ(line, "shown");
+	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+	EXPECT_EQ(line, "error " + std::to_string(kStreamInvalidFd) + " pp_stream_manager_v1");
+	EXPECT_EQ(client.wait(5000), 0);
+	ProbeStats during;
+	a.expect_probe_served(&during);
+	a.expect_back_to_baseline();
+	a.print(GetParam(), during);
+}
+
+INSTANTIATE_TEST_SUITE_P(Lifetime, LifetimeOwnConnection,
+	testing::Values("stream-own-connection-fd", "stream-display-socket-fd", "stream-fd-carrying-own-connection"),
+	[](const auto &info) {
+		std::string name = info.param;
+		std::replace(name.begin(), name.end(), '-', '_');
+		return name;
+	});
+
+// A socket that is clean when handed over cannot carry the connection in later: the kernel
+// refuses the fd (SO_PASSRIGHTS), and the client's exit is seen.
+TEST(LifetimeOwnConnectionLater, TheKernelRefusesItAndTheClientStillGoes) {
+	AttackArena a;
+	ASSERT_NO_FATAL_FAILURE(a.start());
+	Process client;
+	ASSERT_TRUE(client.start({hostile(), "stream-fd-own-connection-sent-later"}, a.fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+	EXPECT_EQ(line, "refused");
+	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+	EXPECT_EQ(line, "ok");
+	EXPECT_EQ(client.wait(5000), 0);
+	ProbeStats during;
+	a.expect_probe_served(&during);
+	a.expect_back_to_baseline();
+}
+
+TEST(LifetimePoolFd, DevZeroIsInvalidFd) {
+	expect_protocol_error(hostile(), ErrorCase{"pool-dev-zero", kShmInvalidFd, "wl_shm"});
+}
+
+// ---- pools grown without end -------------------------------------------------------------------
+
+// One pool grown by one byte 20,000 times, a 1x1 buffer made after each growth and kept, one
+// commit, exit: the pool keeps one mapping, the probe is served, nothing stays.
+TEST(LifetimePoolGrowth, TwentyThousandGrowthsKeepOneMappingAndLeaveNothing) {
+	AttackArena a;
+	ASSERT_NO_FATAL_FAILURE(a.start());
+	// A small storm first: a thread's first allocation makes its malloc arena (one mapping
+	// for good), which is no mapping the attack leaves.
+	std::string out, err;
+	ASSERT_EQ(a.fx.run_client({hostile(), "pool-grow-storm", "100"}, 10000, &out, &err), 0) << err;
+	usleep(200 * 1000);
+	a.fds0 = count_fds(a.pid);
+	size_t maps0 = count_maps(a.pid);
+	Process client;
+	ASSERT_TRUE(client.start({hostile(), "pool-grow-storm", "20000"}, a.fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(client.read_line(&line, 60000)) << client.err();
+	EXPECT_EQ(line, "ok");
+	EXPECT_EQ(client.wait(5000), 0);
+	ProbeStats during;
+	a.expect_probe_served(&during);
+	a.expect_back_to_baseline();
+	EXPECT_LE(settle_at_most(count_maps, a.pid, maps0 + kMapsSlack, AttackArena::kSettleMs), maps0 + kMapsSlack);
+	a.print("pool-grow-storm", during);
+}
+
+// Each growth's buffer committed and shown: 3,000 mappings over the client's life, more than
+// its cap of 2,048, but only the few a renderer reads at once are alive: no error.
+TEST(LifetimePoolGrowth, CommittingEachGrowthsBufferStaysUnderTheMappingCap) {
+	AttackArena a;
+	ASSERT_NO_FATAL_FAILURE(a.start());
+	Process client;
+	ASSERT_TRUE(client.start({hostile(), "pool-grow-commit", "3000"}, a.fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(client.read_line(&line, 60000)) << client.err();
+	EXPECT_EQ(line, "ok");
+	EXPECT_EQ(client.wait(5000), 0);
+	ProbeStats during;
+	a.expect_probe_served(&during);
+	a.expect_back_to_baseline();
+}
+
+// ---- caps --------------------------------------------------------------------------------------
+
+struct CapCase {
+	const char *mode;
+	long cap; // the default
+};
+
+class LifetimeCap : public testing::TestWithParam<CapCase> {};
+
+// At the default cap the objects are made; one more is wl_display.no_memory, and the
+// compositor serves others.
+TEST_P(LifetimeCap, OneMoreThanTheCapIsNoMemory) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	{
+		Process client;
+		ASSERT_TRUE(
+			client.start({hostile(), GetParam().mode, std::to_string(GetParam().cap)}, fx.client_env()));
+		std::string line;
+		ASSERT_TRUE(client.read_line(&line, 60000)) << client.err();
+		EXPECT_EQ(line, "made " + std::to_string(GetParam().cap));
+		client.terminate();
+	}
+	std::string out, err;
+	EXPECT_EQ(fx.run_client({hostile(), GetParam().mode, std::to_string(GetParam().cap + 1)}, 60000, &out, &err), 0)
+		<< err;
+	// libwayland reports wl_display.error no_memory to the client as ENOMEM.
+	EXPECT_EQ(out, "disconnected Cannot allocate memory\n");
+	expect_compositor_serves_others(fx);
+}
+
+INSTANTIATE_TEST_SUITE_P(Lifetime, LifetimeCap,
+	testing::Values(
+		CapCase{"many-pools", 1024}, CapCase{"many-buffers", 65536}, CapCase{"many-color-surfaces", 4096}),
+	[](const auto &info) {
+		std::string name = info.param.mode;
+		std::replace(name.begin(), name.end(), '-', '_');
+		return name;
+	});
+
+// ---- teardown linear in what a client made -----------------------------------------------------
+
+struct ScaleCase {
+	const char *mode;
+	std::vector<std::string> cap_flags; // raised to the largest n
+	long n[3];
+};
+
+class LifetimeTeardown : public testing::TestWithParam<ScaleCase> {};
+
+// A client holding N objects is killed; the probe's worst roundtrip over the teardown is what
+// the teardown held the loop. Ten times the objects may cost at most twenty times as long
+// (quadratic bookkeeping costs a hundred); times under 3 ms are noise and count as 3 ms.
+TEST_P(LifetimeTeardown, GrowsLinearlyWithTheObjects) {
+	const ScaleCase &c = GetParam();
+	AttackArena a;
+	std::vector<std::string> args;
+	for (const std::string &flag : c.cap_flags) {
+		args.push_back(flag);
+		args.push_back(std::to_string(c.n[2] + 1));
+	}
+	ASSERT_NO_FATAL_FAILURE(a.start(args));
+	uint64_t worst_us[3] = {};
+	for (int i = 0; i < 3; i++) {
+		Process client;
+		ASSERT_TRUE(client.start({hostile(), c.mode, std::to_string(c.n[i])}, a.fx.client_env()));
+		std::string line;
+		ASSERT_TRUE(client.read_line(&line, 120000)) << client.err();
+		ASSERT_EQ(line, "made " + std::to_string(c.n[i]));
+		ProbeStats before;
+		ASSERT_TRUE(a.probe.sample(&before));
+		kill(-client.pid(), SIGKILL);
+		client.wait(5000);
+		usleep(300 * 1000);
+		ProbeStats during;
+		ASSERT_TRUE(a.probe.sample(&during));
+		EXPECT_EQ(during.error, "");
+		worst_us[i] = during.worst_roundtrip_us;
+		printf("teardown %s n=%ld probe_worst_us=%llu\n", c.mode, c.n[i],
+			static_cast<unsigned long long>(worst_us[i]));
+	}
+	constexpr uint64_t kNoiseUs = 3000;
+	for (int i = 1; i < 3; i++) {
+		EXPECT_LE(worst_us[i], 20 * std::max(worst_us[i - 1], kNoiseUs))
+			<< c.mode << ": " << c.n[i] << " objects against " << c.n[i - 1];
+	}
+	a.expect_back_to_baseline();
+}
+
+INSTANTIATE_TEST_SUITE_P(Lifetime, LifetimeTeardown,
+	testing::Values(ScaleCase{"many-buffers", {"--client-max-shm-buffers"}, {1000, 10000, 100000}},
+		ScaleCase{"many-pools", {"--client-max-pools", "--client-max-mappings"}, {150, 1500, 15000}},
+		ScaleCase{"many-color-surfaces", {"--client-max-color-surfaces"}, {400, 4000, 40000}}),
+	[](const auto &info) {
+		std::string name = info.param.mode;
+		std::replace(name.begin(), name.end(), '-', '_');
+		return name;
+	});
+
+} // namespace
