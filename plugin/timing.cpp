@@ -68,10 +68,9 @@ void fill_values(const timing::CommitSample &r, uint64_t *values) {
 	std::copy(std::begin(v), std::end(v), values);
 }
 
-void send_report(wl_resource *sub, const timing::CommitSample &r) {
-	uint64_t values[kReportValues];
-	fill_values(r, values);
-	wl_array array = {.size = sizeof(values), .alloc = 0, .data = values};
+// `values`: fill_values() of `r`, made once for all the surface's subscriptions.
+void send_report(wl_resource *sub, const timing::CommitSample &r, uint64_t *values) {
+	wl_array array = {.size = kReportValues * sizeof(uint64_t), .alloc = 0, .data = values};
 	pp_surface_timing_v1_send_report(sub, static_cast<uint32_t>(r.seq),
 		r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED, &array,
 		r.output.empty() ? nullptr : r.output.data);
@@ -100,7 +99,10 @@ uint64_t ns_of(const timespec *ts) {
 }
 
 SurfaceTiming &timing_of(SurfaceState *s) {
-	if (s->timing == nullptr) s->timing = std::make_unique<SurfaceTiming>();
+	if (s->timing == nullptr) {
+		s->timing = std::make_unique<SurfaceTiming>();
+		s->timing->state = s;
+	}
 	return *s->timing;
 }
 
@@ -119,8 +121,13 @@ const struct pp_surface_timing_v1_interface kSubscriptionImpl = {
 
 void subscription_resource_destroy(wl_resource *resource) {
 	auto *sub = static_cast<TimingSubscription *>(wl_resource_get_user_data(resource));
-	if (sub->surface != nullptr) std::erase(timing_of(sub->surface).subscribers, sub);
 	if (sub->timing != nullptr) sub->timing->subscription_destroyed(sub);
+	if (sub->surface != nullptr) {
+		SurfaceTiming &st = *sub->surface->timing;
+		st.subscribers.remove(sub);
+		(sub->version >= PP_SURFACE_TIMING_V1_REPORTS_SINCE_VERSION ? st.batched_subscribers
+									    : st.unbatched_subscribers)--;
+	}
 	delete sub;
 }
 
@@ -133,6 +140,9 @@ void manager_subscribe(wl_client *client, wl_resource *resource, uint32_t id, wl
 		wl_resource_post_error(resource, PP_TIMING_MANAGER_V1_ERROR_FOREIGN_SURFACE, "not your surface");
 		return;
 	}
+	AccountSlot slot = client_account_take(timing->plugin(), client, ClientObject::TimingSubscription, resource,
+		PP_TIMING_MANAGER_V1_ERROR_LIMIT_EXCEEDED);
+	if (!slot) return; // the error is posted
 	wl_resource *sub =
 		wl_resource_create(client, &pp_surface_timing_v1_interface, wl_resource_get_version(resource), id);
 	if (sub == nullptr) {
@@ -140,13 +150,24 @@ void manager_subscribe(wl_client *client, wl_resource *resource, uint32_t id, wl
 		return;
 	}
 	auto *subscription = new TimingSubscription();
+	subscription->slot = std::move(slot);
 	subscription->resource = sub;
 	subscription->version = wl_resource_get_version(sub);
 	subscription->timing = timing;
 	subscription->surface = timing->plugin()->surface_state(wlr_surface_from_resource(surface_resource));
 	wl_resource_set_implementation(sub, &kSubscriptionImpl, subscription, subscription_resource_destroy);
 	timing->subscription_created(subscription);
-	if (subscription->surface != nullptr) timing_of(subscription->surface).subscribers.push_back(subscription);
+	if (subscription->surface != nullptr) {
+		SurfaceTiming &st = timing_of(subscription->surface);
+		st.subscribers.push_back(subscription);
+		if (subscription->version >= PP_SURFACE_TIMING_V1_REPORTS_SINCE_VERSION) {
+			st.batched_subscribers++;
+			// Records finished from now on (the batch may hold earlier ones for others).
+			subscription->next_record = st.batch_first + st.batch.size() / kReportStride;
+		} else {
+			st.unbatched_subscribers++;
+		}
+	}
 }
 
 const struct pp_timing_manager_v1_interface kManagerImpl = {
@@ -174,6 +195,14 @@ bool on_output(wlr_surface *surface, wlr_output *output) {
 
 } // namespace
 
+// Timing::surface_destroyed() left no subscriber; this keeps them sound if it did not run.
+SurfaceTiming::~SurfaceTiming() {
+	subscribers.for_each([this](TimingSubscription *sub) {
+		sub->surface = nullptr;
+		subscribers.remove(sub);
+	});
+}
+
 std::unique_ptr<Timing> Timing::create(pixelport_plugin *plugin, const char *log_path, const char *trace_path) {
 	std::unique_ptr<Timing> t(new Timing());
 	t->plugin_ = plugin;
@@ -182,6 +211,8 @@ std::unique_ptr<Timing> Timing::create(pixelport_plugin *plugin, const char *log
 	t->batch_timer_ =
 		wl_event_loop_add_timer(wl_display_get_event_loop(plugin->display), batch_timer_fired, t.get());
 	if (t->batch_timer_ == nullptr) return nullptr;
+	t->gone_timer_ = wl_event_loop_add_timer(wl_display_get_event_loop(plugin->display), gone_timer_fired, t.get());
+	if (t->gone_timer_ == nullptr) return nullptr;
 	bool has_log = log_path != nullptr && *log_path != '\0';
 	bool has_trace = trace_path != nullptr && *trace_path != '\0';
 	if (has_log || has_trace) {
@@ -217,8 +248,15 @@ timing::CommitSample &RecordFifo::emplace_back() {
 }
 
 Timing::~Timing() {
-	for (TimingSubscription *sub : subscriptions_) sub->timing = nullptr;
+	subscriptions_.for_each([this](TimingSubscription *sub) {
+		sub->timing = nullptr;
+		subscriptions_.remove(sub);
+	});
+	waiting_.for_each([this](SurfaceTiming *st) { waiting_.remove(st); });
+	batching_.for_each([this](SurfaceTiming *st) { batching_.remove(st); });
 	if (batch_timer_ != nullptr) wl_event_source_remove(batch_timer_);
+	if (gone_timer_ != nullptr) wl_event_source_remove(gone_timer_);
+
 	outputs_.clear();
 	if (log_ != nullptr) log_->close();
 	if (global_ != nullptr) wl_global_destroy(global_);
@@ -233,7 +271,10 @@ void Timing::client_commit(SurfaceState *s, TimedBuffer *timed) {
 	r.t_commit = monotonic_ns();
 	r.surface_id = s->id;
 	r.seq = s->commits;
-	if (log_ != nullptr) log_labels(s, st);
+	if (log_ != nullptr) {
+		st.in_log = true;
+		log_labels(s, st);
+	}
 	r.width = surface->pending.buffer->width;
 	r.height = surface->pending.buffer->height;
 	if (timed != nullptr) timed->describe(&r);
@@ -251,9 +292,20 @@ void Timing::client_commit(SurfaceState *s, TimedBuffer *timed) {
 
 void Timing::push_labels_gone() {
 	while (!labels_gone_.empty()) {
-		if (!log_->push(timing::SurfaceLabels{.surface_id = labels_gone_.back(), .gone = true})) return;
+		if (!log_->push(timing::SurfaceLabels{.surface_id = labels_gone_.back(), .gone = true})) {
+			// The ring is full: again soon, even if no record comes to take them.
+			wl_event_source_timer_update(gone_timer_, kBatchMs);
+			return;
+		}
 		labels_gone_.pop_back();
 	}
+	if (labels_gone_.capacity() > 64) labels_gone_.shrink_to_fit(); // a burst does not stay
+}
+
+int Timing::gone_timer_fired(void *data) {
+	auto *t = static_cast<Timing *>(data);
+	if (t->log_ != nullptr) t->push_labels_gone();
+	return 0;
 }
 
 // The log gets a surface's labels before its first record and again after they change;
@@ -333,98 +385,146 @@ void Timing::applied(SurfaceState *s, TimedBuffer *buffer) {
 	});
 	st.shown.emplace_back().record = r;
 	st.unapplied.pop_front(); // r is gone from here on
-	if (std::find(waiting_.begin(), waiting_.end(), s) == waiting_.end()) waiting_.push_back(s);
+	waiting_.push_back(&st);
 }
 
 void Timing::surface_destroyed(SurfaceState *s) {
-	std::erase(waiting_, s);
 	if (s->timing == nullptr) return;
 	SurfaceTiming &st = *s->timing;
+	waiting_.remove(&st);
 	for (auto &shown : st.shown) {
 		shown.record.discarded = true;
 		finish(s, shown.record);
 	}
 	st.shown.clear();
-	for (TimingSubscription *sub : st.subscribers) {
-		send_queued(sub); // the surface's last reports, then quiet
+	send_batch(st, false); // the surface's last reports, then quiet
+	st.subscribers.for_each([&](TimingSubscription *sub) {
 		sub->surface = nullptr;
-	}
-	st.subscribers.clear();
-	if (log_ != nullptr && st.labels_logged) {
-		// The writer forgets the labels; a full ring takes the news with a later record.
+		st.subscribers.remove(sub);
+	});
+	st.batched_subscribers = st.unbatched_subscribers = 0;
+	if (log_ != nullptr && st.in_log) {
+		// The writer forgets the surface (labels, summary, trace track); a full ring takes the
+		// news with a later record or the gone timer.
 		labels_gone_.push_back(s->id);
 		push_labels_gone();
 	}
 }
 
 void Timing::finish(SurfaceState *s, timing::CommitSample &r) {
-	for (TimingSubscription *sub : s->timing->subscribers) {
-		if (sub->version >= PP_SURFACE_TIMING_V1_REPORTS_SINCE_VERSION) {
-			queue_report(sub, r);
-		} else if (sub->version >= PP_SURFACE_TIMING_V1_REPORT_SINCE_VERSION) {
-			send_report(sub->resource, r);
-		} else {
-			send_v1(sub->resource, r);
-		}
+	SurfaceTiming &st = *s->timing;
+	if (st.unbatched_subscribers > 0) {
+		uint64_t values[kReportValues];
+		fill_values(r, values);
+		st.subscribers.for_each([&](TimingSubscription *sub) {
+			if (sub->version >= PP_SURFACE_TIMING_V1_REPORTS_SINCE_VERSION) return;
+			if (sub->version >= PP_SURFACE_TIMING_V1_REPORT_SINCE_VERSION) {
+				send_report(sub->resource, r, values);
+			} else {
+				send_v1(sub->resource, r);
+			}
+		});
 	}
+	// After the others' events: a batch that fills leaves now.
+	if (st.batched_subscribers > 0) queue_report(st, r);
 	if (log_ != nullptr) {
 		log_->push(r);
 		if (!labels_gone_.empty()) push_labels_gone();
 	}
 }
 
-// Version 3: the record joins the subscription's batch; a full batch leaves at once, others
-// with the batch timer (or the client's flush).
-void Timing::queue_report(TimingSubscription *sub, const timing::CommitSample &r) {
+// Version 3: the record joins the surface's batch, once for all its version 3 subscriptions; a
+// full batch leaves at once, others with the batch timer (or a client's flush).
+void Timing::queue_report(SurfaceTiming &st, const timing::CommitSample &r) {
 	uint64_t output_id = 0;
 	if (!r.discarded && !r.output.empty()) {
 		std::string_view name(r.output.data);
-		auto it = std::find(sub->outputs.begin(), sub->outputs.end(), name);
-		if (it == sub->outputs.end()) {
-			sub->outputs.emplace_back(name);
-			it = sub->outputs.end() - 1;
-			pp_surface_timing_v1_send_output_name(
-				sub->resource, static_cast<uint32_t>(sub->outputs.size()), sub->outputs.back().c_str());
+		auto it = std::find(st.outputs.begin(), st.outputs.end(), name);
+		if (it == st.outputs.end()) {
+			st.outputs.emplace_back(name);
+			it = st.outputs.end() - 1;
 		}
-		output_id = static_cast<uint64_t>(it - sub->outputs.begin()) + 1;
+		output_id = static_cast<uint64_t>(it - st.outputs.begin()) + 1;
 	}
 	constexpr size_t kPerEvent = kReportsPerEvent * kReportStride;
-	if (sub->queued_values == 0) {
+	size_t at = st.batch.size();
+	if (at == 0) {
 		if (!batch_timer_armed_) {
 			wl_event_source_timer_update(batch_timer_, kBatchMs);
 			batch_timer_armed_ = true;
 		}
-		batching_.push_back(sub);
-		if (sub->queued.size() != kPerEvent) sub->queued.resize(kPerEvent); // once per subscription
+		batching_.push_back(&st);
+		st.batch.reserve(kPerEvent); // once per surface while it commits fast (see send_batch)
 	}
-	// Written in place into the one event's worth of values.
-	uint64_t *record = sub->queued.data() + sub->queued_values;
+	st.batch.resize(at + kReportStride);
+	uint64_t *record = st.batch.data() + at;
 	record[PP_SURFACE_TIMING_V1_RECORD_SEQ] = r.seq;
 	record[PP_SURFACE_TIMING_V1_RECORD_FLAGS] = r.discarded ? 0 : PP_SURFACE_TIMING_V1_FLAGS_PRESENTED;
 	record[PP_SURFACE_TIMING_V1_RECORD_OUTPUT] = output_id;
 	fill_values(r, record + PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT);
-	sub->queued_values += kReportStride;
-	if (sub->queued_values == kPerEvent) send_queued(sub);
+	if (st.batch.size() == kPerEvent) send_batch(st, true);
+}
+
+void Timing::send_batch(SurfaceTiming &st, bool keep_buffer) {
+	if (st.batch.empty()) return;
+	st.subscribers.for_each([&](TimingSubscription *sub) {
+		if (sub->version >= PP_SURFACE_TIMING_V1_REPORTS_SINCE_VERSION) send_records(sub, st);
+	});
+	st.batch_first += st.batch.size() / kReportStride;
+	st.batch.clear();
+	// A surface whose batch filled commits fast: its buffer stays. Sent by the timer (slow
+	// commits) or at the end, it goes: an idle surface holds none.
+	if (!keep_buffer) std::vector<uint64_t>().swap(st.batch);
+	batching_.remove(&st);
+}
+
+// The records of the surface's batch that `sub` was not sent yet, in one reports event. The
+// output ids are the surface's; a subscription made after some were numbered has its own
+// (from 1), so its records are rewritten in a copy.
+void Timing::send_records(TimingSubscription *sub, SurfaceTiming &st) {
+	size_t records = st.batch.size() / kReportStride;
+	uint64_t end = st.batch_first + records;
+	uint64_t from = std::max(sub->next_record, st.batch_first);
+	sub->next_record = end;
+	if (from >= end) return;
+	const uint64_t *data = st.batch.data() + (from - st.batch_first) * kReportStride;
+	size_t values = (end - from) * kReportStride;
+	bool own_ids = false;
+	for (size_t i = PP_SURFACE_TIMING_V1_RECORD_OUTPUT; i < values; i += kReportStride) {
+		uint64_t id = data[i];
+		if (id == 0) continue;
+		if (sub->output_ids.size() < id) sub->output_ids.resize(id, 0);
+		uint32_t &mine = sub->output_ids[id - 1];
+		if (mine == 0) {
+			mine = ++sub->outputs_announced;
+			pp_surface_timing_v1_send_output_name(sub->resource, mine, st.outputs[id - 1].c_str());
+		}
+		own_ids = own_ids || mine != id;
+	}
+	if (own_ids) {
+		scratch_.assign(data, data + values);
+		for (size_t i = PP_SURFACE_TIMING_V1_RECORD_OUTPUT; i < values; i += kReportStride) {
+			if (scratch_[i] != 0) scratch_[i] = sub->output_ids[scratch_[i] - 1];
+		}
+		data = scratch_.data();
+	}
+	// libwayland copies the array while marshalling; it is not written through.
+	wl_array array = {.size = values * sizeof(uint64_t), .alloc = 0, .data = const_cast<uint64_t *>(data)};
+	pp_surface_timing_v1_send_reports(sub->resource, kReportStride, &array);
 }
 
 void Timing::send_queued(TimingSubscription *sub) {
-	if (sub->queued_values == 0) return;
-	wl_array array = {.size = sub->queued_values * sizeof(uint64_t), .alloc = 0, .data = sub->queued.data()};
-	pp_surface_timing_v1_send_reports(sub->resource, kReportStride, &array);
-	sub->queued_values = 0;
-	std::erase(batching_, sub);
+	if (sub->surface == nullptr || sub->surface->timing == nullptr) return;
+	send_records(sub, *sub->surface->timing);
 }
 
-void Timing::subscription_destroyed(TimingSubscription *sub) {
-	std::erase(subscriptions_, sub);
-	std::erase(batching_, sub);
-}
+void Timing::subscription_destroyed(TimingSubscription *sub) { subscriptions_.remove(sub); }
 
 int Timing::batch_timer_fired(void *data) {
 	auto *t = static_cast<Timing *>(data);
 	t->batch_timer_armed_ = false;
-	// send_queued() takes each out of batching_; nothing is queued while this runs.
-	while (!t->batching_.empty()) t->send_queued(t->batching_.back());
+	// send_batch() takes each off batching_; nothing is queued while this runs.
+	while (!t->batching_.empty()) t->send_batch(*t->batching_.front(), false);
 	return 0;
 }
 
@@ -447,11 +547,11 @@ void Timing::attach_output(wlr_output *output) {
 		[o](void *data) { o->timing->output_presented(o, static_cast<wlr_output_event_present *>(data)); });
 	o->destroy.connect(&output->events.destroy, [o](void *) {
 		Timing *t = o->timing;
-		for (SurfaceState *s : t->waiting_) {
-			for (auto &shown : s->timing->shown) {
+		t->waiting_.for_each([o](SurfaceTiming *st) {
+			for (auto &shown : st->shown) {
 				if (shown.output == o->output) shown.output = nullptr; // will end as discarded
 			}
-		}
+		});
 		std::erase_if(t->outputs_, [o](const auto &p) { return p.get() == o; });
 	});
 	outputs_.push_back(std::move(state));
@@ -468,22 +568,23 @@ uint64_t Timing::largest_output_pixels() const {
 }
 
 void Timing::output_committed(OutputState *o) {
-	for (SurfaceState *s : waiting_) {
-		if (!on_output(s->surface, o->output)) continue;
-		for (auto &shown : s->timing->shown) {
+	waiting_.for_each([o](SurfaceTiming *st) {
+		if (!on_output(st->state->surface, o->output)) return;
+		for (auto &shown : st->shown) {
 			if (shown.output == nullptr) {
 				shown.output = o->output;
 				shown.output_commit_seq = o->output->commit_seq;
 			}
 		}
-	}
+	});
 }
 
 void Timing::output_presented(OutputState *o, const wlr_output_event_present *event) {
 	const timespec *shown_at = wlr_compat::present_when(event);
 	uint64_t when = event->presented && shown_at != nullptr ? ns_of(shown_at) : 0;
-	for (SurfaceState *s : waiting_) {
-		std::erase_if(s->timing->shown, [&](SurfaceTiming::Shown &shown) {
+	waiting_.for_each([&](SurfaceTiming *st) {
+		SurfaceState *s = st->state;
+		std::erase_if(st->shown, [&](SurfaceTiming::Shown &shown) {
 			if (shown.output != o->output || shown.output_commit_seq > event->commit_seq) return false;
 			if (event->presented) {
 				shown.record.t_present = when;
@@ -494,8 +595,8 @@ void Timing::output_presented(OutputState *o, const wlr_output_event_present *ev
 			finish(s, shown.record);
 			return true;
 		});
-	}
-	std::erase_if(waiting_, [](SurfaceState *s) { return s->timing->shown.empty(); });
+		if (st->shown.empty()) waiting_.remove(st);
+	});
 	if (log_ != nullptr) {
 		timing::FrameRecord &f = o->frame;
 		f.output = o->output->name;

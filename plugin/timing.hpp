@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "client_account.hpp"
 #include "plugin.hpp"
 
 namespace pixelport {
@@ -33,22 +34,78 @@ protected:
 
 class Timing;
 
-/** One pp_surface_timing_v1: the resource's user data, freed with the resource. */
+/** An object's place on one IntrusiveList. */
+template <typename T>
+struct ListHook {
+	T *prev = nullptr, *next = nullptr;
+	bool linked = false;
+};
+
+/**
+ * A doubly linked list threaded through its objects' ListHook `hook`: insertion and removal in
+ * constant time, nothing allocated. For every list a client can grow (subscriptions, surfaces
+ * waiting for presentation), so teardown is linear in what the client made.
+ */
+template <typename T, ListHook<T> T::*hook>
+class IntrusiveList {
+public:
+	bool empty() const { return head_ == nullptr; }
+	T *front() const { return head_; }
+	void push_back(T *item) {
+		ListHook<T> &h = item->*hook;
+		if (h.linked) return;
+		h = {.prev = tail_, .next = nullptr, .linked = true};
+		(tail_ != nullptr ? (tail_->*hook).next : head_) = item;
+		tail_ = item;
+	}
+	/** Takes `item` off this list; nothing if it is on none. */
+	void remove(T *item) {
+		ListHook<T> &h = item->*hook;
+		if (!h.linked) return;
+		(h.prev != nullptr ? (h.prev->*hook).next : head_) = h.next;
+		(h.next != nullptr ? (h.next->*hook).prev : tail_) = h.prev;
+		h = {};
+	}
+	/** Calls f(item) for each, in order; f may remove the item it is given. */
+	template <typename F>
+	void for_each(F &&f) const {
+		for (T *item = head_; item != nullptr;) {
+			T *next = (item->*hook).next;
+			f(item);
+			item = next;
+		}
+	}
+
+private:
+	T *head_ = nullptr, *tail_ = nullptr;
+};
+
+/**
+ * One pp_surface_timing_v1: the resource's user data, freed with the resource. Every list it
+ * is on is an IntrusiveList, so a client's subscriptions go in time linear in their number
+ * however they are ordered.
+ */
 struct TimingSubscription {
 	wl_resource *resource = nullptr;
 	Timing *timing = nullptr; // null once the plugin's Timing is gone
 	SurfaceState *surface = nullptr; // null once the surface is gone (inert)
 	/** The resource's version, read once: finish() picks the events by it per commit. */
 	int version = 0;
+	/** On SurfaceTiming::subscribers and Timing::subscriptions_. */
+	ListHook<TimingSubscription> surface_link, all_link;
+	/** Counts it against its client's cap (client_account.hpp). */
+	AccountSlot slot;
 	/**
-	 * Version 3: records not sent yet, kReportStride values each (protocol record enum), in
-	 * `queued_values` of `queued`, which is one event's worth once the first record came:
-	 * a full batch leaves at once, so it never holds more.
+	 * Version 3: the surface's batch (SurfaceTiming::batch) is shared by its subscriptions;
+	 * each has been sent the records before this number (counted from the surface's first).
 	 */
-	std::vector<uint64_t> queued;
-	size_t queued_values = 0;
-	/** Version 3: output names announced by output_name; the id is the index + 1. */
-	std::vector<std::string> outputs;
+	uint64_t next_record = 0;
+	/**
+	 * Version 3: this subscription's id for each of the surface's output ids (index + 1), 0
+	 * while not announced by output_name; ids are per subscription (protocol), from 1.
+	 */
+	std::vector<uint32_t> output_ids;
+	uint32_t outputs_announced = 0;
 };
 
 /**
@@ -75,13 +132,34 @@ private:
 
 /** Timing's state of one surface (SurfaceState::timing). */
 struct SurfaceTiming {
+	SurfaceTiming() = default;
+	~SurfaceTiming();
+	SurfaceTiming(const SurfaceTiming &) = delete;
+	SurfaceTiming &operator=(const SurfaceTiming &) = delete;
 	/** Its subscriptions (owned by their resources). */
-	std::vector<TimingSubscription *> subscribers;
+	IntrusiveList<TimingSubscription, &TimingSubscription::surface_link> subscribers;
+	/** Its version 3 subscriptions, and the others (sent each record as it finishes). */
+	size_t batched_subscribers = 0, unbatched_subscribers = 0;
+	/**
+	 * Version 3: finished records not yet sent to every subscription, kReportStride values each
+	 * (protocol record enum, the output as the surface's own output id), shared by all of them:
+	 * a commit costs one record whatever the number of subscriptions. `batch_first` counts the
+	 * records sent before it. At most one event's worth; kept while the surface commits fast.
+	 */
+	std::vector<uint64_t> batch;
+	uint64_t batch_first = 0;
+	/** Output names in the batch's records: the surface's output id is the index + 1. */
+	std::vector<std::string> outputs;
+	/** On Timing::waiting_ while `shown` has records; on Timing::batching_ while `batch` has. */
+	ListHook<SurfaceTiming> waiting_link, batch_link;
+	SurfaceState *state = nullptr; // whose this is
 	/** Records between client_commit and apply, in commit order (as wlroots applies cached states). */
 	RecordFifo unapplied;
 	/** The labels the log has for this surface (log only); pid -1 until read. */
 	timing::SurfaceLabels labels{.pid = -1};
 	bool labels_logged = false;
+	/** Something of this surface went to the log: the writer is told when it goes. */
+	bool in_log = false;
 	/** Set when the toplevel's app_id or title changed (or it went) since they were logged. */
 	bool labels_changed = true;
 	/** Where the labels come from: not known yet (no role, or an xdg_surface without one). */
@@ -146,7 +224,7 @@ public:
 	std::string summary() const;
 
 	void forget_global() { global_ = nullptr; }
-	/** Version 3 flush request, the batch timer and the surface's end: sends what `sub` queued. */
+	/** Version 3 flush request: sends `sub` what its surface's batch has for it. */
 	void send_queued(TimingSubscription *sub);
 	/** The subscription's resource is being destroyed. */
 	void subscription_destroyed(TimingSubscription *sub);
@@ -161,8 +239,12 @@ private:
 	void log_labels(SurfaceState *surface, SurfaceTiming &st);
 	void watch_labels(SurfaceState *surface, SurfaceTiming &st);
 	void push_labels_gone();
-	void queue_report(TimingSubscription *sub, const timing::CommitSample &record);
+	void queue_report(SurfaceTiming &st, const timing::CommitSample &record);
+	/** Sends every version 3 subscription of the surface its part of the batch, and empties it. */
+	void send_batch(SurfaceTiming &st, bool keep_buffer);
+	void send_records(TimingSubscription *sub, SurfaceTiming &st);
 	static int batch_timer_fired(void *data);
+	static int gone_timer_fired(void *data);
 	void output_committed(OutputState *output);
 	void output_presented(OutputState *output, const wlr_output_event_present *event);
 
@@ -172,11 +254,13 @@ private:
 	std::unique_ptr<timing::LogWriter> log_;
 	std::vector<std::unique_ptr<OutputState>> outputs_;
 	/** Surfaces with applied records that wait for presentation. */
-	std::vector<SurfaceState *> waiting_;
+	IntrusiveList<SurfaceTiming, &SurfaceTiming::waiting_link> waiting_;
 	/** Every live subscription (their Timing pointer is cleared when this goes). */
-	std::vector<TimingSubscription *> subscriptions_;
-	/** Version 3 subscriptions with queued records. */
-	std::vector<TimingSubscription *> batching_;
+	IntrusiveList<TimingSubscription, &TimingSubscription::all_link> subscriptions_;
+	/** Surfaces with version 3 records not yet sent. */
+	IntrusiveList<SurfaceTiming, &SurfaceTiming::batch_link> batching_;
+	/** A batch with its output ids rewritten for one subscription (rare: see send_records). */
+	std::vector<uint64_t> scratch_;
 	/**
 	 * Sends the batches at most kBatchMs after their first record. Armed when a record is
 	 * queued and it is not; a batch that fills and leaves does not disarm it (two
@@ -184,8 +268,12 @@ private:
 	 */
 	wl_event_source *batch_timer_ = nullptr;
 	bool batch_timer_armed_ = false;
-	/** Destroyed surfaces whose labels the log writer still has (the ring was full). */
+	/**
+	 * Destroyed surfaces the log writer has not been told of yet (the ring was full): pushed
+	 * with the next record, or by gone_timer_ when none comes, so the writer forgets them.
+	 */
 	std::vector<uint64_t> labels_gone_;
+	wl_event_source *gone_timer_ = nullptr;
 };
 
 } // namespace pixelport

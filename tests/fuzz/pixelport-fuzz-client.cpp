@@ -396,6 +396,7 @@ public:
 	void stream_close_peer();
 	void stream_destroy();
 	void timing_subscribe();
+	void timing_subscribe_storm();
 	void timing_flush();
 	void timing_destroy();
 	void manager_destroy();
@@ -1026,6 +1027,16 @@ void Session::timing_subscribe() {
 	subs_.push_back(pp_timing_manager_v1_subscribe(timing_, surfaces_[i]->surface));
 }
 
+// Many subscriptions on one surface, kept until the disconnect (their teardown is the test);
+// a few storms in one connection pass the per-client cap of 1024 (limit_exceeded).
+void Session::timing_subscribe_storm() {
+	int i = pick(surfaces_, surface_alive);
+	if (i < 0 || timing_ == nullptr) return;
+	uint32_t n = 32 + rng_.below(512);
+	log("timing.subscribe_storm surf%d x%u", i, n);
+	for (uint32_t k = 0; k < n; k++) pp_timing_manager_v1_subscribe(timing_, surfaces_[i]->surface);
+}
+
 void Session::timing_flush() {
 	int i = pick(subs_, sub_alive);
 	if (i < 0 || pp_surface_timing_v1_get_version(subs_[i]) < PP_SURFACE_TIMING_V1_FLUSH_SINCE_VERSION) return;
@@ -1090,6 +1101,7 @@ const OpKind kOps[] = {
 	{"stream_close_peer", 1, &Session::stream_close_peer},
 	{"stream_destroy", 2, &Session::stream_destroy},
 	{"timing_subscribe", 2, &Session::timing_subscribe},
+	{"timing_subscribe_storm", 1, &Session::timing_subscribe_storm},
 	{"timing_flush", 2, &Session::timing_flush},
 	{"timing_destroy", 1, &Session::timing_destroy},
 	{"manager_destroy", 1, &Session::manager_destroy},

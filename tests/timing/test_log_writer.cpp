@@ -491,6 +491,72 @@ TEST_F(LogWriterTest, WriterThreadFeedsTheSummary) {
 	EXPECT_EQ(convert_rows, 1u);
 }
 
+// A gone surface's state goes from the writer: its labels (a later sample of the same id is
+// written without them), its summary rows (merged once more than the last few went) and its
+// trace track (a later sample gets a new one; tids are never reused).
+TEST_F(LogWriterTest, AGoneSurfaceIsForgottenByLabelsSummaryAndTrace) {
+	Summary summary;
+	LogWriter::Options o = options();
+	o.summary = &summary;
+	LogWriter w(o);
+	constexpr std::uint64_t kSurfaces = 50;
+	for (std::uint64_t id = 1; id <= kSurfaces; ++id) {
+		SurfaceLabels labels{.surface_id = id, .pid = 7};
+		labels.app_id = "app";
+		ASSERT_TRUE(w.push(labels));
+		CommitRecord c = test::sample_commit(id, id * 1'000'000);
+		c.surface_id = id;
+		ASSERT_TRUE(w.push(static_cast<const CommitSample &>(c)));
+		ASSERT_TRUE(w.push(SurfaceLabels{.surface_id = id, .gone = true}));
+	}
+	CommitRecord again = test::sample_commit(99, 99'000'000);
+	again.surface_id = 1; // the id once more, after its gone
+	ASSERT_TRUE(w.push(static_cast<const CommitSample &>(again)));
+	w.close();
+
+	const std::vector<json> lines = jsonl();
+	ASSERT_EQ(lines.back().at("seq"), 99);
+	EXPECT_EQ(lines.back().at("app_id"), "") << "labels forgotten";
+	EXPECT_EQ(lines.front().at("type"), "header");
+	EXPECT_EQ(lines[1].at("app_id"), "app");
+
+	std::set<std::string> targets;
+	for (const Summary::Row &r : summary.rows()) targets.insert(r.target);
+	const std::string merged = "surfaces ended earlier (" + std::to_string(kSurfaces - Summary::kEndedKept) + ")";
+	EXPECT_EQ(targets.count(merged), 1u);
+	EXPECT_EQ(targets.size(), Summary::kEndedKept + 2) << "the last 8, the merged ones, surface 1 again";
+
+	std::map<int, int> names_per_tid;
+	std::multiset<std::string> surface_tracks;
+	for (const json &m : events(trace(), "M")) {
+		if (m["name"] != "thread_name" || m["tid"].get<int>() < 1000) continue;
+		names_per_tid[m["tid"]]++;
+		surface_tracks.insert(m["args"]["name"].get<std::string>());
+	}
+	EXPECT_EQ(names_per_tid.size(), kSurfaces + 1) << "a new track for surface 1 after it went";
+	for (const auto &[tid, n] : names_per_tid) EXPECT_EQ(n, 1) << "tid " << tid << " named twice";
+	EXPECT_EQ(surface_tracks.count("surface 1 (app)"), 1u);
+	EXPECT_EQ(surface_tracks.count("surface 1"), 1u);
+}
+
+// A batch whose trace text is many times the trace's write chunk is written in chunks, and the
+// file is one valid document with every event.
+TEST_F(LogWriterTest, ATraceBatchLargerThanItsChunkIsWrittenWhole) {
+	LogWriter::Options o = options(8192);
+	o.jsonl_path.clear();
+	LogWriter w(o);
+	w.pause_writer_for_test(true);
+	constexpr std::uint64_t kRecords = 2000; // about 1 KiB of trace each
+	for (std::uint64_t i = 1; i <= kRecords; ++i) ASSERT_TRUE(w.push(test::sample_commit(i, i * 1'000'000)));
+	w.pause_writer_for_test(false);
+	ASSERT_TRUE(w.flush());
+	EXPECT_GT(std::filesystem::file_size(path("trace.json")), 8 * 64 * 1024u);
+	std::size_t commits = 0;
+	for (const json &i : events(trace(), "i")) commits += i["name"] == "commit";
+	EXPECT_EQ(commits, kRecords);
+	w.close();
+}
+
 // Not a pass/fail timing assertion: prints what push() costs on this machine.
 TEST_F(LogWriterTest, PushCostIsMeasuredAndPrinted) {
 	constexpr std::size_t kRecords = 16384;

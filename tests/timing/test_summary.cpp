@@ -85,6 +85,40 @@ TEST(Summary, KeepsOnlyTheMostRecentWindowOfValues) {
 	EXPECT_EQ(rows[0].stats.p50, 95u); // values 91..100
 }
 
+// Surfaces that went keep their rows only among the last kEndedKept; older ones merge into one
+// target, so the summary does not grow with the number of surfaces ever seen.
+TEST(Summary, MergesSurfacesThatWentBeyondTheLastFew) {
+	Summary s;
+	constexpr std::uint64_t kSurfaces = 100;
+	for (std::uint64_t id = 1; id <= kSurfaces; ++id) {
+		CommitRecord c = test::sample_commit(1, 1'000'000, id * 1000);
+		c.surface_id = id;
+		c.app_id = "";
+		s.add(c);
+		s.add(c);
+		s.surface_gone(id);
+	}
+	CommitRecord live = test::sample_commit(1, 1'000'000, 7);
+	live.surface_id = 500;
+	live.app_id = "";
+	s.add(live);
+	s.surface_gone(12345); // never seen: nothing happens
+	std::map<std::string, Percentiles> convert;
+	for (const Summary::Row &r : s.rows()) {
+		if (r.phase == Phase::Convert) convert[r.target] = r.stats;
+	}
+	const std::size_t merged = kSurfaces - Summary::kEndedKept;
+	ASSERT_EQ(convert.size(), Summary::kEndedKept + 2) << "the last 8 that went, the merged target, the live one";
+	const std::string label = "surfaces ended earlier (" + std::to_string(merged) + ")";
+	ASSERT_EQ(convert.count(label), 1u);
+	EXPECT_EQ(convert.at(label).count, 2 * merged); // every value of the merged ones
+	EXPECT_EQ(convert.at(label).p50, 46'000u); // surfaces 1..92 twice: rank 92 of 184
+	EXPECT_EQ(convert.at(label).p99, 92'000u); // rank 183
+	EXPECT_EQ(convert.count("surface " + std::to_string(kSurfaces)), 1u);
+	EXPECT_EQ(convert.count("surface " + std::to_string(merged)), 0u);
+	EXPECT_EQ(convert.at("surface 500").p50, 7u);
+}
+
 TEST(Summary, SaysSoWhenNothingWasRecorded) {
 	Summary s;
 	EXPECT_EQ(s.format_summary(), "pixelport timing: no records\n");

@@ -165,7 +165,11 @@ void LogWriter::write_batch(std::uint64_t first, std::uint64_t last) {
 				if (const auto *labels = std::get_if<SurfaceLabels>(&item)) {
 					last_labelled_ = nullptr; // the map changes under it
 					if (labels->gone) {
+						// Everything kept per surface goes with it: memory does not
+						// grow with the number of surfaces ever seen.
 						labels_.erase(labels->surface_id);
+						if (opts_.summary) opts_.summary->surface_gone(labels->surface_id);
+						if (trace_) trace_->surface_gone(labels->surface_id);
 					} else {
 						labels_.insert_or_assign(labels->surface_id,
 							Labelled{*labels,

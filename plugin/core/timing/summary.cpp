@@ -6,16 +6,18 @@ namespace pixelport::timing {
 
 Summary::Summary(std::size_t max_samples) : max_samples_(std::max<std::size_t>(max_samples, 1)) {}
 
+void Summary::add_value(Series &s, std::uint64_t value) {
+	if (s.values.size() < max_samples_) {
+		s.values.push_back(value);
+	} else { // window full: overwrite the oldest
+		s.values[s.next] = value;
+		if (++s.next == max_samples_) s.next = 0; // no division per value
+	}
+}
+
 void Summary::add_values(Target &t, const PhaseDurations &d) {
 	for (std::size_t i = 0; i < kPhaseCount; ++i) {
-		if (!d[i]) continue;
-		Series &s = t.series[i];
-		if (s.values.size() < max_samples_) {
-			s.values.push_back(*d[i]);
-		} else { // window full: overwrite the oldest
-			s.values[s.next] = *d[i];
-			if (++s.next == max_samples_) s.next = 0; // no division per value
-		}
+		if (d[i]) add_value(t.series[i], *d[i]);
 	}
 }
 
@@ -40,6 +42,24 @@ void Summary::add(const CommitSample &s, std::string_view app_id) {
 	add_values(t, d);
 }
 
+void Summary::surface_gone(std::uint64_t surface_id) {
+	std::lock_guard lock(mu_);
+	auto it = surfaces_.find(surface_id);
+	if (it == surfaces_.end()) return;
+	ended_.push_back(surface_id);
+	if (ended_.size() <= kEndedKept) return;
+	auto oldest = surfaces_.find(ended_.front());
+	ended_.pop_front();
+	// Each value moves once into the merged target: constant work per value recorded.
+	for (std::size_t i = 0; i < kPhaseCount; ++i) {
+		for (std::uint64_t v : oldest->second.series[i].values) add_value(ended_earlier_.series[i], v);
+	}
+	ended_earlier_count_++;
+	ended_earlier_.label = "surfaces ended earlier (" + std::to_string(ended_earlier_count_) + ")";
+	if (last_ == &oldest->second) last_ = nullptr;
+	surfaces_.erase(oldest);
+}
+
 void Summary::add(const FrameRecord &r) {
 	const PhaseDurations d = derive_phases(r);
 	std::lock_guard lock(mu_);
@@ -61,6 +81,7 @@ std::vector<Summary::Row> Summary::rows() const {
 		}
 	};
 	for (const auto &[id, t] : surfaces_) emit(t);
+	emit(ended_earlier_);
 	for (const auto &[name, t] : outputs_) emit(t);
 	return out;
 }
@@ -89,6 +110,9 @@ std::string Summary::format_summary() const {
 void Summary::clear() {
 	std::lock_guard lock(mu_);
 	surfaces_.clear();
+	ended_.clear();
+	ended_earlier_ = Target{};
+	ended_earlier_count_ = 0;
 	last_ = nullptr;
 	outputs_.clear();
 }

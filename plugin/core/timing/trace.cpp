@@ -31,7 +31,7 @@ ojson metadata(std::int32_t pid, int tid, const char *name, ojson args) {
 
 } // namespace
 
-TraceWriter::TraceWriter(const std::string &path, std::int32_t pid) : pid_(pid) {
+TraceWriter::TraceWriter(const std::string &path, std::int32_t pid) : pid_(pid), next_surface_tid_(kFirstSurfaceTid) {
 	fd_ = detail::create_file(path, "create trace");
 	std::string head(kHead);
 	head += dump(metadata(pid_, 0, "process_name", {{"name", "pixelport"}}));
@@ -52,12 +52,18 @@ TraceWriter::~TraceWriter() {
 void TraceWriter::append_event(const std::string &json) {
 	batch_ += ",\n";
 	batch_ += json;
+	if (batch_.size() >= kChunk) write_pending();
 }
 
 int TraceWriter::track_for_surface(const CommitRecord &r) {
 	auto [it, fresh] = surfaces_.try_emplace(r.surface_id, SurfaceTrack{});
 	SurfaceTrack &t = it->second;
-	if (fresh) t.tid = kFirstSurfaceTid + static_cast<int>(surfaces_.size()) - 1;
+	if (fresh) {
+		// Tracks of gone surfaces are forgotten, so tids come from a counter (never reused
+		// before it wraps; the int would overflow after 2^31 surfaces).
+		t.tid = next_surface_tid_;
+		next_surface_tid_ = next_surface_tid_ == INT32_MAX ? kFirstSurfaceTid : next_surface_tid_ + 1;
+	}
 	if (fresh || t.app_id != r.app_id.view()) { // (re)name the track when app_id appears or changes
 		t.app_id = r.app_id.view();
 		std::string name = "surface " + std::to_string(r.surface_id);
@@ -129,13 +135,24 @@ void TraceWriter::add_drops(std::uint64_t count, std::uint64_t at_ns) {
 		{"s", "p"}, {"ts", us(at_ns)}, {"pid", pid_}, {"tid", 0}, {"args", {{"count", count}}}}));
 }
 
-bool TraceWriter::commit_batch() {
-	if (batch_.empty() || fd_ < 0) return true;
+void TraceWriter::write_pending() {
+	if (batch_.empty() || fd_ < 0) return;
 	const std::size_t events = batch_.size();
 	batch_ += kTail;
-	const bool ok = detail::pwrite_all(fd_, batch_, events_end_);
-	if (ok) events_end_ += events;
+	if (detail::pwrite_all(fd_, batch_, events_end_)) {
+		events_end_ += events;
+	} else {
+		failed_ = true;
+	}
 	batch_.clear();
+	// A batch that outgrew the chunk (one huge event) does not keep its buffer.
+	if (batch_.capacity() > 2 * kChunk) batch_.shrink_to_fit();
+}
+
+bool TraceWriter::commit_batch() {
+	write_pending();
+	const bool ok = !failed_;
+	failed_ = false;
 	return ok;
 }
 

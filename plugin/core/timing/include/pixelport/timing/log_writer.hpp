@@ -63,7 +63,9 @@ public:
 	// A commit without labels: written with the labels its surface's last SurfaceLabels pushed
 	// before it gave (none: pid 0, no app_id or title).
 	bool push(const CommitSample &r);
-	// Labels for the samples pushed after it; `gone` forgets them. Not counted as written.
+	// Labels for the samples pushed after it; `gone` forgets them and everything else kept for
+	// the surface (its summary rows, Summary::surface_gone; its trace track). Not counted as
+	// written.
 	bool push(const SurfaceLabels &labels);
 
 	// Waits until every record pushed before the call is written (or dropped). False on timeout.
