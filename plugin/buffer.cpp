@@ -255,6 +255,9 @@ void pixel_buffer_committed(PixelBuffer *buffer, wlr_surface *surface) {
 	std::erase_if(
 		buffer->surfaces, [buffer](wlr_surface *s) { return buffer->plugin->surface_state(s) == nullptr; });
 	if (std::find(buffer->surfaces.begin(), buffer->surfaces.end(), surface) == buffer->surfaces.end()) {
+		// The newest few: one buffer committed to thousands of surfaces must not make each
+		// commit walk them all (only timing's upload attribution reads the list).
+		if (buffer->surfaces.size() >= kBufferSurfaces) buffer->surfaces.erase(buffer->surfaces.begin());
 		buffer->surfaces.push_back(surface);
 	}
 }

@@ -32,6 +32,9 @@ struct PixelBufferWlr {
 };
 static_assert(std::is_standard_layout_v<PixelBufferWlr>);
 
+/** How many of the surfaces a buffer was committed to it remembers (PixelBuffer::surfaces). */
+inline constexpr size_t kBufferSurfaces = 8;
+
 class PixelBuffer : public TimedBuffer {
 public:
 	PixelBuffer(const PixelBuffer &) = delete;
@@ -79,7 +82,10 @@ public:
 	std::weak_ptr<ConvertedImage> pure_image;
 	/** A converted buffer read directly (not through a view): a private full conversion. */
 	std::shared_ptr<DestImage> private_image;
-	/** Surfaces this buffer was committed to: candidates when the renderer asks for data. */
+	/**
+	 * The last kBufferSurfaces surfaces this buffer was committed to: candidates when the
+	 * renderer asks for data.
+	 */
 	std::vector<wlr_surface *> surfaces;
 	Listener release;
 	/** Timing record of the apply in progress, between begin and end of data access. */

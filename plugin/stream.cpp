@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <list>
 
 #include "buffer.hpp"
 #include "format_policy.hpp"
@@ -158,6 +159,7 @@ struct Stream {
 	FdKind kind = FdKind::Socket;
 	wl_event_source *source = nullptr;
 	std::shared_ptr<ClientUsage> usage; // its client's: the stream is in usage->streams
+	std::list<Stream *>::iterator live; // in live_streams
 	std::deque<StreamWrite> writes;
 	uint32_t consumed = 0;
 	std::unique_ptr<uint8_t[]> window; // for the converting assembler of the front write
@@ -166,7 +168,8 @@ struct Stream {
 
 uint64_t next_stream_id = 1;
 // Every stream alive, to end those still draining when the plugin goes.
-std::vector<Stream *> live_streams;
+// A list: a stream goes in constant time however many other clients have streams.
+std::list<Stream *> live_streams;
 // Shared by FIFO streams: bytes go fd -> relay -> storage within one call, so it is empty
 // between calls. Non-blocking at both ends; created on first use.
 int relay[2] = {-1, -1};
@@ -583,7 +586,7 @@ void drop_stream(Stream *s) {
 	if (s->fd >= 0) close(s->fd);
 	if (s->resource != nullptr) wl_resource_set_user_data(s->resource, nullptr); // its client is going
 	std::erase(s->usage->streams, s);
-	std::erase(live_streams, s);
+	live_streams.erase(s->live);
 	delete s;
 }
 
@@ -713,7 +716,7 @@ void manager_create_stream(wl_client *client, wl_resource *resource, uint32_t id
 		return;
 	}
 	wl_resource_set_implementation(s->resource, &kStreamImpl, s, stream_resource_destroy);
-	live_streams.push_back(s);
+	s->live = live_streams.insert(live_streams.end(), s);
 	usage->streams.push_back(s);
 	s->source = wl_event_loop_add_fd(wl_display_get_event_loop(s->plugin->display), fd, 0, handle_readable, s);
 }
@@ -792,9 +795,15 @@ void StreamManager::note_color(wl_client *client, const ColorState &color) {
 }
 
 void StreamManager::release_held(SurfaceState *surface) {
-	// A waiting buffer has a write pending on a live stream (drop_stream clears the waiters).
+	// A waiting buffer has a write pending on a live stream of the surface's own client (a
+	// surface shows only its client's buffers; drop_stream clears the waiters): other
+	// clients' streams are not looked at.
+	wl_listener *l = wl_client_get_destroy_listener(
+		wl_resource_get_client(surface->surface->resource), usage_client_destroyed);
+	if (l == nullptr) return;
+	UsageLink *link = wl_container_of(l, link, destroy);
 	std::vector<uint32_t> seqs;
-	for (Stream *s : live_streams) {
+	for (Stream *s : link->usage->streams) {
 		for (StreamWrite &w : s->writes) {
 			std::erase_if(w.buffer->waiters, [&](const Waiter &waiter) {
 				if (waiter.surface != surface->surface || waiter.surface_id != surface->id)

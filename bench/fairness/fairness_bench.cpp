@@ -20,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -46,6 +47,9 @@ struct Options {
 	int surfaces = 6; // case 5: surfaces showing one 8192x8192 buffer
 	int commits = 60; // case 6: commits in one burst
 	int hold_ms = 2000; // how long attackers stay before exiting
+	int growths = 20000; // case 8: pool growths, a 1x1 buffer after each
+	int pools = 15000; // case 9
+	int buffers = 100000; // case 10
 };
 
 struct CaseInfo {
@@ -60,7 +64,12 @@ const CaseInfo kCases[] = {
 	{"4 1 GiB stream buffers", false},
 	{"5 one big buffer on many surfaces", true},
 	{"6 conversion storm", true},
+	{"7 own connection as a stream fd", false},
+	{"8 pool grown 20,000 times", true},
+	{"9 15,000 pools", true},
+	{"10 100,000 buffers", true},
 };
+constexpr int kCaseCount = static_cast<int>(std::size(kCases));
 
 // ---- attackers (child process) ----
 
@@ -98,7 +107,7 @@ int attack(const Options &o, int which, bool stock) {
 	connect_or_die(&c);
 	std::vector<int> keep; // fds held until exit
 	std::vector<std::unique_ptr<client::Window>> windows; // shown until exit
-	if (which >= 1 && which <= 4 && c.stream_manager == nullptr) {
+	if (((which >= 1 && which <= 4) || which == 7) && c.stream_manager == nullptr) {
 		fprintf(stderr, "attacker: no pixelport stream global\n");
 		return 1;
 	}
@@ -187,8 +196,65 @@ int attack(const Options &o, int which, bool stock) {
 		fflush(stdout);
 		break;
 	}
+	case 7: { // a converted 8192x8192 frame, then the client's own connection as a data fd
+		const int side = 8192;
+		wl_buffer *b = shm_buffer(c, WL_SHM_FORMAT_NV12, side, side, side * side * 3 / 2, side);
+		auto w = std::make_unique<client::Window>();
+		std::string error;
+		if (!w->create(&c, "pp-fairness", &error)) return 1;
+		wl_surface_attach(w->surface, b, 0, 0);
+		wl_surface_damage_buffer(w->surface, 0, 0, side, side);
+		wl_surface_commit(w->surface);
+		// Long enough for the plugin to convert it (held and converted in bands).
+		for (int i = 0; i < 20; i++) {
+			c.roundtrip();
+			usleep(50000);
+		}
+		pp_stream_manager_v1_create_stream(c.stream_manager, wl_display_get_fd(c.display));
+		c.roundtrip();
+		_exit(0);
+	}
+	case 8: { // one pool grown by a byte at a time, a 1x1 buffer kept after each, one commit
+		int32_t size = 4096;
+		int fd = memfd_create("pp-fairness", MFD_CLOEXEC);
+		if (fd < 0 || ftruncate(fd, size + o.growths) < 0) die("memfd");
+		wl_shm_pool *pool = wl_shm_create_pool(c.shm, fd, size);
+		wl_buffer *last = nullptr;
+		for (int i = 0; i < o.growths; i++) {
+			wl_shm_pool_resize(pool, ++size);
+			last = wl_shm_pool_create_buffer(pool, 0, 1, 1, 4, WL_SHM_FORMAT_XRGB8888);
+			if (i % 1000 == 999) c.roundtrip();
+		}
+		auto w = std::make_unique<client::Window>();
+		std::string error;
+		if (!w->create(&c, "pp-fairness", &error)) return 1;
+		wl_surface_attach(w->surface, last, 0, 0);
+		wl_surface_commit(w->surface);
+		c.roundtrip();
+		windows.push_back(std::move(w));
+		break;
+	}
+	case 9: // pools of one buffer each (past the plugin's default cap: no_memory)
+		for (int i = 0; i < o.pools; i++) {
+			shm_buffer(c, WL_SHM_FORMAT_XRGB8888, 1, 1, 4096, 4);
+			if (i % 500 == 499 && !c.roundtrip()) break;
+		}
+		break;
+	case 10: { // buffers on one pool
+		int fd = memfd_create("pp-fairness", MFD_CLOEXEC);
+		if (fd < 0 || ftruncate(fd, 4096) < 0) die("memfd");
+		wl_shm_pool *pool = wl_shm_create_pool(c.shm, fd, 4096);
+		for (int i = 0; i < o.buffers; i++) {
+			wl_shm_pool_create_buffer(pool, 0, 1, 1, 4, WL_SHM_FORMAT_XRGB8888);
+			if (i % 5000 == 4999 && !c.roundtrip()) break;
+		}
+		break;
+	}
 	default: break;
 	}
+	c.roundtrip();
+	printf("verdict %s\n", wl_display_get_error(c.display) == 0 ? "ok" : strerror(wl_display_get_error(c.display)));
+	fflush(stdout);
 	wl_display_flush(c.display);
 	usleep(static_cast<useconds_t>(o.hold_ms) * 1000);
 	for (int fd : keep) close(fd);
@@ -291,7 +357,9 @@ Result run_case(const Options &o, const std::string &self, RuntimeDir &dir, int 
 		std::vector<std::string> argv = {self, "--attack", std::to_string(which), "--hold-ms",
 			std::to_string(o.hold_ms), "--streams", std::to_string(o.streams), "--cycles",
 			std::to_string(o.cycles), "--big-buffers", std::to_string(o.big_buffers), "--surfaces",
-			std::to_string(o.surfaces), "--commits", std::to_string(o.commits)};
+			std::to_string(o.surfaces), "--commits", std::to_string(o.commits), "--growths",
+			std::to_string(o.growths), "--pools", std::to_string(o.pools), "--buffers",
+			std::to_string(o.buffers)};
 		if (stock) argv.push_back("--stock");
 		if (!attacker.start(argv, {"WAYLAND_DISPLAY=" + comp.socket_path}, comp.log_path, &error)) {
 			probe.finish();
@@ -340,7 +408,7 @@ int main(int argc, char *argv[]) {
 	bool stock = false;
 	CLI::App app{"hostile-client cases: probe worst roundtrip, compositor peak RSS and fds"};
 	add_common_options(app, &o.common, false);
-	app.add_option("--case", o.case_only, "run only case N (0-6)")->transform(cli::Range(0, 6));
+	app.add_option("--case", o.case_only, "run only case N (0-10)")->transform(cli::Range(0, kCaseCount - 1));
 	app.add_option("--streams", o.streams, "case 2: streams the attacker makes")
 		->capture_default_str()
 		->transform(cli::Range(1, 100000));
@@ -356,12 +424,21 @@ int main(int argc, char *argv[]) {
 	app.add_option("--commits", o.commits, "case 6: commits in the burst")
 		->capture_default_str()
 		->transform(cli::Range(1, 100000));
+	app.add_option("--growths", o.growths, "case 8: pool growths, a 1x1 buffer after each")
+		->capture_default_str()
+		->transform(cli::Range(1, 1000000));
+	app.add_option("--pools", o.pools, "case 9: pools of one buffer each")
+		->capture_default_str()
+		->transform(cli::Range(1, 1000000));
+	app.add_option("--buffers", o.buffers, "case 10: buffers on one pool")
+		->capture_default_str()
+		->transform(cli::Range(1, 10000000));
 	app.add_option("--hold-ms", o.hold_ms, "how long each attacker stays connected")
 		->capture_default_str()
 		->transform(cli::Range(0, 3600000));
 	app.add_option("--attack", o.attack, "(internal) be the attacker of case N")
 		->group("")
-		->transform(cli::Range(0, 6));
+		->transform(cli::Range(0, kCaseCount - 1));
 	app.add_flag("--stock", stock, "(internal) the attacker faces stock wlroots")->group("");
 	if (int rc = cli::parse(app, argc, argv, "pixelport-bench-fairness"); rc >= 0) return rc;
 	if (o.attack >= 0) return attack(o, o.attack, stock);
@@ -372,6 +449,9 @@ int main(int argc, char *argv[]) {
 		o.surfaces = 2;
 		o.commits = 10;
 		o.hold_ms = 500;
+		o.growths = 2000;
+		o.pools = 1500;
+		o.buffers = 10000;
 	}
 
 	std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
@@ -383,7 +463,7 @@ int main(int argc, char *argv[]) {
 	Table table({"case", "compositor", "worst rt ms", "vs idle", "base RSS MiB", "peak RSS MiB", "after RSS MiB",
 		"base fds", "peak fds", "after fds", "note"});
 	double idle_ms[2] = {0, 0};
-	for (int which = 0; which < 7; which++) {
+	for (int which = 0; which < kCaseCount; which++) {
 		if (o.case_only >= 0 && which != o.case_only && which != 0) continue;
 		for (int s = 0; s < 2; s++) {
 			bool on_stock = s == 1;

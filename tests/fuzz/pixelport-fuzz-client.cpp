@@ -220,20 +220,27 @@ enum class FdKind {
 	FifoReadWrite,
 	UdpSocket,
 	ListeningSocket,
+	OwnConnection, // this client's own Wayland connection
+	DisplaySocket, // a new connection to the display's socket
+	CarryingOwnConnection, // a socket pair whose queued bytes carry the own connection's fd
 	Count
 };
+
+// The session's Wayland connection fd, for the kinds that would keep it alive.
+int g_connection_fd = -1;
 
 const char *fd_kind_name(FdKind k) {
 	static const char *names[] = {"memfd", "sealed-memfd", "pipe-read", "pipe-write", "socket-stream",
 		"socket-dgram", "socket-seqpacket", "dev-null", "directory", "eventfd", "fifo-read", "fifo-rdwr", "udp",
-		"listening"};
+		"listening", "own-connection", "display-socket", "carrying-own-connection"};
 	return names[static_cast<int>(k)];
 }
 
 // Kinds pixelport-stream-v1 documents (and ones it refuses today); the rest are "odd".
 bool odd_stream_kind(FdKind k) {
 	return k == FdKind::SocketDgram || k == FdKind::SocketSeqpacket || k == FdKind::FifoReadWrite ||
-		k == FdKind::UdpSocket || k == FdKind::ListeningSocket;
+		k == FdKind::UdpSocket || k == FdKind::ListeningSocket || k == FdKind::OwnConnection ||
+		k == FdKind::DisplaySocket || k == FdKind::CarryingOwnConnection;
 }
 
 struct MadeFd {
@@ -306,6 +313,36 @@ MadeFd make_fd(FdKind k, size_t memfd_size) {
 		}
 		break;
 	}
+	case FdKind::OwnConnection: m.pass = fcntl(g_connection_fd, F_DUPFD_CLOEXEC, 0); break;
+	case FdKind::DisplaySocket: {
+		const char *name = getenv("WAYLAND_DISPLAY");
+		m.pass = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		sockaddr_un addr = {};
+		addr.sun_family = AF_UNIX;
+		snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%s", fifo_dir().c_str(), name ? name : "wayland-0");
+		if (m.pass >= 0) connect(m.pass, reinterpret_cast<sockaddr *>(&addr), sizeof(addr));
+		break;
+	}
+	case FdKind::CarryingOwnConnection:
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) == 0) {
+			m.pass = p[0];
+			m.peer = p[1];
+			char byte = 0;
+			iovec iov = {&byte, 1};
+			alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+			msghdr msg = {};
+			msg.msg_iov = &iov;
+			msg.msg_iovlen = 1;
+			msg.msg_control = control;
+			msg.msg_controllen = sizeof(control);
+			cmsghdr *c = CMSG_FIRSTHDR(&msg);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(c), &g_connection_fd, sizeof(int));
+			sendmsg(m.peer, &msg, MSG_NOSIGNAL);
+		}
+		break;
 	case FdKind::Count: break;
 	}
 	if (m.peer >= 0) fcntl(m.peer, F_SETFL, fcntl(m.peer, F_GETFL) | O_NONBLOCK);
@@ -372,6 +409,7 @@ public:
 	void create_pool();
 	void pool_create_buffer();
 	void pool_resize();
+	void pool_grow_storm();
 	void pool_destroy();
 	void pool_truncate();
 	void buffer_destroy();
@@ -621,6 +659,22 @@ void Session::pool_resize() {
 	log("pool%d.resize %" PRId64, p, size);
 	wl_shm_pool_resize(pools_[p].pool, static_cast<int32_t>(size));
 	if (size > pools_[p].size) pools_[p].size = size;
+}
+
+// A pool grown by one byte at a time with a 1x1 buffer made after each growth (the mapping
+// per pool bound).
+void Session::pool_grow_storm() {
+	int p = pick(pools_, pool_alive);
+	if (p < 0 || pools_[p].size <= 0) return;
+	int n = static_cast<int>(rng_.range(100, 3000));
+	if (pools_[p].file < pools_[p].size + n && ftruncate(pools_[p].fd, pools_[p].size + n) != 0) return;
+	pools_[p].file = std::max(pools_[p].file, pools_[p].size + n);
+	log("pool%d.grow_storm x%d from %" PRId64, p, n, pools_[p].size);
+	for (int i = 0; i < n && pools_[p].size < INT32_MAX; i++) {
+		wl_shm_pool_resize(pools_[p].pool, static_cast<int32_t>(++pools_[p].size));
+		wl_buffer *b = wl_shm_pool_create_buffer(pools_[p].pool, 0, 1, 1, 4, WL_SHM_FORMAT_XRGB8888);
+		if (i % 64 == 0 && buffers_.size() < 256) buffers_.push_back({b, -1, 1, 1, WL_SHM_FORMAT_XRGB8888});
+	}
 }
 
 void Session::pool_destroy() {
@@ -1078,6 +1132,7 @@ const OpKind kOps[] = {
 	{"create_pool", 6, &Session::create_pool},
 	{"pool_create_buffer", 10, &Session::pool_create_buffer},
 	{"pool_resize", 2, &Session::pool_resize},
+	{"pool_grow_storm", 1, &Session::pool_grow_storm},
 	{"pool_destroy", 2, &Session::pool_destroy},
 	{"pool_truncate", 1, &Session::pool_truncate},
 	{"buffer_destroy", 4, &Session::buffer_destroy},
@@ -1139,6 +1194,7 @@ bool Session::go(uint64_t deadline_ns) {
 		run_.compositor_gone = true;
 		return false;
 	}
+	g_connection_fd = wl_display_get_fd(conn_.display);
 	bind_extras();
 	run_.connections++;
 	uint64_t stalls_at_start = g_stalls;

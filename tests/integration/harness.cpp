@@ -383,6 +383,13 @@ size_t count_maps(pid_t pid) {
 	return n;
 }
 
+uint64_t main_thread_cpu_ns(pid_t pid) {
+	std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/schedstat");
+	uint64_t ns = 0;
+	in >> ns;
+	return ns;
+}
+
 size_t rss_kib(pid_t pid) {
 	std::ifstream in("/proc/" + std::to_string(pid) + "/status");
 	std::string line;

@@ -149,6 +149,13 @@ size_t count_maps(pid_t pid);
 size_t rss_kib(pid_t pid);
 
 /**
+ * CPU time of a process's main thread (a compositor's event loop), ns, from
+ * /proc/PID/task/PID/schedstat: what work cost that thread however loaded the machine (wall
+ * time includes other processes' turns).
+ */
+uint64_t main_thread_cpu_ns(pid_t pid);
+
+/**
  * Polls count(pid) for up to `timeout_ms` (3 s by default) until it is at most `limit` (a
  * client that just exited may not be torn down in the compositor yet); returns the last count.
  * Works with count_fds, count_maps and rss_kib.

@@ -169,43 +169,48 @@ struct ScaleCase {
 
 class LifetimeTeardown : public testing::TestWithParam<ScaleCase> {};
 
-// A client holding N objects is killed; the probe's worst roundtrip over the teardown is what
-// the teardown held the loop. Ten times the objects may cost at most twenty times as long
-// (quadratic bookkeeping costs a hundred); times under 3 ms are noise and count as 3 ms.
+// A client holding N objects is killed; the compositor's main-thread CPU time from the kill
+// until its connection and pools are closed is what the teardown cost the loop (immune to
+// other processes' load, unlike wall time). Ten times the objects may cost at most twenty times
+// as much (quadratic bookkeeping costs a hundred); under 2 ms is noise and counts as 2 ms.
 TEST_P(LifetimeTeardown, GrowsLinearlyWithTheObjects) {
 	const ScaleCase &c = GetParam();
-	AttackArena a;
 	std::vector<std::string> args;
 	for (const std::string &flag : c.cap_flags) {
 		args.push_back(flag);
 		args.push_back(std::to_string(c.n[2] + 1));
 	}
-	ASSERT_NO_FATAL_FAILURE(a.start(args));
-	uint64_t worst_us[3] = {};
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start(args));
+	expect_compositor_serves_others(fx);
+	pid_t pid = fx.compositor().pid();
+	uint64_t cpu_us[3] = {};
 	for (int i = 0; i < 3; i++) {
+		size_t fds0 = count_fds(pid);
 		Process client;
-		ASSERT_TRUE(client.start({hostile(), c.mode, std::to_string(c.n[i])}, a.fx.client_env()));
+		ASSERT_TRUE(client.start({hostile(), c.mode, std::to_string(c.n[i])}, fx.client_env()));
 		std::string line;
 		ASSERT_TRUE(client.read_line(&line, 120000)) << client.err();
 		ASSERT_EQ(line, "made " + std::to_string(c.n[i]));
-		ProbeStats before;
-		ASSERT_TRUE(a.probe.sample(&before));
+		ASSERT_TRUE(client.read_line(&line, 5000));
+		ASSERT_EQ(line, "holding");
+		usleep(100 * 1000); // the compositor idle again
+		uint64_t cpu0 = main_thread_cpu_ns(pid);
 		kill(-client.pid(), SIGKILL);
+		ASSERT_LE(settle_at_most(count_fds, pid, fds0, 10000), fds0) << "not torn down in 10 s";
+		cpu_us[i] = (main_thread_cpu_ns(pid) - cpu0) / 1000;
 		client.wait(5000);
-		usleep(300 * 1000);
-		ProbeStats during;
-		ASSERT_TRUE(a.probe.sample(&during));
-		EXPECT_EQ(during.error, "");
-		worst_us[i] = during.worst_roundtrip_us;
-		printf("teardown %s n=%ld probe_worst_us=%llu\n", c.mode, c.n[i],
-			static_cast<unsigned long long>(worst_us[i]));
+		printf("teardown %s n=%ld cpu_us=%llu\n", c.mode, c.n[i], static_cast<unsigned long long>(cpu_us[i]));
 	}
-	constexpr uint64_t kNoiseUs = 3000;
+	fflush(stdout);
+	constexpr uint64_t kFloorUs = 2000;
 	for (int i = 1; i < 3; i++) {
-		EXPECT_LE(worst_us[i], 20 * std::max(worst_us[i - 1], kNoiseUs))
-			<< c.mode << ": " << c.n[i] << " objects against " << c.n[i - 1];
+		EXPECT_LE(cpu_us[i], 20 * std::max(cpu_us[i - 1], kFloorUs))
+			<< c.mode << ": " << c.n[i] << " objects took " << cpu_us[i] << " us of CPU, " << c.n[i - 1]
+			<< " took " << cpu_us[i - 1] << " us";
 	}
-	a.expect_back_to_baseline();
+	expect_compositor_serves_others(fx);
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
 }
 
 INSTANTIATE_TEST_SUITE_P(Lifetime, LifetimeTeardown,

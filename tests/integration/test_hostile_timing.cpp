@@ -27,15 +27,6 @@ uint64_t now_us() {
 	return static_cast<uint64_t>(ts.tv_sec) * 1000000 + static_cast<uint64_t>(ts.tv_nsec) / 1000;
 }
 
-// CPU time of the process's main thread (the event loop), ns: what a teardown cost it, however
-// loaded the machine (wall time here includes other processes' turns).
-uint64_t main_thread_cpu_ns(pid_t pid) {
-	std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/schedstat");
-	uint64_t ns = 0;
-	in >> ns;
-	return ns;
-}
-
 std::string attacker() { return build_path("PIXELPORT_TIMING_ATTACK"); }
 
 // Runs `subscribe N COMMITS low-ids exit` beside the arena's probe: the subscriptions (ids below
