@@ -169,11 +169,21 @@ std::map<std::string, double> g_rate; // destination bytes/s (memcpy rows only)
 std::map<std::string, double> g_min_conv; // fastest conversion iteration, s
 std::map<std::string, double> g_min_copy; // fastest paired memcpy iteration, s
 
+// Google Benchmark 1.8 replaced Run::error_occurred (Debian 12 has 1.7.1) with Run::skipped
+// (Debian 13 has 1.9.1).
+template <typename Run>
+bool run_failed(const Run &r) {
+	if constexpr (requires { r.skipped; })
+		return r.skipped != decltype(r.skipped){};
+	else
+		return r.error_occurred;
+}
+
 class Collector : public benchmark::ConsoleReporter {
 public:
 	void ReportRuns(const std::vector<Run> &runs) override {
 		for (const Run &r : runs) {
-			if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
+			if (run_failed(r) || r.run_type != Run::RT_Iteration) continue;
 			const std::string name = r.run_name.function_name;
 			if (auto it = r.counters.find("bytes_per_second"); it != r.counters.end()) {
 				double &rate = g_rate[name];
