@@ -386,7 +386,7 @@ void yuv16_row(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 }
 
 template <class S, class D>
-requires requires { &Yuv16Load<VYuv, S>::load; }
+	requires requires { &Yuv16Load<VYuv, S>::load; }
 struct Fast<S, D> {
 	static constexpr RowFn fn = &yuv16_row<VYuv, S, D>;
 };
@@ -457,7 +457,7 @@ void yuv_row_sse2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 }
 
 template <class S, class D>
-requires requires { YuvLoad128<S>::vu; }
+	requires requires { YuvLoad128<S>::vu; }
 struct Fast<S, D> {
 	static constexpr RowFn fn = &yuv_row_sse2<S, D>;
 };
@@ -536,7 +536,7 @@ void yuv_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 }
 
 template <class S, class D>
-requires requires { YuvLoad<S>::vu; }
+	requires requires { YuvLoad<S>::vu; }
 struct Fast<S, D> {
 	static constexpr RowFn fn = &yuv_row_avx2<S, D>;
 };
@@ -611,7 +611,8 @@ void w2101010_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &
 }
 
 template <uint32_t Code, bool Bgr, bool Alpha, class D>
-requires(D::cb == 8) struct Fast<S2101010<Code, Bgr, Alpha>, D> {
+	requires(D::cb == 8)
+struct Fast<S2101010<Code, Bgr, Alpha>, D> {
 	static constexpr RowFn fn = &w2101010_row_avx2<S2101010<Code, Bgr, Alpha>, D>;
 };
 
