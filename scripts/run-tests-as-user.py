@@ -13,6 +13,20 @@ import sys
 
 builddir, user = sys.argv[1], sys.argv[2]
 info = pwd.getpwnam(user)
+as_user = ["setpriv", f"--reuid={info.pw_uid}", f"--regid={info.pw_gid}", "--clear-groups", "--"]
+
+# A checkout the user cannot reach (e.g. under a 0700 home such as /root) would fail every
+# program: say so once, naming the folder that is closed to it.
+path = "/"
+parts = os.path.realpath(builddir).strip("/").split("/")
+for i, part in enumerate(parts):
+    path = os.path.join(path, part)
+    need = ["-x", path] + (["-a", "-r", path] if i == len(parts) - 1 else [])  # the build dir is listed
+    if subprocess.run(as_user + ["test"] + need).returncode != 0:
+        mode = oct(os.stat(path).st_mode & 0o777)
+        print(f"run-tests-as-user: {user} cannot read {path} (mode {mode[2:]}): the run as {user} needs a "
+              f"checkout it can read (move it, or chmod o+x the folders above it)", flush=True)
+        sys.exit(1)
 # $MESON: the meson that configured builddir (scripts/test sets it for wlroots 0.19 builds).
 tests = json.loads(subprocess.check_output(os.environ.get("MESON", "meson").split() + ["introspect", "--tests", builddir]))
 failed = 0
@@ -25,7 +39,7 @@ for t in tests:
         if k in os.environ:
             env[k] = os.environ[k]
     env.update(t.get("env", {}))
-    cmd = ["setpriv", f"--reuid={info.pw_uid}", f"--regid={info.pw_gid}", "--clear-groups", "--"] + t["cmd"]
+    cmd = as_user + t["cmd"]
     print(f"-- {t['name']} as {user}", flush=True)
     r = subprocess.run(cmd, env=env, cwd="/tmp", timeout=t.get("timeout", 300) or None,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
