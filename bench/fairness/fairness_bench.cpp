@@ -30,6 +30,7 @@
 
 #include "../transport/bench_util.hpp"
 #include "cli.hpp"
+#include "timing_client.hpp"
 
 using namespace pixelport;
 using namespace pixelport::bench;
@@ -50,6 +51,8 @@ struct Options {
 	int growths = 20000; // case 8: pool growths, a 1x1 buffer after each
 	int pools = 15000; // case 9
 	int buffers = 100000; // case 10
+	int children = 24; // case 11 (case 12: 40)
+	int subscriptions = 50000; // case 13
 };
 
 struct CaseInfo {
@@ -68,6 +71,9 @@ const CaseInfo kCases[] = {
 	{"8 pool grown 20,000 times", true},
 	{"9 15,000 pools", true},
 	{"10 100,000 buffers", true},
+	{"11 24 synchronized 2560x1440 NV12 children", true},
+	{"12 40 desynchronized 1024x1000 NV12 children", true},
+	{"13 50,000 timing subscriptions", false},
 };
 constexpr int kCaseCount = static_cast<int>(std::size(kCases));
 
@@ -107,7 +113,7 @@ int attack(const Options &o, int which, bool stock) {
 	connect_or_die(&c);
 	std::vector<int> keep; // fds held until exit
 	std::vector<std::unique_ptr<client::Window>> windows; // shown until exit
-	if (((which >= 1 && which <= 4) || which == 7) && c.stream_manager == nullptr) {
+	if (((which >= 1 && which <= 4) || which == 7 || which == 13) && c.stream_manager == nullptr) {
 		fprintf(stderr, "attacker: no pixelport stream global\n");
 		return 1;
 	}
@@ -250,6 +256,59 @@ int attack(const Options &o, int which, bool stock) {
 		}
 		break;
 	}
+	case 11: // synchronized children, applied by one parent commit per round, 8 rounds, exit
+	case 12: { // desynchronized children, all in one batch per round, 8 rounds
+		const bool sync = which == 11;
+		const int n = sync ? o.children : o.children * 5 / 3, w = sync ? 2560 : 1024, h = sync ? 1440 : 1000;
+		const bool nv12 = !stock && c.has_shm_format(WL_SHM_FORMAT_NV12);
+		auto parent = std::make_unique<client::Window>();
+		std::string error;
+		if (c.subcompositor == nullptr || !parent->create(&c, "pp-fairness", &error)) return 1;
+		wl_buffer *small = shm_buffer(c, WL_SHM_FORMAT_XRGB8888, 64, 64, 64 * 64 * 4, 256);
+		wl_surface_attach(parent->surface, small, 0, 0);
+		std::vector<wl_surface *> kids;
+		std::vector<wl_buffer *> buffers; // two per child: full size and 8 px smaller
+		for (int i = 0; i < n; i++) {
+			wl_surface *s = wl_compositor_create_surface(c.compositor);
+			wl_subsurface *sub = wl_subcompositor_get_subsurface(c.subcompositor, s, parent->surface);
+			if (!sync) wl_subsurface_set_desync(sub);
+			wl_subsurface_set_position(sub, i % 8, i / 8);
+			kids.push_back(s);
+			for (int k = 0; k < 2; k++) {
+				int bw = w - 8 * k, bh = h - 8 * k;
+				size_t stride = nv12 ? bw : bw * 4;
+				size_t bytes = nv12 ? stride * bh * 3 / 2 : stride * bh;
+				buffers.push_back(shm_buffer(
+					c, nv12 ? WL_SHM_FORMAT_NV12 : WL_SHM_FORMAT_XRGB8888, bw, bh, bytes, stride));
+			}
+		}
+		wl_surface_commit(parent->surface);
+		c.roundtrip();
+		for (int r = 0; r < 8; r++) {
+			for (int i = 0; i < n; i++) {
+				wl_surface_attach(kids[i], buffers[2 * i + r % 2], 0, 0);
+				wl_surface_damage_buffer(kids[i], 0, 0, w, h);
+				wl_surface_commit(kids[i]);
+			}
+			wl_surface_commit(parent->surface);
+			if (!sync) c.roundtrip();
+		}
+		if (sync) _exit(0); // gone with everything in flight
+		windows.push_back(std::move(parent));
+		break;
+	}
+	case 13: { // subscriptions on one surface (past the default cap of 1024: limit_exceeded)
+		client::TimingClient timing(&c, 0, true);
+		auto w = std::make_unique<client::Window>();
+		std::string error;
+		if (!timing.available() || !w->create(&c, "pp-fairness", &error)) return 1;
+		for (int i = 0; i < o.subscriptions; i++) {
+			pp_timing_manager_v1_subscribe(timing.manager_, w->surface);
+			if (i % 5000 == 4999 && !c.roundtrip()) break;
+		}
+		c.roundtrip();
+		_exit(0);
+	}
 	default: break;
 	}
 	c.roundtrip();
@@ -359,7 +418,8 @@ Result run_case(const Options &o, const std::string &self, RuntimeDir &dir, int 
 			std::to_string(o.cycles), "--big-buffers", std::to_string(o.big_buffers), "--surfaces",
 			std::to_string(o.surfaces), "--commits", std::to_string(o.commits), "--growths",
 			std::to_string(o.growths), "--pools", std::to_string(o.pools), "--buffers",
-			std::to_string(o.buffers)};
+			std::to_string(o.buffers), "--children", std::to_string(o.children), "--subscriptions",
+			std::to_string(o.subscriptions)};
 		if (stock) argv.push_back("--stock");
 		if (!attacker.start(argv, {"WAYLAND_DISPLAY=" + comp.socket_path}, comp.log_path, &error)) {
 			probe.finish();
@@ -433,6 +493,12 @@ int main(int argc, char *argv[]) {
 	app.add_option("--buffers", o.buffers, "case 10: buffers on one pool")
 		->capture_default_str()
 		->transform(cli::Range(1, 10000000));
+	app.add_option("--children", o.children, "case 11: synchronized children (case 12: 5/3 as many)")
+		->capture_default_str()
+		->transform(cli::Range(1, 1000));
+	app.add_option("--subscriptions", o.subscriptions, "case 13: timing subscriptions on one surface")
+		->capture_default_str()
+		->transform(cli::Range(1, 1000000));
 	app.add_option("--hold-ms", o.hold_ms, "how long each attacker stays connected")
 		->capture_default_str()
 		->transform(cli::Range(0, 3600000));
@@ -452,6 +518,8 @@ int main(int argc, char *argv[]) {
 		o.growths = 2000;
 		o.pools = 1500;
 		o.buffers = 10000;
+		o.children = 6;
+		o.subscriptions = 5000;
 	}
 
 	std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
