@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runs the Wayland conformance suite (wlcs) on libpixelport-wlcs.so and checks the outcome
-against the checked-in lists beside this script (see docs/conformance.md):
+against the checked-in lists for the wlcs version found, in VERSION/ beside this script (each
+wlcs release runs other cases; see docs/conformance.md):
 
   expected-pass.txt  tests that must pass ("NAME @plugin": only with the plugin)
   expected-skip.txt  extensions we do not serve: wlcs skips the tests that need them
@@ -8,7 +9,8 @@ against the checked-in lists beside this script (see docs/conformance.md):
                      (they only wait for wlcs' 10 s timeout), [no-plugin] ones apply only there
 
 Fails when an expected pass does not pass, when a test is in no list, or when wlcs crashes.
-Usage: run-wlcs.py --wlcs BIN --module SO --mode plugin|no-plugin [--libdir DIR] [--preload LIB]
+Usage: run-wlcs.py --wlcs BIN --wlcs-version V --module SO --mode plugin|no-plugin [--libdir DIR]
+                   [--preload LIB]
 """
 import argparse
 import fnmatch
@@ -20,10 +22,11 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+LISTS = HERE  # HERE/VERSION, set in main()
 
 
 def read_list(name):
-    with open(os.path.join(HERE, name)) as f:
+    with open(os.path.join(LISTS, name)) as f:
         for line in f:
             line = line.strip()
             if line and not line.startswith("#"):
@@ -70,6 +73,7 @@ def outcomes(xml_path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--wlcs", required=True, action="append", help="the last one given is used")
+    ap.add_argument("--wlcs-version", required=True, help="the expected lists are in this folder")
     ap.add_argument("--module", required=True)
     ap.add_argument("--mode", choices=["plugin", "no-plugin"], required=True)
     ap.add_argument("--libdir", help="our libwayland 1.23, put first in LD_LIBRARY_PATH")
@@ -81,6 +85,13 @@ def main():
     if args.libdir:
         args.libdir = os.path.abspath(args.libdir)
 
+    global LISTS
+    LISTS = os.path.join(HERE, args.wlcs_version)
+    if not os.path.isdir(LISTS):
+        have = sorted(d for d in os.listdir(HERE) if os.path.isdir(os.path.join(HERE, d)))
+        print(f"wlcs {args.wlcs_version}: no expected lists for it (tests/wlcs/ has {', '.join(have)}); "
+              f"write tests/wlcs/{args.wlcs_version}/ from a run's outcome")
+        return 1
     passes, skips, fails = load(args.mode)
     env = dict(os.environ)
     # wlcs links Debian's libwayland 1.21, wlroots 0.18 needs 1.23: same sonames, so one
