@@ -1,9 +1,8 @@
 // Every difference between the wlroots releases pixelport builds against, in one place.
 //
 // Keyed on WLR_VERSION_MINOR from <wlr/version.h>, so the release is the one whose headers the
-// build found (meson -Dwlroots=auto|0.18|0.19|0.20 picks it; see meson.build). Tested: 0.18 and
-// 0.19. 0.20 is written from its headers (wlroots 0.20.2) and untested: its build needs wayland,
-// wayland-protocols and libdrm releases this project's machines cannot fetch yet.
+// build found (meson -Dwlroots=auto|0.18|0.19|0.20 picks it; see meson.build). Tested: 0.18.2,
+// 0.19.3 and 0.20.2.
 //
 // What differs, and where the code handles it:
 //   soname            libwlroots-0.MINOR.so: the preload module checks it (PIXELPORT_WLR_SONAME).
@@ -38,10 +37,12 @@ extern "C" {
 #include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_presentation_time.h>
 #include <wlr/version.h>
+#define static // C-only `[static N]` parameters (0.20's wlr/render/color.h), as in wlr.hpp
 }
 
 #if WLR_VERSION_MAJOR != 0 || WLR_VERSION_MINOR < 18 || WLR_VERSION_MINOR > 20
-#error "pixelport builds against wlroots 0.18, 0.19 or 0.20 (0.20 untested)"
+#error "pixelport builds against wlroots 0.18, 0.19 or 0.20"
+#undef static
 #endif
 
 #define PIXELPORT_WLR_STR2(x) #x

@@ -73,6 +73,9 @@ except Exception:
 	tinywl)
 		# Built by the wlroots subproject (examples=true); a system wlroots has none.
 		host_bin=$(find "$build/subprojects" -path '*/tinywl/tinywl' -type f -perm -u+x 2>/dev/null | head -1)
+		# wlroots 0.20 from the bootstrap's prefix: its tinywl is installed there.
+		[[ -n $host_bin || ! -x $root/subprojects/.wlroots-0.20/prefix/bin/tinywl || $host_series != 0.20 ]] ||
+			host_bin=$root/subprojects/.wlroots-0.20/prefix/bin/tinywl
 		[[ -n $host_bin ]] || host_fail "no tinywl in $build/subprojects (it is built with wlroots from subprojects/, not with a system wlroots)"
 		host_label="tinywl of wlroots $wlr_version"
 		host_how="LD_PRELOAD=libpixelport-preload.so"

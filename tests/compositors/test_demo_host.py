@@ -37,6 +37,10 @@ def sanitized():
 
 
 def tinywl():
+    # meson.build's: the wlroots subproject's, or the bootstrap's wlroots 0.20 prefix's.
+    given = os.environ.get("PIXELPORT_TINYWL", "")
+    if given and os.access(given, os.X_OK):
+        return given
     for d, _, files in os.walk(os.path.join(build, "subprojects")):
         if d.endswith("/tinywl") and "tinywl" in files:
             return os.path.join(d, "tinywl")

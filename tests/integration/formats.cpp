@@ -8,10 +8,12 @@
 
 #define WLR_USE_UNSTABLE
 extern "C" {
+#define static // C-only `[static N]` parameters (wlroots 0.20's wlr/render/color.h)
 #include <wlr/render/drm_format_set.h>
 #include <wlr/render/pixman.h>
 #include <wlr/render/wlr_renderer.h>
 #include <wlr/types/wlr_buffer.h>
+#undef static
 }
 
 namespace pixelport::test {
