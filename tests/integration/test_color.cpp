@@ -390,12 +390,30 @@ std::string read_file(const std::string &path) {
 
 struct GstCase {
 	const char *gst_format; // GStreamer's name
-	const char *drm_format; // the wl_shm format waylandsink declares for it
-	// waylandsink 1.22 declares its 24-bit RGB (bytes R, G, B) as WL_SHM_FORMAT_RGB888, whose
-	// bytes are B, G, R (drm_fourcc.h: [23:0] R:G:B little endian): every compositor that follows
-	// the format's definition (Weston, wlroots, pixelport) shows red and blue swapped.
-	bool gst_swaps_red_and_blue = false;
+	const char *drm_format; // the wl_shm format GStreamer's bytes are
+	// A wl_shm format an older waylandsink declares instead, with red and blue swapped: 1.22
+	// declares its 24-bit RGB (bytes R, G, B) as RGB888, whose bytes are B, G, R (drm_fourcc.h:
+	// [23:0] R:G:B little endian); 1.26 declares BGR888. The screen follows the declaration.
+	const char *swapped_drm_format = nullptr;
 };
+
+// The wl_shm format waylandsink declares for its w x h buffers (its create_buffer requests in
+// the client's WAYLAND_DEBUG log; it also makes a 1x1 one for the black background), as the
+// core names it; "" when it made none.
+std::string declared_shm_format(const std::string &log, int w, int h) {
+	const std::string size = ", " + std::to_string(w) + ", " + std::to_string(h) + ", ";
+	for (size_t at = log.find(".create_buffer("); at != std::string::npos;
+		at = log.find(".create_buffer(", at + 1)) {
+		size_t end = log.find(')', at), comma = log.rfind(',', end);
+		if (end == std::string::npos || log.substr(at, end - at).find(size) == std::string::npos) continue;
+		uint32_t shm = static_cast<uint32_t>(std::stoul(log.substr(comma + 1, end - comma - 1)));
+		// wl_shm's codes are the DRM fourccs but for its two first formats.
+		uint32_t drm = shm == 0 ? DRM_FORMAT_ARGB8888 : shm == 1 ? DRM_FORMAT_XRGB8888 : shm;
+		const char *name = core::format_name(drm);
+		return name != nullptr ? name : "";
+	}
+	return "";
+}
 
 class GstWaylandsink : public testing::TestWithParam<GstCase> {};
 
@@ -430,6 +448,16 @@ TEST_P(GstWaylandsink, ShowsTheBarsInTheColoursGStreamerMeant) {
 		<< err;
 	std::string frame = read_file(raw), converted = read_file(rgb);
 	ASSERT_EQ(converted.size(), static_cast<size_t>(w) * h * 3);
+	// What this GStreamer's waylandsink declares for the format decides what the screen shows.
+	ASSERT_EQ(fx.run_client({"env", "WAYLAND_DEBUG=client", "gst-launch-1.0", "-q", "videotestsrc",
+					"pattern=smpte100", "num-buffers=1", "!", caps, "!", "waylandsink"},
+			  60000, &out, &err),
+		0)
+		<< err;
+	const std::string declared = declared_shm_format(err, w, h);
+	const bool swapped = c.swapped_drm_format != nullptr && declared == c.swapped_drm_format;
+	ASSERT_TRUE(declared == c.drm_format || swapped)
+		<< "waylandsink declared " << (declared.empty() ? "no buffer" : declared) << " for " << c.gst_format;
 
 	Process sink;
 	ASSERT_TRUE(sink.start({"gst-launch-1.0", "-q", "videotestsrc", "pattern=smpte100", "num-buffers=600", "!",
@@ -450,7 +478,7 @@ TEST_P(GstWaylandsink, ShowsTheBarsInTheColoursGStreamerMeant) {
 	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
 
 	// The reference decode of GStreamer's bytes (GStreamer's default stride: rows on 4 bytes).
-	uint32_t drm = drm_of(c.drm_format);
+	uint32_t drm = drm_of(declared);
 	ASSERT_NE(drm, 0u);
 	std::vector<uint32_t> want;
 	size_t stride = shm_min_stride(drm, w);
@@ -467,7 +495,7 @@ TEST_P(GstWaylandsink, ShowsTheBarsInTheColoursGStreamerMeant) {
 		const uint8_t *p =
 			reinterpret_cast<const uint8_t *>(converted.data()) + (static_cast<size_t>(y) * w + x) * 3;
 		uint32_t r = p[0], g = p[1], b = p[2];
-		if (c.gst_swaps_red_and_blue) std::swap(r, b);
+		if (swapped) std::swap(r, b);
 		uint32_t theirs = r << 16 | g << 8 | b, ours = shot.pixel(x, y);
 		int tolerance = core::format_info(drm)->model == core::ColorModel::RGB ? 0 : 4;
 		for (int shift = 0; shift < 24; shift += 8) {
@@ -480,7 +508,7 @@ TEST_P(GstWaylandsink, ShowsTheBarsInTheColoursGStreamerMeant) {
 
 INSTANTIATE_TEST_SUITE_P(Color, GstWaylandsink,
 	testing::Values(GstCase{"NV12", "NV12"}, GstCase{"I420", "YUV420"}, GstCase{"YUY2", "YUYV"},
-		GstCase{"RGB", "RGB888", true}, GstCase{"BGRx", "XRGB8888"}),
+		GstCase{"RGB", "BGR888", "RGB888"}, GstCase{"BGRx", "XRGB8888"}),
 	[](const auto &info) { return std::string(info.param.gst_format); });
 
 // scripts/demo's real-client block: both variants play every frame and are measured.
