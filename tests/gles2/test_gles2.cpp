@@ -108,6 +108,59 @@ struct BufferWatch {
 	// An entry whose buffer was freed silently stays allocated: its link lies in freed memory.
 };
 
+// One EGL display, context and renderer for the whole program, made on the first compositor
+// thread and never destroyed: Mesa 25 cannot create a second wlr_egl on the surfaceless display
+// once the first is gone (eglQueryDeviceStringEXT fails). wlroots makes the context current only
+// around each use, so each case's thread can take it in turn.
+struct Gles2 {
+	wlr_renderer *renderer = nullptr;
+	std::string skip_reason; // why there is none
+};
+
+const Gles2 &gles2() {
+	static const Gles2 shared = [] {
+		Gles2 g;
+		auto get_platform_display = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(
+			eglGetProcAddress("eglGetPlatformDisplayEXT"));
+		// Mesa (llvmpipe here) offers the surfaceless platform; GPU drivers such as NVIDIA's
+		// offer EGL devices: take the first one.
+		EGLDisplay egl_display = get_platform_display != nullptr
+			? get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr)
+			: EGL_NO_DISPLAY;
+		if (egl_display == EGL_NO_DISPLAY || !eglInitialize(egl_display, nullptr, nullptr)) {
+			auto query_devices =
+				reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
+			EGLDeviceEXT device = nullptr;
+			EGLint n = 0;
+			if (get_platform_display != nullptr && query_devices != nullptr &&
+				query_devices(1, &device, &n) && n > 0) {
+				egl_display = get_platform_display(EGL_PLATFORM_DEVICE_EXT, device, nullptr);
+			}
+			if (egl_display == EGL_NO_DISPLAY || !eglInitialize(egl_display, nullptr, nullptr)) {
+				g.skip_reason = "no EGL surfaceless platform or EGL device on this machine";
+				return g;
+			}
+		}
+		const char *vendor = eglQueryString(egl_display, EGL_VENDOR);
+		printf("EGL vendor: %s\n", vendor != nullptr ? vendor : "?");
+		eglBindAPI(EGL_OPENGL_ES_API);
+		const EGLint attribs[] = {EGL_CONTEXT_CLIENT_VERSION, 2, EGL_NONE};
+		EGLContext context = eglCreateContext(egl_display, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attribs);
+		if (context == EGL_NO_CONTEXT) {
+			g.skip_reason = "cannot create a GLES2 context";
+			return g;
+		}
+		setenv("WLR_RENDERER_ALLOW_SOFTWARE", "1", 1);
+		if (getenv("PIXELPORT_TEST_VERBOSE") != nullptr) wlr_log_init(WLR_INFO, nullptr); // GL renderer name
+		wlr_egl *egl = wlr_egl_create_with_context(egl_display, context);
+		g.renderer = egl != nullptr ? wlr_gles2_renderer_create(egl) : nullptr;
+		if (g.renderer == nullptr)
+			g.skip_reason = "wlroots refused the llvmpipe EGL display even with the shim";
+		return g;
+	}();
+	return shared;
+}
+
 // The compositor side. Everything GL happens on its thread.
 struct Server {
 	int client_fd = -1;
@@ -145,44 +198,12 @@ struct Server {
 	}
 
 	void run() {
-		auto get_platform_display = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(
-			eglGetProcAddress("eglGetPlatformDisplayEXT"));
-		// Mesa (llvmpipe here) offers the surfaceless platform; GPU drivers such as NVIDIA's
-		// offer EGL devices: take the first one.
-		EGLDisplay egl_display = get_platform_display != nullptr
-			? get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr)
-			: EGL_NO_DISPLAY;
-		if (egl_display == EGL_NO_DISPLAY || !eglInitialize(egl_display, nullptr, nullptr)) {
-			auto query_devices =
-				reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
-			EGLDeviceEXT device = nullptr;
-			EGLint n = 0;
-			if (get_platform_display != nullptr && query_devices != nullptr &&
-				query_devices(1, &device, &n) && n > 0) {
-				egl_display = get_platform_display(EGL_PLATFORM_DEVICE_EXT, device, nullptr);
-			}
-			if (egl_display == EGL_NO_DISPLAY || !eglInitialize(egl_display, nullptr, nullptr)) {
-				skip_reason = "no EGL surfaceless platform or EGL device on this machine";
-				return;
-			}
-		}
-		const char *vendor = eglQueryString(egl_display, EGL_VENDOR);
-		printf("EGL vendor: %s\n", vendor != nullptr ? vendor : "?");
-		eglBindAPI(EGL_OPENGL_ES_API);
-		const EGLint attribs[] = {EGL_CONTEXT_CLIENT_VERSION, 2, EGL_NONE};
-		EGLContext context = eglCreateContext(egl_display, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attribs);
-		if (context == EGL_NO_CONTEXT) {
-			skip_reason = "cannot create a GLES2 context";
+		const Gles2 &gl = gles2();
+		if (gl.renderer == nullptr) {
+			skip_reason = gl.skip_reason;
 			return;
 		}
-		setenv("WLR_RENDERER_ALLOW_SOFTWARE", "1", 1);
-		if (getenv("PIXELPORT_TEST_VERBOSE") != nullptr) wlr_log_init(WLR_INFO, nullptr); // GL renderer name
-		wlr_egl *egl = wlr_egl_create_with_context(egl_display, context);
-		wlr_renderer *renderer = egl != nullptr ? wlr_gles2_renderer_create(egl) : nullptr;
-		if (renderer == nullptr) {
-			skip_reason = "wlroots refused the llvmpipe EGL display even with the shim";
-			return;
-		}
+		wlr_renderer *renderer = gl.renderer;
 		wl_display *display = wl_display_create();
 		pixelport_plugin *pp = pixelport_create(display, renderer, nullptr);
 		wlr_compositor *compositor = wlr_compositor_create(display, 6, renderer);
@@ -236,7 +257,6 @@ struct Server {
 		wl_display_destroy_clients(display);
 		pixelport_destroy(pp);
 		wl_display_destroy(display);
-		wlr_renderer_destroy(renderer); // destroys the wlr_egl and the context handed over
 	}
 };
 
