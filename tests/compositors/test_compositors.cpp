@@ -71,7 +71,8 @@ protected:
 		if (access(binary_.c_str(), X_OK) != 0) {
 			GTEST_SKIP() << "no " << binary_
 				     << ": scripts/test builds sway, labwc and cage when the release "
-					"sources are present (../shared/sources or --sources DIR)";
+					"sources are present (../shared/sources or --sources DIR); on a system "
+					"wlroots, install the distribution's sway, labwc and cage";
 		}
 		dir_ = fx_.runtime_dir();
 		env_file_ = dir_ + "/child-env";
