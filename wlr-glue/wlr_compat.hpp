@@ -15,6 +15,10 @@
 //                     (buffer_finish()), or listeners such as wlr_client_buffer's are left on
 //                     freed memory.
 //   pkg-config        wlroots-0.MINOR, range >=0.MINOR.0 <0.(MINOR+1).0: meson.build only.
+//   colour global     0.20 serves wp_color_representation_manager_v1 itself when the compositor
+//                     asks (wlr_color_representation_manager_v1_create, sway and labwc do); the
+//                     plugin serves its own, so the preload module hides wlroots' global
+//                     (PIXELPORT_WLR_COLOR_REPRESENTATION).
 // Differences in behaviour, no code here:
 //   0.19              wlr_client_buffer forwards get_shm and begin/end_data_ptr_access to the
 //                     source buffer, so the renderer (and screencopy) read the plugin's buffers
@@ -33,17 +37,20 @@
 #include <wayland-server-core.h>
 
 extern "C" {
+#define static // C-only `[static N]` parameters (0.20's wlr/render/color.h), as in wlr.hpp
 #include <wlr/interfaces/wlr_buffer.h>
 #include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_presentation_time.h>
 #include <wlr/version.h>
-#define static // C-only `[static N]` parameters (0.20's wlr/render/color.h), as in wlr.hpp
+#undef static
 }
 
 #if WLR_VERSION_MAJOR != 0 || WLR_VERSION_MINOR < 18 || WLR_VERSION_MINOR > 20
 #error "pixelport builds against wlroots 0.18, 0.19 or 0.20"
-#undef static
 #endif
+
+/** 1 where wlroots has its own wp_color_representation_manager_v1 (0.20 on). */
+#define PIXELPORT_WLR_COLOR_REPRESENTATION (WLR_VERSION_MINOR >= 20)
 
 #define PIXELPORT_WLR_STR2(x) #x
 #define PIXELPORT_WLR_STR(x) PIXELPORT_WLR_STR2(x)

@@ -1,5 +1,5 @@
 // libpixelport-preload.so: brings pixelport into an unmodified wlroots compositor of the
-// release it was built against (0.18 or 0.19; wlr-glue/wlr_compat.hpp).
+// release it was built against (0.18, 0.19 or 0.20; wlr-glue/wlr_compat.hpp).
 //
 //     LD_PRELOAD=/path/to/libpixelport-preload.so tinywl -s foot
 //
@@ -11,6 +11,9 @@
 //       -> pixelport_create(): the plugin's extended wl_shm instead of wlroots' own
 //   wlr_compositor_create
 //       -> the real one, then pixelport_attach_compositor(): the plugin's per-surface state
+//   wlr_color_representation_manager_v1_create (0.20; _with_renderer calls it)
+//       -> the real one with its global hidden: the plugin serves the interface, and a client
+//          must not reach wlroots' one, whose state the plugin's conversion would not see
 //
 // and from then on the plugin behaves as if the compositor had called its API itself. Anything
 // unexpected (another wlroots release, a symbol missing, no plugin) makes the module a pure
@@ -39,6 +42,11 @@ extern "C" {
 #include <wlr/types/wlr_compositor.h>
 #include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_shm.h>
+#if PIXELPORT_WLR_COLOR_REPRESENTATION
+#define static // C-only `[static N]` parameters (wlr/render/color.h), as in wlr.hpp
+#include <wlr/types/wlr_color_representation_v1.h>
+#undef static
+#endif
 }
 
 #define PRELOAD_API extern "C" __attribute__((visibility("default")))
@@ -57,6 +65,7 @@ struct Wayland {
 	decltype(&wl_event_source_timer_update) timer_update;
 	decltype(&wl_event_source_remove) source_remove;
 	decltype(&wl_event_loop_add_signal) add_signal; // optional: the summary on SIGUSR1
+	decltype(&wl_global_remove) global_remove;
 };
 
 struct Preload {
@@ -87,6 +96,12 @@ struct Preload {
 	wl_listener early_display_destroy{};
 	// What the interposed wlr_shm_create_with_renderer returns, see there.
 	wlr_shm placeholder{};
+#if PIXELPORT_WLR_COLOR_REPRESENTATION
+	decltype(&wlr_color_representation_manager_v1_create) real_color_create = nullptr;
+	// wlroots' colour manager made before the plugin: its global is hidden once the plugin runs.
+	wlr_color_representation_manager_v1 *early_color = nullptr;
+	wl_display *early_color_display = nullptr;
+#endif
 };
 
 Preload &state();
@@ -231,6 +246,9 @@ void strip_ld_preload(const std::string &self) {
 void init(Preload *p) {
 	// Resolved first: the interposer must reach the real function even when the module stays off.
 	find(RTLD_NEXT, "wlr_output_init_render", &p->real_output_init_render);
+#if PIXELPORT_WLR_COLOR_REPRESENTATION
+	find(RTLD_NEXT, "wlr_color_representation_manager_v1_create", &p->real_color_create);
+#endif
 	if (!find(RTLD_NEXT, "wlr_shm_create_with_renderer", &p->real_shm_create) ||
 		!find(RTLD_NEXT, "wlr_compositor_create", &p->real_compositor_create)) {
 		return;
@@ -250,7 +268,8 @@ void init(Preload *p) {
 		!find(RTLD_DEFAULT, "wl_display_get_event_loop", &p->wl.get_event_loop) ||
 		!find(RTLD_DEFAULT, "wl_event_loop_add_timer", &p->wl.add_timer) ||
 		!find(RTLD_DEFAULT, "wl_event_source_timer_update", &p->wl.timer_update) ||
-		!find(RTLD_DEFAULT, "wl_event_source_remove", &p->wl.source_remove)) {
+		!find(RTLD_DEFAULT, "wl_event_source_remove", &p->wl.source_remove) ||
+		!find(RTLD_DEFAULT, "wl_global_remove", &p->wl.global_remove)) {
 		return;
 	}
 	p->wlr_log = wlr_log;
@@ -368,6 +387,15 @@ void display_destroyed(wl_listener *, void *) {
 	p.early_compositor = nullptr;
 }
 
+#if PIXELPORT_WLR_COLOR_REPRESENTATION
+// Not advertised to clients from now on; wlroots still owns the global and destroys it with
+// the display. No client can have bound it: globals are made before the first client.
+void hide_color_global(Preload *p, wlr_color_representation_manager_v1 *manager) {
+	p->wl.global_remove(manager->global);
+	log_line(2, "wlroots' wp_color_representation_manager_v1 hidden: pixelport serves it");
+}
+#endif
+
 } // namespace
 
 /**
@@ -406,6 +434,11 @@ PRELOAD_API struct wlr_shm *wlr_shm_create_with_renderer(
 	if (p.early_display == display) {
 		p.api.attach_compositor(p.plugin, p.early_compositor);
 	}
+#if PIXELPORT_WLR_COLOR_REPRESENTATION
+	if (p.early_color_display == display) hide_color_global(&p, p.early_color);
+	p.early_color = nullptr;
+	p.early_color_display = nullptr;
+#endif
 	if (!p.stats_path.empty()) {
 		p.stats_timer = p.wl.add_timer(p.wl.get_event_loop(display), stats_tick, &p);
 		if (p.stats_timer != nullptr) p.wl.timer_update(p.stats_timer, kStatsPeriodMs);
@@ -466,3 +499,27 @@ PRELOAD_API bool wlr_output_init_render(
 	}
 	return ok;
 }
+
+#if PIXELPORT_WLR_COLOR_REPRESENTATION
+/**
+ * The real manager, so the compositor keeps a valid one (sway fails without), with its global
+ * hidden where the plugin serves wp_color_representation_manager_v1: one global of the
+ * interface, and the colour a client declares reaches the plugin's conversion. wlroots would
+ * also post an error for coefficients on the converted RGB images the plugin hands it.
+ */
+PRELOAD_API struct wlr_color_representation_manager_v1 *wlr_color_representation_manager_v1_create(
+	struct wl_display *display, uint32_t version, const struct wlr_color_representation_v1_options *options) {
+	Preload &p = initialized_state();
+	if (p.real_color_create == nullptr) return nullptr; // no wlroots: nobody can be calling
+	wlr_color_representation_manager_v1 *manager = p.real_color_create(display, version, options);
+	if (!p.active || manager == nullptr) return manager;
+	if (p.display == display) {
+		hide_color_global(&p, manager);
+	} else if (p.display == nullptr && p.early_color_display == nullptr) {
+		// The plugin may still come with wl_shm; if it does not, wlroots' global stays.
+		p.early_color = manager;
+		p.early_color_display = display;
+	}
+	return manager;
+}
+#endif

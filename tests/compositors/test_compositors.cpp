@@ -16,6 +16,7 @@
 
 #include <drm_fourcc.h>
 #include <nlohmann/json.hpp>
+#include <wlr/version.h>
 
 #include "harness.hpp"
 #include "reference.hpp"
@@ -144,26 +145,28 @@ protected:
 		return status >= 0 ? status : fx_.stop();
 	}
 
+	static std::vector<std::string> paint_argv(const std::string &format, const std::vector<std::string> &extra) {
+		std::vector<std::string> argv = {
+			build_path("PIXELPORT_PAINT"), "--format", format, "--size", "64x48", "--seed", "1"};
+		argv.insert(argv.end(), extra.begin(), extra.end());
+		return argv;
+	}
+
 	// The window's pixels in the host after pixelport-paint shows `format` (seed 1, 64x48).
-	void paint(const std::string &format, Process *client) {
-		ASSERT_TRUE(client->start(
-			{build_path("PIXELPORT_PAINT"), "--format", format, "--size", "64x48", "--seed", "1"},
-			fx_.client_env()));
+	void paint(const std::string &format, Process *client, const std::vector<std::string> &extra = {}) {
+		ASSERT_TRUE(client->start(paint_argv(format, extra), fx_.client_env()));
 		std::string line;
 		ASSERT_TRUE(client->read_line(&line, 10000)) << client->err() << fx_.compositor().err();
 		EXPECT_EQ(line, "presented " + format + " 64x48");
 	}
 
 	// The same frame in pixelport-compositor (the plugin loaded directly): the reference.
-	static Image reference_shot(const std::string &format) {
+	static Image reference_shot(const std::string &format, const std::vector<std::string> &extra = {}) {
 		CompositorFixture ref;
 		Image shot;
 		if (!ref.start()) return shot;
 		Process client;
-		if (!client.start({build_path("PIXELPORT_PAINT"), "--format", format, "--size", "64x48", "--seed", "1"},
-			    ref.client_env())) {
-			return shot;
-		}
+		if (!client.start(paint_argv(format, extra), ref.client_env())) return shot;
 		std::string line;
 		if (client.read_line(&line, 10000)) ref.screenshot(&shot);
 		client.terminate();
@@ -238,6 +241,69 @@ TEST_P(RealCompositor, ServesTheRightFormatsShowsPixelsExactlyAndExitsCleanly) {
 	} else {
 		EXPECT_EQ(stats, "") << "no module, no counters";
 	}
+}
+
+// wlroots 0.20 serves wp_color_representation_manager_v1 itself where the compositor asks (sway
+// and labwc do). With the module the plugin's is the one global of the interface: the colour a
+// client declares reaches its conversion, and coefficients on an RGB buffer get the protocol's
+// error from it. Stock, wlroots' own is there (identity coefficients only on pixman) or none.
+TEST_P(RealCompositor, AdvertisesOneColourRepresentationGlobalWhoseStateReachesTheConversion) {
+	ASSERT_TRUE(start()) << fx_.compositor().err();
+	bool wlroots_serves = WLR_VERSION_MINOR >= 20 && std::string(GetParam().name) != "cage";
+	std::string out, err;
+	ASSERT_EQ(fx_.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
+	EXPECT_EQ(count(out, "'wp_color_representation_manager_v1'"), GetParam().preload || wlroots_serves ? 1u : 0u)
+		<< out;
+	std::string hostile = build_path("PIXELPORT_HOSTILE_CLIENT");
+	int status = fx_.run_client({hostile, "color-list"}, 20000, &out, &err);
+	if (!GetParam().preload) {
+		// wlroots' list: identity in full range (no renderer encodes YCbCr here), premultiplied.
+		EXPECT_EQ(status, wlroots_serves ? 0 : 3) << err;
+		if (wlroots_serves) {
+			EXPECT_EQ(out, "coefficients 1 range 1\nalpha 0\nok\n");
+		}
+		EXPECT_EQ(stop(), 0) << fx_.compositor().err();
+		return;
+	}
+	// coefficients: bt709 2, bt601 4, bt2020 6; range: full 1, limited 2 (the plugin's list).
+	ASSERT_EQ(status, 0) << err;
+	EXPECT_EQ(out,
+		"coefficients 4 range 1\ncoefficients 4 range 2\ncoefficients 2 range 1\ncoefficients 2 range 2\n"
+		"coefficients 6 range 1\ncoefficients 6 range 2\nalpha 0\nalpha 2\nok\n");
+
+	// BT.2020 full range on NV12: the reference compositor's pixels, which the default rule's
+	// (BT.601 limited at this size) are not.
+	std::vector<std::string> bt2020 = {"--color", "bt2020:full"};
+	Process client;
+	paint("NV12", &client, bt2020);
+	if (HasFatalFailure()) return;
+	Image shot;
+	ASSERT_TRUE(fx_.screenshot(&shot)) << fx_.compositor().err();
+	Image ref = reference_shot("NV12", bt2020);
+	ASSERT_GE(ref.width, 64);
+	std::vector<uint32_t> want;
+	for (int y = 0; y < 48; y++)
+		for (int x = 0; x < 64; x++) want.push_back(ref.pixel(x, y));
+	EXPECT_EQ(screen_mismatches(shot, want, 64, 48, 0, false), 0);
+	std::vector<uint32_t> default_rule = pattern_reference(DRM_FORMAT_NV12, 64, 48, 1);
+	int tolerance = reference_tolerance(DRM_FORMAT_NV12), differ = 0;
+	for (int i = 0; i < 64 * 48; i++) {
+		for (int c = 0; c < 24; c += 8) {
+			int d = static_cast<int>((shot.pixel(i % 64, i / 64) >> c) & 0xff) -
+				static_cast<int>((default_rule[i] >> c) & 0xff);
+			if (std::abs(d) > tolerance) {
+				differ++;
+				break;
+			}
+		}
+	}
+	EXPECT_GT(differ, 64 * 48 / 4) << "the default rule's pixels: the declared colour did not count";
+	client.terminate();
+
+	ASSERT_EQ(fx_.run_client({hostile, "color-coefficients-on-rgb"}, 20000, &out, &err), 0) << err;
+	EXPECT_EQ(out, "error 3 wp_color_representation_surface_v1\n"); // pixel_format
+	EXPECT_TRUE(fx_.compositor().running());
+	EXPECT_EQ(stop(), 0) << fx_.compositor().err();
 }
 
 // A quick sweep completes; with the module it has the compositor's phases (timing protocol,

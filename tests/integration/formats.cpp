@@ -6,6 +6,8 @@
 
 #include "pixelport/core/format.hpp"
 
+#include <wayland-server-core.h> // before `static` is redefined: it includes <math.h>
+
 #define WLR_USE_UNSTABLE
 extern "C" {
 #define static // C-only `[static N]` parameters (wlroots 0.20's wlr/render/color.h)

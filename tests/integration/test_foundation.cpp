@@ -90,6 +90,8 @@ TEST(Compositor, StockWlrootsListsOnlyTheRenderersFormats) {
 	std::string out, err;
 	ASSERT_EQ(fx.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
 	EXPECT_EQ(shm_formats_from_wayland_info(out), native_shm_formats()) << out;
+	// Nor wlroots 0.20's colour representation global: the compositor never makes it.
+	EXPECT_EQ(out.find("'wp_color_representation_manager_v1'"), std::string::npos) << out;
 }
 
 TEST(Compositor, WaylandInfoListsThePluginsShmFormats) {
@@ -102,6 +104,11 @@ TEST(Compositor, WaylandInfoListsThePluginsShmFormats) {
 	size_t count = 0;
 	for (size_t pos = 0; (pos = out.find("'wl_shm'", pos)) != std::string::npos; pos++) count++;
 	EXPECT_EQ(count, 1u);
+	// And one wp_color_representation_manager_v1, the plugin's (wlroots 0.20 has its own).
+	count = 0;
+	for (size_t pos = 0; (pos = out.find("'wp_color_representation_manager_v1'", pos)) != std::string::npos; pos++)
+		count++;
+	EXPECT_EQ(count, 1u) << out;
 }
 
 TEST(Compositor, RefusesAPluginWithAnotherAbiVersion) {
