@@ -19,7 +19,8 @@ int main(int argc, char *argv[]) {
 	std::string log_level = "info";
 	bool print_stats = false;
 
-	CLI::App app{"pixelport-compositor: headless wlroots 0.18 compositor that hosts the pixelport plugin"};
+	CLI::App app{"pixelport-compositor: headless wlroots (0.18, 0.19 or 0.20) compositor that hosts the pixelport "
+		     "plugin"};
 	app.add_option("--plugin", options.plugin_path,
 		"plugin to load (default: libpixelport.so built or installed beside this binary)");
 	app.add_flag("--no-plugin", options.no_plugin, "stock wlroots behaviour: wlroots' own wl_shm, no plugin");
