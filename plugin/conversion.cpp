@@ -20,6 +20,11 @@ namespace pixelport {
 /** Bytes of converted images charged to one client, or to the whole plugin. */
 struct ImageBudget {
 	uint64_t bytes = 0;
+	/** Pixels of unheld commits admitted and not yet converted or dropped. */
+	uint64_t due_pixels = 0;
+	/** Pixels of unheld commits converted since the main loop's last idle pass (`epoch`). */
+	uint64_t spent_pixels = 0;
+	uint64_t epoch = 0;
 };
 
 namespace {
@@ -45,13 +50,16 @@ constexpr uint64_t kBandPixels = uint64_t{1} << 18;
 // stride has few pixels but a page per row to fault in, which costs more than its pixels.
 constexpr uint64_t kHoldSpanBytes = kHoldPixels * 4;
 constexpr uint64_t kBandSpanBytes = kBandPixels * 4;
-// What a synchronized subsurface's commit may convert in one go when its parent applies (it
-// cannot be held without breaking that): up to 8 Mi pixels (about 4 ms) in rows spanning at
-// most 4 MiB of the pool (a 2560x1440 NV12 frame: 3.5 MiB). The rows bound the page faults:
-// at worst 1,024 for the first plane and 512 for the second, about 26 ms here when each page
-// must be allocated and zeroed (17 us a fault, ConversionHeld's sync-wide-stride).
-constexpr uint64_t kSyncOneGoPixels = kHoldPixels * 8;
-constexpr uint64_t kSyncOneGoSpanBytes = kHoldSpanBytes;
+// Rows of an image never written before cost a page fault per 4 KiB (20 us and more here, far
+// more than converting them): a band of those writes at most this many bytes (64 pages).
+constexpr uint64_t kFreshBandBytes = uint64_t{256} << 10;
+// What unheld commits may leave to be converted in one go (at an apply, in an idle pass or in
+// a render), counted from their admission until the next idle pass after their conversion: a
+// client one small commit's worth, all clients together two. Commits beyond are held and
+// banded, so 40 surfaces committing at once cost others no more than two (a fresh 1 Mi-pixel
+// image also costs its 1,024 page faults, about 20 ms here).
+constexpr uint64_t kDueClientPixels = kHoldPixels;
+constexpr uint64_t kDueTotalPixels = 2 * kHoldPixels;
 
 // Bytes per row of the client's buffer when it lives in a wl_shm pool (its first plane); 0 when
 // not (stream buffers are the plugin's own memory).
@@ -135,10 +143,19 @@ struct ConvertedView {
 	uint32_t lock_seq = 0;
 	bool superseded = false; // a newer buffer commit replaced it before it was converted
 	bool converted = false;
+	/** A synchronized subsurface's held commit: its root's commits wait for it while held. */
+	bool rooted = false;
+	wlr_surface *root_surface = nullptr;
+	uint64_t root_id = 0;
+	/** Unheld: pixels admitted against these budgets until converted or dropped. */
+	uint64_t due_pixels = 0;
+	std::shared_ptr<ImageBudget> due_budget;
 	uint32_t source_fourcc = 0;
 	/** The commit's colour representation: how its YCbCr is read. */
 	ColorState color;
 	uint64_t convert_start_ns = 0, convert_end_ns = 0;
+	/** How long the last band took per row: later bands fit what is left of a pass. */
+	uint64_t band_ns_per_row = 0;
 };
 
 static_assert(std::is_standard_layout_v<ConvertedView>);
@@ -156,6 +173,12 @@ struct Conversions::Impl {
 	std::vector<ConvertedView *> jobs;
 	/** Surfaces whose held commits were all superseded by an unheld one: unlock them. */
 	std::vector<Due> releases;
+	/** Roots whose synchronized descendants may have nothing held any more: unlock them. */
+	std::vector<Due> root_releases;
+	/** Counts idle passes: ImageBudget::spent_pixels is of the pass it names. */
+	uint64_t epoch = 1;
+	/** The last pass ran out of time before the due conversions: the next starts with them. */
+	bool due_first = false;
 	wl_event_source *idle = nullptr;
 	wl_event_source *timer = nullptr;
 	struct Output {
@@ -179,6 +202,18 @@ struct Conversions::Impl {
 	bool flush(SurfaceState *surface, timing::CommitSample *record);
 	void bind(SurfaceState *surface, ConvertedView *view);
 	void release_source(ConvertedView *view);
+	/** Admits an unheld commit of `pixels` to convert, or says it must be held and banded. */
+	bool admit(wl_client *client, ConvertedView *view, uint64_t pixels);
+	/** The view's admitted pixels are converted (`converted`) or will never be. */
+	void settle(ConvertedView *view, bool converted);
+	/** Registers a synchronized subsurface's held view with the root whose commits wait. */
+	void root_view(SurfaceState *root, ConvertedView *view);
+	/** The view no longer holds its surface's commit: its root may apply (`now`: we are in run_due). */
+	void unroot_view(ConvertedView *view, bool now) {
+		if (std::exchange(view->rooted, false)) unroot({view->root_surface, view->root_id}, now);
+	}
+	void unroot(Due root, bool now);
+	void unlock_root(SurfaceState *root);
 };
 
 ConvertedImage::~ConvertedImage() {
@@ -366,10 +401,115 @@ wl_client *client_of(SurfaceState *s) { return wl_resource_get_client(s->surface
 } // namespace
 
 void Conversions::Impl::release_source(ConvertedView *view) {
+	settle(view, false);
 	if (view->source == nullptr) return;
 	PixelBuffer *source = view->source;
 	view->source = nullptr;
 	wlr_buffer_unlock(source->base()); // the last lock releases the wl_buffer to the client
+}
+
+namespace {
+
+// Counts of a pass before `epoch` are of a pass that is over.
+void refresh(ImageBudget &budget, uint64_t epoch) {
+	if (budget.epoch != epoch) {
+		budget.epoch = epoch;
+		budget.spent_pixels = 0;
+	}
+}
+
+// The surface whose apply applies `s`'s cached state: through synchronized subsurfaces up to the
+// first surface that is not one (wlroots applies a synchronized child's cache at its parent's
+// apply). Null when `s` is not a synchronized subsurface.
+SurfaceState *sync_root(pixelport_plugin *plugin, SurfaceState *s) {
+	wlr_surface *surface = s->surface;
+	for (wlr_subsurface *sub = wlr_subsurface_try_from_wlr_surface(surface);
+		sub != nullptr && sub->synchronized && sub->parent != nullptr;
+		sub = wlr_subsurface_try_from_wlr_surface(surface)) {
+		surface = sub->parent;
+	}
+	return surface == s->surface ? nullptr : plugin->surface_state(surface);
+}
+
+} // namespace
+
+bool Conversions::Impl::admit(wl_client *client, ConvertedView *view, uint64_t pixels) {
+	std::shared_ptr<ImageBudget> mine = client_budget(client);
+	refresh(*mine, epoch);
+	refresh(*total, epoch);
+	const uint64_t client_used = mine->due_pixels + mine->spent_pixels;
+	const uint64_t total_used = total->due_pixels + total->spent_pixels;
+	// The first always fits: a small commit alone is converted in one go.
+	if (pixels > 0 &&
+		((client_used > 0 && client_used + pixels > kDueClientPixels) ||
+			(total_used > 0 && total_used + pixels > kDueTotalPixels))) {
+		return false;
+	}
+	mine->due_pixels += pixels;
+	total->due_pixels += pixels;
+	view->due_pixels = pixels;
+	view->due_budget = std::move(mine);
+	return true;
+}
+
+void Conversions::Impl::settle(ConvertedView *view, bool converted) {
+	if (view->due_budget == nullptr) return;
+	std::shared_ptr<ImageBudget> mine = std::move(view->due_budget);
+	const uint64_t pixels = std::exchange(view->due_pixels, 0);
+	mine->due_pixels -= pixels;
+	total->due_pixels -= pixels;
+	if (converted && pixels > 0) {
+		// Spent in this pass: the next idle pass starts a new one.
+		refresh(*mine, epoch);
+		refresh(*total, epoch);
+		mine->spent_pixels += pixels;
+		total->spent_pixels += pixels;
+		kick();
+	}
+}
+
+void Conversions::Impl::root_view(SurfaceState *root, ConvertedView *view) {
+	view->rooted = true;
+	view->root_surface = root->surface;
+	view->root_id = root->id;
+	root->conversion.add_sync_wait();
+	Listener &listener = root->conversion.root_commit();
+	if (listener.connected()) return;
+	pixelport_plugin *plugin = owner->plugin();
+	listener.connect(&root->surface->events.client_commit, [plugin, root](void *) {
+		SurfaceConversion &c = root->conversion;
+		wlr_surface *surface = root->surface;
+		if (c.sync_waits() == 0 || surface->role == nullptr) return;
+		// Not an unmap: the role checks the commits after it against it (see pixelport.cpp).
+		if ((surface->pending.committed & WLR_SURFACE_STATE_BUFFER) && surface->pending.buffer == nullptr) {
+			return;
+		}
+		c.add_root_lock(wlr_surface_lock_pending(surface));
+		plugin->note_holding(root);
+	});
+}
+
+void Conversions::Impl::unroot(Due key, bool now) {
+	SurfaceState *root = owner->plugin()->surface_state(key.surface, key.id);
+	if (root == nullptr || root->conversion.remove_sync_wait() > 0 || root->conversion.root_locks().empty()) {
+		return;
+	}
+	if (now) {
+		unlock_root(root);
+	} else {
+		root_releases.push_back({root->surface, root->id});
+		kick();
+	}
+}
+
+// Applies the root's held commits, and with them its synchronized descendants' cached states.
+void Conversions::Impl::unlock_root(SurfaceState *root) {
+	wlr_surface *surface = root->surface;
+	uint64_t id = root->id;
+	for (uint32_t seq : root->conversion.take_root_locks()) {
+		if (owner->plugin()->surface_state(surface, id) == nullptr) break;
+		wlr_surface_unlock_cached(surface, seq);
+	}
 }
 
 // The view's commit is being applied: choose the image it will be converted into.
@@ -476,9 +616,11 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitSample *record) {
 		}
 		image->filled = ok;
 		if (full) image->filled_rows = ok ? image->height : 0;
+		if (full) image->touched_rows = image->height;
 	}
 	view->image = image; // what this view shows from now on
 	c.show(image, ok, source->fourcc, view->color);
+	settle(view, true);
 	release_source(view);
 	return ok;
 }
@@ -512,12 +654,23 @@ bool Conversions::Impl::run_job(ConvertedView *view, uint64_t start, uint64_t bu
 	if (image->filled_rows < image->height && view->convert_start_ns == 0) view->convert_start_ns = monotonic_ns();
 	uint64_t band_rows = kBandPixels / static_cast<uint64_t>(image->width);
 	if (uint64_t stride = shm_stride(source); stride > 0) band_rows = std::min(band_rows, kBandSpanBytes / stride);
-	int32_t band = static_cast<int32_t>(std::min<uint64_t>(std::max<uint64_t>(4, band_rows), INT32_MAX));
-	band = (band + 3) & ~3; // whole chroma row groups
+	auto whole_groups = [](uint64_t rows) {
+		int32_t band = static_cast<int32_t>(std::min<uint64_t>(std::max<uint64_t>(4, rows), INT32_MAX - 3));
+		return (band + 3) & ~3; // whole chroma row groups
+	};
+	const int32_t band = whole_groups(band_rows);
+	const int32_t fresh_band = whole_groups(std::min(band_rows, kFreshBandBytes / image->stride));
 	bool ok = true;
 	while (image->filled_rows < image->height) {
 		if (monotonic_ns() - start >= budget_ns) return false;
-		int32_t y = image->filled_rows, rows = std::min(band, image->height - y);
+		int32_t y = image->filled_rows;
+		int32_t rows = std::min(y >= image->touched_rows ? fresh_band : band, image->height - y);
+		if (view->band_ns_per_row > 0) {
+			// As many rows as the last band's pace fits in what is left of the pass.
+			uint64_t left = budget_ns - (monotonic_ns() - start);
+			rows = std::min(rows, whole_groups(left / view->band_ns_per_row));
+		}
+		const uint64_t band_start = monotonic_ns();
 		pixman_region32_t rect;
 		pixman_region32_init_rect(
 			&rect, 0, y, static_cast<unsigned>(image->width), static_cast<unsigned>(rows));
@@ -525,6 +678,9 @@ bool Conversions::Impl::run_job(ConvertedView *view, uint64_t start, uint64_t bu
 			source, image->data, image->stride, image->fourcc, &rect, view->color, nullptr, y == 0);
 		pixman_region32_fini(&rect);
 		image->filled_rows = ok ? y + rows : image->height;
+		image->touched_rows = std::max(image->touched_rows, image->filled_rows);
+		view->band_ns_per_row =
+			std::max<uint64_t>(1, (monotonic_ns() - band_start) / static_cast<uint64_t>(rows));
 		if (!ok) image->pure_source = nullptr; // not this content: nobody shares it
 	}
 	if (image->pure_source == source && image->pure_generation == view->generation &&
@@ -550,8 +706,10 @@ void Conversions::Impl::release_ready(SurfaceState *s) {
 	}
 	if (n == 0) return;
 	std::vector<uint32_t> seqs;
+	std::vector<Due> roots; // taken now: the unlocks may destroy the views
 	for (size_t i = 0; i < n; i++) {
 		if (held[i]->held) seqs.push_back(held[i]->lock_seq);
+		if (std::exchange(held[i]->rooted, false)) roots.push_back({held[i]->root_surface, held[i]->root_id});
 	}
 	s->conversion.remove_first_held(n);
 	wlr_surface *surface = s->surface;
@@ -560,6 +718,8 @@ void Conversions::Impl::release_ready(SurfaceState *s) {
 		if (owner->plugin()->surface_state(surface, id) == nullptr) break;
 		wlr_surface_unlock_cached(surface, seq);
 	}
+	// Then the roots whose commits waited for these: they apply with them.
+	for (const Due &root : roots) unroot(root, true);
 }
 
 // A newer buffer commit (`newer`, a held or early view, or null for any other buffer)
@@ -596,23 +756,43 @@ void Conversions::Impl::run_due(uint64_t budget_ns) {
 	for (const Due &d : std::exchange(releases, {})) {
 		if (SurfaceState *s = plugin->surface_state(d.surface, d.id)) release_ready(s);
 	}
-	while (!jobs.empty()) {
-		ConvertedView *view = jobs.front();
-		if (!view->superseded && !run_job(view, start, budget_ns)) break;
-		jobs.erase(jobs.begin());
-		if (view->superseded) continue;
-		// Done: this commit and the superseded ones before it apply now.
-		if (SurfaceState *s = plugin->surface_state(view->surface, view->surface_id)) release_ready(s);
+	for (const Due &d : std::exchange(root_releases, {})) {
+		SurfaceState *root = plugin->surface_state(d.surface, d.id);
+		if (root != nullptr && root->conversion.sync_waits() == 0) unlock_root(root);
 	}
-	size_t i = 0;
-	for (; i < due.size(); i++) {
-		if (budget_ns != 0 && i > 0 && monotonic_ns() - start >= budget_ns) break;
-		SurfaceState *s = plugin->surface_state(due[i].surface, due[i].id);
-		if (s == nullptr) continue;
-		s->conversion.dequeued();
-		if (s->conversion.pending() != nullptr) flush(s, plugin->timing->converting(s));
+	auto run_jobs = [&] {
+		while (!jobs.empty()) {
+			ConvertedView *view = jobs.front();
+			if (!view->superseded && !run_job(view, start, budget_ns)) break;
+			jobs.erase(jobs.begin());
+			if (view->superseded) continue;
+			// Done: this commit and the superseded ones before it apply now.
+			if (SurfaceState *s = plugin->surface_state(view->surface, view->surface_id)) release_ready(s);
+		}
+	};
+	// Each due conversion is bounded (kHoldPixels): a pass that starts with them does one at least.
+	auto run_dues = [&](bool first) {
+		size_t i = 0;
+		for (; i < due.size(); i++) {
+			if (budget_ns != 0 && (i > 0 || !first) && monotonic_ns() - start >= budget_ns) break;
+			SurfaceState *s = plugin->surface_state(due[i].surface, due[i].id);
+			if (s == nullptr) continue;
+			s->conversion.dequeued();
+			if (s->conversion.pending() != nullptr) flush(s, plugin->timing->converting(s));
+		}
+		due.erase(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(i));
+	};
+	if (due_first) {
+		run_dues(true);
+		run_jobs();
+	} else {
+		run_jobs();
+		run_dues(false);
 	}
-	due.erase(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(i));
+	// Due conversions left over go first next time: the bands cannot starve them.
+	due_first = !due.empty();
+	// What unheld commits spent until now is over: the next dispatch starts afresh.
+	epoch++;
 	if (!due.empty() || !jobs.empty()) {
 		// Let other clients' requests run, then go on.
 		if (timer == nullptr) {
@@ -639,6 +819,7 @@ void view_destroy(wlr_buffer *base) {
 		s->conversion.forget_view(view);
 	}
 	std::erase(impl->jobs, view);
+	impl->unroot_view(view, false);
 	impl->release_source(view);
 	delete view;
 }
@@ -739,49 +920,52 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer, ui
 	}
 }
 
-// A large commit: choose its image now and hold the commit until it is converted (see
-// conversion.hpp). Small ones, and damage-only updates of a large surface's own image, are
-// left to the apply.
+// A large commit, or a small one beyond what may be left to one go: choose its image now and
+// hold the commit until it is converted (see conversion.hpp). Small ones, and damage-only
+// updates of a large surface's own image, are left to the apply within that allowance.
 void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
 	SurfaceConversion &c = s->conversion;
 	int32_t w = buffer->width(), h = buffer->height();
 	const uint64_t stride = shm_stride(buffer);
+	// Stream bytes still to come (straight alpha on a stream buffer): the stream holds the
+	// commit until they are in, and it is converted in one go when applied.
+	if (buffer->incomplete()) return;
 	// Cheap enough to convert in one go when applied: few pixels in few bytes of the pool.
 	auto small = [&](uint64_t pixels, uint64_t rows) {
 		return pixels <= kHoldPixels && stride * rows <= kHoldSpanBytes;
 	};
-	const uint64_t pixels = static_cast<uint64_t>(w) * static_cast<uint64_t>(h);
-	if (small(pixels, static_cast<uint64_t>(h))) return;
-	// Stream bytes still to come (straight alpha on a stream buffer): the stream holds the
-	// commit until they are in, and it is converted in one go when applied.
-	if (buffer->incomplete()) return;
-	// A synchronized subsurface's state applies with its parent's commit; holding it would
-	// apply the parent's without it (wlroots has no way to hold the parent too): converted
-	// in one go when applied, as small commits are, within the bounds above. Beyond them one
-	// go would stall every client (a sparse pool with a page per row: 24,576 page faults in
-	// one apply): held like any other, it shows a little after its parent's commit.
-	if (wlr_subsurface *sub = wlr_subsurface_try_from_wlr_surface(s->surface); sub != nullptr &&
-		sub->synchronized && pixels <= kSyncOneGoPixels &&
-		stride * static_cast<uint64_t>(h) <= kSyncOneGoSpanBytes) {
-		return;
-	}
-	// A surface without a role shows nothing, and a state held across an xdg role's initial
-	// commit would apply as that role's first commit, which wlroots aborts on: its commit
-	// applies at once and is converted in bands all the same.
-	bool lock = s->surface->role != nullptr;
 	auto fits = [&](const std::shared_ptr<ConvertedImage> &image) {
 		return image != nullptr && image->fourcc == view->target && image->width == w && image->height == h;
 	};
+	std::shared_ptr<ConvertedImage> shared = buffer->pure_image.lock();
+	const bool shares = fits(shared) && shared->pure_source == buffer &&
+		shared->pure_generation == view->generation && shared->pure_color == view->color;
+	// Older content of this buffer is often the surface's spare: no reference of ours may keep
+	// take_spare() from handing it over.
+	if (!shares) shared.reset();
+	const uint64_t pixels = static_cast<uint64_t>(w) * static_cast<uint64_t>(h);
+	bool cheap = small(pixels, static_cast<uint64_t>(h));
+	uint64_t cost = pixels;
 	if (c.held().empty() && c.up_to_date(buffer->fourcc, view->color) && c.pending() == nullptr &&
 		fits(c.image()) && c.image()->surfaces == 1) {
 		// Damage on the surface's own up-to-date image: bounded by the damage, if small in
 		// pixels and in rows of the pool.
 		DamageBound damage = pending_damage_bound(s->surface->pending, w, h);
-		if (small(damage.pixels, damage.rows)) return;
+		if (small(damage.pixels, damage.rows)) {
+			cheap = true;
+			cost = std::min(cost, damage.pixels);
+		}
 	}
-	std::shared_ptr<ConvertedImage> shared = buffer->pure_image.lock();
-	if (fits(shared) && shared->pure_source == buffer && shared->pure_generation == view->generation &&
-		shared->pure_color == view->color) {
+	// Content another surface shows (or will) costs nothing more.
+	if (cheap && admit(client_of(s), view, shares ? 0 : cost)) return;
+	// A synchronized subsurface's state applies with its root's: held, and so is the root's
+	// next commit until this one is converted, so both still apply together.
+	SurfaceState *root = sync_root(owner->plugin(), s);
+	// A surface without a role shows nothing, and a state held across an xdg role's initial
+	// commit would apply as that role's first commit, which wlroots aborts on: its commit
+	// applies at once and is converted in bands all the same.
+	bool lock = s->surface->role != nullptr;
+	if (shares) {
 		view->image = shared; // this commit content, converted (or being converted) for another surface
 	} else {
 		if (std::shared_ptr<ConvertedImage> spare = c.take_spare(view->target, w, h)) {
@@ -818,13 +1002,16 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 	}
 	c.add_held(view);
 	jobs.push_back(view);
+	if (lock && root != nullptr) root_view(root, view);
 	kick();
 }
 
 void Conversions::release_held(SurfaceState *s) {
 	std::vector<uint32_t> seqs;
+	std::vector<Impl::Due> roots;
 	s->conversion.remove_held_if([&](ConvertedView *view) {
 		if (!view->held) return false; // already applied (no role when committed)
+		if (std::exchange(view->rooted, false)) roots.push_back({view->root_surface, view->root_id});
 		if (!view->converted && !view->superseded) {
 			// Unmapped right after it applies: nothing will show it.
 			view->superseded = true;
@@ -840,6 +1027,9 @@ void Conversions::release_held(SurfaceState *s) {
 		if (plugin_->surface_state(surface, id) == nullptr) break;
 		wlr_surface_unlock_cached(surface, seq);
 	}
+	// Commits of its own held for synchronized descendants apply now too; theirs when converted.
+	if (plugin_->surface_state(surface, id) != nullptr) impl_->unlock_root(s);
+	for (const Impl::Due &root : roots) impl_->unroot(root, false);
 }
 
 void Conversions::surface_committed(SurfaceState *s) {
@@ -857,7 +1047,10 @@ void Conversions::surface_committed(SurfaceState *s) {
 
 void Conversions::surface_destroyed(SurfaceState *s) {
 	SurfaceConversion &c = s->conversion;
+	for (ConvertedView *view : c.held()) impl_->unroot_view(view, false);
 	c.forget_held();
+	c.take_root_locks(); // wlroots drops the cached states
+	c.root_commit().disconnect();
 	if (c.pending() != nullptr) impl_->release_source(c.take_pending());
 	c.drop_images();
 }

@@ -22,8 +22,17 @@
 // bytes), converted into an image of their own in bands of bounded time between dispatches,
 // and applied when done. A newer buffer commit on the same surface supersedes a held one: its
 // conversion stops, and it applies together with the newer one, so no output shows it. On a
-// surface without a role the commit is converted in bands but not held; a synchronized
-// subsurface's is neither (its parent's commit cannot be held with it).
+// surface without a role the commit is converted in bands but not held. A synchronized
+// subsurface's commit is held too, and so is the next commit of the surface whose apply
+// applies it (its root: the first ancestor that is not a synchronized subsurface) until every
+// such child's image is complete: the root's apply then converts nothing, and the children
+// still apply with it.
+//
+// What is converted in one go (at the apply or the render) is bounded per pass of the main
+// loop, whatever the number of surfaces: small commits count their pixels against a per-client
+// and a global allowance until converted, and those beyond it are held and banded like large
+// ones. The bands run between dispatches; "hold, convert in bands, apply when done" is the
+// shape a worker pool fills in later.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +41,7 @@
 #include <vector>
 
 #include "color_representation.hpp"
+#include "listener.hpp"
 #include "wlr.hpp"
 
 struct pixelport_plugin;
@@ -66,6 +76,8 @@ struct ConvertedImage {
 	bool filled = false;
 	/** Rows converted so far by held-commit conversions (in bands, top down). */
 	int32_t filled_rows = 0;
+	/** Rows ever written: the pages below are still to be faulted in (allocated and zeroed). */
+	int32_t touched_rows = 0;
 	/** Surfaces whose SurfaceConversion holds this image (an image on one is updated in place). */
 	uint32_t surfaces = 0;
 
@@ -157,6 +169,20 @@ public:
 	/** `view` is being destroyed: no longer due or held. */
 	void forget_view(ConvertedView *view);
 
+	// ---- as the root of synchronized subsurfaces ---------------------------------------------
+
+	/** Held commits of synchronized descendants that this surface's apply would apply. */
+	uint32_t sync_waits() const { return sync_waits_; }
+	void add_sync_wait() { sync_waits_++; }
+	/** One fewer; returns how many are left. */
+	uint32_t remove_sync_wait() { return sync_waits_ > 0 ? --sync_waits_ : 0; }
+	/** This surface's commits held until those are converted (lock sequence numbers). */
+	const std::vector<uint32_t> &root_locks() const { return root_locks_; }
+	void add_root_lock(uint32_t seq) { root_locks_.push_back(seq); }
+	std::vector<uint32_t> take_root_locks() { return std::exchange(root_locks_, {}); }
+	/** This surface's client_commit, connected once it is a root with something to wait for. */
+	Listener &root_commit() { return root_commit_; }
+
 private:
 	std::shared_ptr<ConvertedImage> image_;
 	std::shared_ptr<ConvertedImage> spare_;
@@ -168,6 +194,9 @@ private:
 	bool view_applied_ = false;
 	bool queued_ = false;
 	std::vector<ConvertedView *> held_;
+	uint32_t sync_waits_ = 0;
+	std::vector<uint32_t> root_locks_;
+	Listener root_commit_;
 };
 
 /** Budgets, the lazy-conversion queue and the views' wlr_buffer implementation. */

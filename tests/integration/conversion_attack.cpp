@@ -18,8 +18,24 @@
 //                     once in full, then N times with the whole 64x64 *surface* damaged (the
 //                     whole buffer, once through the viewport), each once the last was shown;
 //                     prints "presented K"
+//   sync-children     one toplevel (a 64x64 XRGB8888 buffer) with N synchronized subsurfaces,
+//                     each with two buffers: WIDTHxHEIGHT of bytes 0x60 and 8 px smaller of 0xa0,
+//                     8 rounds: every child commits its buffer of the round (the large one in
+//                     even rounds), then the parent commits, and the next round starts once
+//                     the last (topmost) child's commit is shown; prints "presented K" (rounds
+//                     shown)
+//   sync-children-exit the same rounds without waiting, then exits at once
+//   nested-children   sync-children with the N children in groups of 4 under N/4 synchronized
+//                     middle subsurfaces (64x64 XRGB8888), themselves on the toplevel
+//   desync-children   N desynchronized subsurfaces, all committing in one batch per round, the
+//                     next round once the last child's commit is shown; same buffers and
+//                     rounds as sync-children
+// Children sit at (i % 8, i / 8) (nested: at 0,0, as the middles, each covering its own).
+// Without NV12 (stock wlroots) the children's buffers are XRGB8888 of the same sizes: the same
+// attack as far as the compositor allows.
 #include <drm_fourcc.h>
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -41,14 +57,121 @@ namespace {
 Connection conn;
 bool released = false;
 
+constexpr int kRounds = 8;
+
+// A buffer of one uniform byte `value` in a pool of its own (NV12, or XRGB8888 without it).
+wl_buffer *uniform_buffer(ShmPool *pool, int w, int h, uint32_t format, uint8_t value, std::string *error) {
+	const bool nv12 = format == DRM_FORMAT_NV12;
+	const int32_t stride = nv12 ? w : w * 4;
+	const size_t size = static_cast<size_t>(stride) * h * (nv12 ? 3 : 2) / 2;
+	if (!pool->create(&conn, size, error)) return nullptr;
+	memset(pool->data, value, size);
+	return wl_shm_pool_create_buffer(
+		pool->pool, 0, w, h, stride, nv12 ? DRM_FORMAT_NV12 : static_cast<uint32_t>(WL_SHM_FORMAT_XRGB8888));
+}
+
+// sync-children, sync-children-exit, nested-children, desync-children (see the top).
+int children_attack(const std::string &mode, int n, int w, int h) {
+	const bool sync = mode != "desync-children", nested = mode == "nested-children";
+	const bool wait = mode != "sync-children-exit";
+	const uint32_t format = conn.has_shm_format(DRM_FORMAT_NV12) ? static_cast<uint32_t>(DRM_FORMAT_NV12)
+								     : static_cast<uint32_t>(WL_SHM_FORMAT_XRGB8888);
+	std::string error;
+	Window window;
+	if (conn.subcompositor == nullptr || !window.create(&conn, "attack", &error)) {
+		fprintf(stderr, "no window: %s\n", error.c_str());
+		return 1;
+	}
+	std::vector<ShmPool> small_pools(nested ? n / 4 + 1 : 1);
+	wl_buffer *small = uniform_buffer(&small_pools[0], 64, 64, WL_SHM_FORMAT_XRGB8888, 0xff, &error);
+	if (small == nullptr) {
+		fprintf(stderr, "%s\n", error.c_str());
+		return 1;
+	}
+	wl_surface_attach(window.surface, small, 0, 0);
+	wl_surface_damage_buffer(window.surface, 0, 0, 64, 64);
+	std::vector<wl_surface *> middles;
+	for (int m = 0; nested && m < n / 4; m++) {
+		wl_buffer *b = uniform_buffer(&small_pools[m + 1], 64, 64, WL_SHM_FORMAT_XRGB8888, 0xff, &error);
+		if (b == nullptr) {
+			fprintf(stderr, "%s\n", error.c_str());
+			return 1;
+		}
+		wl_surface *middle = wl_compositor_create_surface(conn.compositor);
+		wl_subcompositor_get_subsurface(conn.subcompositor, middle, window.surface); // synchronized
+		wl_surface_attach(middle, b, 0, 0);
+		wl_surface_damage_buffer(middle, 0, 0, 64, 64);
+		wl_surface_commit(middle);
+		middles.push_back(middle);
+	}
+	struct Child {
+		wl_surface *surface;
+		wl_buffer *buffers[2];
+	};
+	std::vector<ShmPool> pools(2 * static_cast<size_t>(n));
+	std::vector<Child> children;
+	for (int i = 0; i < n; i++) {
+		Child c{};
+		c.surface = wl_compositor_create_surface(conn.compositor);
+		wl_surface *parent = nested ? middles[static_cast<size_t>(i / 4) % middles.size()] : window.surface;
+		wl_subsurface *sub = wl_subcompositor_get_subsurface(conn.subcompositor, c.surface, parent);
+		if (!sync) wl_subsurface_set_desync(sub);
+		if (!nested) wl_subsurface_set_position(sub, i % 8, i / 8); // nested: each middle covered
+		for (int k = 0; k < 2; k++) {
+			c.buffers[k] = uniform_buffer(&pools[2 * static_cast<size_t>(i) + k], w - 8 * k, h - 8 * k,
+				format, k == 0 ? 0x60 : 0xa0, &error);
+			if (c.buffers[k] == nullptr) {
+				fprintf(stderr, "%s\n", error.c_str());
+				return 1;
+			}
+		}
+		children.push_back(c);
+	}
+	for (wl_surface *middle : middles) wl_surface_commit(middle); // the children's positions
+	wl_surface_commit(window.surface);
+	if (!conn.roundtrip()) {
+		fprintf(stderr, "set-up failed: %s\n", conn.error_text().c_str());
+		return 1;
+	}
+	int presented = 0;
+	for (int r = 0; r < kRounds && wl_display_get_error(conn.display) == 0; r++) {
+		CommitWaiter shown;
+		for (size_t i = 0; i < children.size(); i++) {
+			wl_surface *s = children[i].surface;
+			wl_surface_attach(s, children[i].buffers[r % 2], 0, 0);
+			wl_surface_damage_buffer(s, 0, 0, w, h);
+			if (i + 1 == children.size() && wait) shown.arm(&conn, s); // the topmost child
+			wl_surface_commit(s);
+		}
+		for (wl_surface *middle : middles) wl_surface_commit(middle);
+		wl_surface_commit(window.surface);
+		if (!wait) {
+			wl_display_flush(conn.display);
+		} else if (shown.wait(&conn, 60000) && shown.presented) {
+			presented++;
+		}
+	}
+	if (!wait) {
+		wl_display_flush(conn.display);
+		printf("committed\n");
+		fflush(stdout);
+		_exit(0); // gone with everything in flight
+	}
+	printf("presented %d\n", presented);
+	fflush(stdout);
+	test::report(conn);
+	test::hold(conn);
+	return 0;
+}
+
 } // namespace
 
 int main(int argc, char *argv[]) {
 	if (__lsan_disable != nullptr) __lsan_disable();
 	if (argc < 5) {
 		fprintf(stderr,
-			"usage: %s share-burst|share-sequential|storm|wide-stride|sync-wide-stride|viewport-damage N "
-			"WIDTH HEIGHT\n",
+			"usage: %s share-burst|share-sequential|storm|wide-stride|sync-wide-stride|viewport-damage|"
+			"sync-children|sync-children-exit|nested-children|desync-children N WIDTH HEIGHT\n",
 			argv[0]);
 		return 2;
 	}
@@ -59,6 +182,7 @@ int main(int argc, char *argv[]) {
 		fprintf(stderr, "bad arguments or no compositor: %s\n", error.c_str());
 		return 2;
 	}
+	if (mode.ends_with("-children") || mode == "sync-children-exit") return children_attack(mode, n, w, h);
 	wl_subcompositor *subcompositor = conn.subcompositor;
 	Window window;
 	if (subcompositor == nullptr || !window.create(&conn, "attack", &error)) {
