@@ -70,6 +70,8 @@ int main(int argc, char *argv[]) {
 	app.add_option("--client-max-color-surfaces", options.client_max_color_surfaces,
 		   "wp_color_representation_surface_v1 objects per client (default 4096)")
 		->transform(cli::Range(0u, 1u << 20));
+	app.add_option("--client-max-images", options.client_max_images, "converted images per client (default 4096)")
+		->transform(cli::Range(0u, 1u << 20));
 	app.add_option("--timing-log", options.timing_log,
 		"write every commit's and frame's timing as JSON Lines (docs/timing.md); summary at exit");
 	app.add_option("--timing-trace", options.timing_trace, "write a Chrome trace-event JSON (Perfetto UI)");

@@ -125,6 +125,7 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 		plugin_options.client_max_shm_buffers = options.client_max_shm_buffers;
 		plugin_options.client_max_subscriptions = options.client_max_subscriptions;
 		plugin_options.client_max_color_surfaces = options.client_max_color_surfaces;
+		plugin_options.client_max_images = options.client_max_images;
 		if (!options.timing_log.empty()) plugin_options.timing_log_path = options_.timing_log.c_str();
 		if (!options.timing_trace.empty()) plugin_options.timing_trace_path = options_.timing_trace.c_str();
 		plugin_ = plugin_api_.create(display_, renderer_, &plugin_options);

@@ -45,6 +45,7 @@ struct ServerOptions {
 	uint32_t client_max_shm_buffers = 0;
 	uint32_t client_max_subscriptions = 0;
 	uint32_t client_max_color_surfaces = 0;
+	uint32_t client_max_images = 0;
 	/** The plugin's timing logs (JSON Lines, Chrome trace); "" for none. */
 	std::string timing_log;
 	std::string timing_trace;

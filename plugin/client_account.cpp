@@ -24,6 +24,7 @@ constexpr KindInfo kKinds[] = {
 	{"wl_buffer (wl_shm)",                 65536, &pixelport_options::client_max_shm_buffers},
 	{"pp_surface_timing_v1",               1024,  &pixelport_options::client_max_subscriptions},
 	{"wp_color_representation_surface_v1", 4096,  &pixelport_options::client_max_color_surfaces},
+	{"converted image",                    4096,  &pixelport_options::client_max_images},
 };
 // clang-format on
 static_assert(std::size(kKinds) == static_cast<size_t>(ClientObject::Count));

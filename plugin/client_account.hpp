@@ -26,6 +26,7 @@ enum class ClientObject : uint8_t {
 	ShmBuffer, // wl_buffer made from a pool
 	TimingSubscription, // pp_surface_timing_v1
 	ColorSurface, // wp_color_representation_surface_v1
+	ConvertedImage, // an image a converted commit is shown from (an anonymous mapping each)
 	Count,
 };
 

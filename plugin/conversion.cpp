@@ -370,12 +370,18 @@ std::shared_ptr<ConvertedImage> Conversions::Impl::allocate(
 		owner->plugin()->stats.budget_refusals++;
 		return nullptr;
 	}
+	AccountSlot slot = client_account_take(owner->plugin(), client, ClientObject::ConvertedImage);
+	if (!slot) {
+		owner->plugin()->stats.budget_refusals++;
+		return nullptr;
+	}
 	void *data = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (data == MAP_FAILED) {
 		wl_client_post_no_memory(client);
 		return nullptr;
 	}
 	auto image = std::make_shared<ConvertedImage>();
+	image->slot = std::move(slot);
 	image->fourcc = fourcc;
 	image->width = width;
 	image->height = height;

@@ -40,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "client_account.hpp"
 #include "color_representation.hpp"
 #include "listener.hpp"
 #include "wlr.hpp"
@@ -65,6 +66,7 @@ struct ConvertedImage {
 	/** Budgets charged for this image (the owning client's and the plugin's). */
 	std::shared_ptr<ImageBudget> client_budget;
 	std::shared_ptr<ImageBudget> total_budget;
+	AccountSlot slot; // the owning client's ConvertedImage count
 	/**
 	 * Set while the image holds (or, if !filled, is about to hold) exactly the whole content
 	 * of `pure_source` as committed at `pure_generation`, read as `pure_color`: views of that same commit content on

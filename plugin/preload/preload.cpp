@@ -183,6 +183,7 @@ void read_options(pixelport_options *options) {
 		{"PIXELPORT_CLIENT_MAX_SHM_BUFFERS", &pixelport_options::client_max_shm_buffers, 1u << 20},
 		{"PIXELPORT_CLIENT_MAX_SUBSCRIPTIONS", &pixelport_options::client_max_subscriptions, 1u << 20},
 		{"PIXELPORT_CLIENT_MAX_COLOR_SURFACES", &pixelport_options::client_max_color_surfaces, 1u << 20},
+		{"PIXELPORT_CLIENT_MAX_IMAGES", &pixelport_options::client_max_images, 1u << 20},
 	};
 	for (const Row &row : kRows) {
 		const char *value = getenv(row.name);

@@ -557,6 +557,25 @@ int main(int argc, char *argv[]) {
 		}
 		return made(count);
 	};
+	// Surfaces without a role, each showing its own 2x2 NV12 buffer: an image each (converted
+	// in the idle pass after the commit).
+	modes["many-images"] = [&] {
+		const int32_t size = 6; // 2x2 NV12
+		int fd = memfd(static_cast<size_t>(size * count));
+		wl_shm_pool *pool = pool_of(fd, static_cast<int32_t>(size * count));
+		for (long i = 0; i < count; i++) {
+			wl_surface *surface = wl_compositor_create_surface(conn.compositor);
+			wl_buffer *buffer = wl_shm_pool_create_buffer(
+				pool, static_cast<int32_t>(i * size), 2, 2, 2, WL_SHM_FORMAT_NV12);
+			wl_surface_attach(surface, buffer, 0, 0);
+			wl_surface_damage_buffer(surface, 0, 0, 2, 2);
+			wl_surface_commit(surface);
+			if (i % 1000 == 999 && !conn.roundtrip()) return report();
+		}
+		if (!conn.roundtrip()) return report();
+		usleep(300 * 1000); // the idle passes convert them
+		return made(count);
+	};
 	modes["many-color-surfaces"] = [&] {
 		if (conn.color_representation == nullptr) return 3;
 		for (long i = 0; i < count; i++) {

@@ -151,8 +151,8 @@ TEST_P(LifetimeCap, OneMoreThanTheCapIsNoMemory) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Lifetime, LifetimeCap,
-	testing::Values(
-		CapCase{"many-pools", 1024}, CapCase{"many-buffers", 65536}, CapCase{"many-color-surfaces", 4096}),
+	testing::Values(CapCase{"many-pools", 1024}, CapCase{"many-buffers", 65536},
+		CapCase{"many-color-surfaces", 4096}, CapCase{"many-images", 4096}),
 	[](const auto &info) {
 		std::string name = info.param.mode;
 		std::replace(name.begin(), name.end(), '-', '_');

@@ -105,6 +105,8 @@ struct pixelport_options {
 	uint32_t client_max_shm_buffers; /* wl_buffer objects made from wl_shm pools; 0 means 65536 */
 	uint32_t client_max_subscriptions; /* pp_surface_timing_v1 objects; 0 means 1024 */
 	uint32_t client_max_color_surfaces; /* wp_color_representation_surface_v1 objects; 0 means 4096 */
+	/** Converted images (each an anonymous mapping; their bytes have budgets of their own); 0 means 4096 */
+	uint32_t client_max_images;
 };
 
 /** Counters since pixelport_create(), for tests and hosts that want them. */
