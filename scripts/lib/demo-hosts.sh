@@ -60,6 +60,9 @@ try:
     print(next(s["version"] for s in j["subprojects"] if s["name"].startswith("wlroots")))
 except Exception:
     pass' "$build" || true)
+	# wlroots 0.20 is not a subproject: the bootstrap's prefix, else the system's.
+	[[ -n $wlr_version ]] || wlr_version=$(sed -n 's/^Version: *//p' \
+		"$root/subprojects/.wlroots-$host_series/prefix/lib/pkgconfig/wlroots-$host_series.pc" 2>/dev/null || true)
 	[[ -n $wlr_version ]] || wlr_version=$(pkg-config --modversion "wlroots-$host_series" 2>/dev/null || echo "$host_series")
 	case $host_name in
 	reference)
@@ -72,7 +75,8 @@ except Exception:
 		;;
 	tinywl)
 		# Built by the wlroots subproject (examples=true); a system wlroots has none.
-		host_bin=$(find "$build/subprojects" -path '*/tinywl/tinywl' -type f -perm -u+x 2>/dev/null | head -1)
+		# (|| true: a build on the bootstrap's wlroots 0.20 has no subprojects/ folder.)
+		host_bin=$(find "$build/subprojects" -path '*/tinywl/tinywl' -type f -perm -u+x 2>/dev/null | head -1 || true)
 		# wlroots 0.20 from the bootstrap's prefix: its tinywl is installed there.
 		[[ -n $host_bin || ! -x $root/subprojects/.wlroots-0.20/prefix/bin/tinywl || $host_series != 0.20 ]] ||
 			host_bin=$root/subprojects/.wlroots-0.20/prefix/bin/tinywl
