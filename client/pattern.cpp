@@ -193,6 +193,15 @@ bool encode_pattern(uint32_t fmt, int width, int height, size_t stride, uint8_t 
 				put16(p + 6, alpha ? to_half(c.a) : junk);
 				break;
 			}
+			case DRM_FORMAT_ABGR16161616: { // wlroots 0.20's pixman renderer shows it natively
+				v = quant_premul(c, 16, 16, true);
+				uint8_t *p = row + 8 * x;
+				put16(p + 0, v.r);
+				put16(p + 2, v.g);
+				put16(p + 4, v.b);
+				put16(p + 6, v.a);
+				break;
+			}
 			case DRM_FORMAT_YUYV:
 			case DRM_FORMAT_UYVY: {
 				Yuv yuv = to_yuv(c);

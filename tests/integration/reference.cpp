@@ -170,6 +170,11 @@ bool reference_rgb(uint32_t fmt, int width, int height, size_t stride, const uin
 					half_to_double(get16(p + 4)));
 				break;
 			}
+			case DRM_FORMAT_ABGR16161616: {
+				const uint8_t *p = row + 8 * x;
+				o = pack(get16(p) / 65535.0, get16(p + 2) / 65535.0, get16(p + 4) / 65535.0);
+				break;
+			}
 			case DRM_FORMAT_YUYV:
 			case DRM_FORMAT_UYVY: {
 				const uint8_t *p = row + (x / 2) * 4;
