@@ -1,11 +1,16 @@
 #include "stream.hpp"
 
 #include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -639,10 +644,64 @@ bool queued_fds(int fd) {
 	return found;
 }
 
+// The inode of the other end of the AF_UNIX socket with inode `ino`, 0 if unknown: asked of
+// the kernel's sock_diag (what `ss -x` shows as the peer).
+ino_t unix_peer_inode(ino_t ino) {
+	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0) return 0;
+	struct {
+		nlmsghdr header;
+		unix_diag_req request;
+	} ask = {};
+	ask.header.nlmsg_len = sizeof(ask);
+	ask.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	ask.header.nlmsg_flags = NLM_F_REQUEST;
+	ask.request.sdiag_family = AF_UNIX;
+	ask.request.udiag_ino = static_cast<uint32_t>(ino);
+	ask.request.udiag_show = UDIAG_SHOW_PEER;
+	ask.request.udiag_cookie[0] = ask.request.udiag_cookie[1] = ~0u; // INET_DIAG_NOCOOKIE: by inode
+	ino_t peer = 0;
+	alignas(nlmsghdr) char answer[1024];
+	ssize_t n = -1;
+	if (send(nl, &ask, sizeof(ask), 0) == static_cast<ssize_t>(sizeof(ask)))
+		n = recv(nl, answer, sizeof(answer), 0);
+	for (auto *h = reinterpret_cast<nlmsghdr *>(answer); n > 0 && NLMSG_OK(h, static_cast<size_t>(n));
+		h = NLMSG_NEXT(h, n)) {
+		if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY) break;
+		auto *msg = static_cast<unix_diag_msg *>(NLMSG_DATA(h));
+		int len = static_cast<int>(h->nlmsg_len - NLMSG_LENGTH(sizeof(*msg)));
+		for (auto *a = reinterpret_cast<rtattr *>(msg + 1); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+			if (a->rta_type == UNIX_DIAG_PEER) peer = *static_cast<uint32_t *>(RTA_DATA(a));
+		}
+	}
+	close(nl);
+	return peer;
+}
+
+// Whether `fd` (a connected AF_UNIX socket whose peer is this process) is the other end of a
+// connection the compositor keeps: bound to a name (it reached a socket the compositor
+// listens on: the display's, or any other), or the peer of a client of the display (made
+// from a socket pair, as WAYLAND_SOCKET clients are). A socket pair the compositor's own
+// threads use in process is neither.
+bool holds_a_connection(wl_display *display, int fd, bool named_peer) {
+	if (named_peer) return true; // a path or an abstract name
+	struct stat st;
+	if (fstat(fd, &st) != 0) return true;
+	ino_t other = unix_peer_inode(st.st_ino);
+	if (other == 0) return true; // cannot tell: refuse
+	wl_list *clients = wl_display_get_client_list(display);
+	wl_client *client;
+	wl_client_for_each(client, clients) {
+		struct stat cst;
+		if (fstat(wl_client_get_fd(client), &cst) == 0 && cst.st_ino == other) return true;
+	}
+	return false;
+}
+
 // Only fds that end: a connected AF_UNIX stream socket, or the read end of a pipe or FIFO
 // opened read-only. Datagram and listening sockets, UDP, a FIFO opened read-write (the
 // compositor would be a writer itself) never hang up. Returns "" if `fd` is fine, else why not.
-const char *vet_data_fd(int fd, FdKind *kind) {
+const char *vet_data_fd(wl_display *display, int fd, FdKind *kind) {
 	struct stat st;
 	if (fstat(fd, &st) != 0) return "fstat failed";
 	int flags = fcntl(fd, F_GETFL);
@@ -662,7 +721,7 @@ const char *vet_data_fd(int fd, FdKind *kind) {
 		return "not a SOCK_STREAM socket";
 	len = sizeof(int);
 	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening) return "a listening socket";
-	sockaddr_storage peer;
+	sockaddr_storage peer = {};
 	socklen_t peer_len = sizeof(peer);
 	if (getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &peer_len) != 0) return "the socket is not connected";
 	// A socket whose other end is this process (a client's own Wayland connection, a new
@@ -672,7 +731,9 @@ const char *vet_data_fd(int fd, FdKind *kind) {
 	ucred peer_cred = {};
 	len = sizeof(peer_cred);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer_cred, &len) != 0) return "SO_PEERCRED failed";
-	if (peer_cred.pid == getpid()) return "the socket's peer is the compositor itself";
+	if (peer_cred.pid == getpid() && holds_a_connection(display, fd, peer_len > offsetof(sockaddr_un, sun_path))) {
+		return "the socket's other end is a connection of the compositor's";
+	}
 	// Fds in flight on the socket live while it does: a client's own connection sent over it
 	// would keep that client alive the same way. Refuse them from now on (Linux 6.16's
 	// SO_PASSRIGHTS; the sender's sendmsg fails) and refuse a socket that has some queued.
@@ -686,7 +747,7 @@ const char *vet_data_fd(int fd, FdKind *kind) {
 void manager_create_stream(wl_client *client, wl_resource *resource, uint32_t id, int32_t fd) {
 	auto *manager = static_cast<StreamManager *>(wl_resource_get_user_data(resource));
 	FdKind kind = FdKind::Socket;
-	const char *why = vet_data_fd(fd, &kind);
+	const char *why = vet_data_fd(wl_client_get_display(client), fd, &kind);
 	if (*why != '\0') {
 		close(fd);
 		wl_resource_post_error(resource, PP_STREAM_MANAGER_V1_ERROR_INVALID_FD, "data fd: %s", why);

@@ -415,7 +415,7 @@ int main(int argc, char *argv[]) {
 	};
 	// ---- lifetimes: nothing a client hands over keeps it alive; caps on what it makes ----------
 	const long count = argc > 2 ? strtol(argv[2], nullptr, 10) : 0;
-	// An 8192x8192 NV12 frame on a toplevel (a 256 MiB converted image), then a data fd that
+	// A 4096x4096 NV12 frame on a toplevel (a 64 MiB converted image), then a data fd that
 	// would keep this very connection open if the compositor held it; _exit right after the
 	// verdict. Its first line says whether the large frame was shown.
 	auto own_connection_attack = [&](int data_fd) {
@@ -423,7 +423,7 @@ int main(int argc, char *argv[]) {
 		Window window;
 		std::string e;
 		if (!window.create(&conn, "hostile", &e)) return 3;
-		const int w = 8192, h = 8192;
+		const int w = 4096, h = 4096;
 		ShmLayout layout;
 		if (!shm_layout(DRM_FORMAT_NV12, w, h, w, &layout)) return 3;
 		int fd = memfd(layout.size);

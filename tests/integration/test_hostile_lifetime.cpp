@@ -26,7 +26,7 @@ std::string hostile() { return build_path("PIXELPORT_HOSTILE_CLIENT"); }
 
 class LifetimeOwnConnection : public testing::TestWithParam<const char *> {};
 
-// The client shows an 8192x8192 NV12 frame (a 256 MiB converted image), hands over a data fd
+// The client shows a 4096x4096 NV12 frame (a 64 MiB converted image), hands over a data fd
 // whose other end is its own connection (or the compositor), gets invalid_fd and exits: the
 // compositor sees it go and frees everything within 1 s.
 TEST_P(LifetimeOwnConnection, IsInvalidFdAndTheClientStillGoes) {
