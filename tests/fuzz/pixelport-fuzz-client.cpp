@@ -455,6 +455,7 @@ private:
 	std::vector<Stream> streams_;
 	std::vector<pp_surface_timing_v1 *> subs_;
 	std::vector<wl_callback *> callbacks_;
+	std::vector<wl_proxy *> storm_; // storms' objects, kept until the disconnect
 	std::vector<int> fds_; // every fd we hold for this connection
 	std::deque<std::string> recent_;
 	uint64_t ops_ = 0;
@@ -478,6 +479,7 @@ Session::Session(const Options &o, Run &run, uint64_t index) :
 Session::~Session() {
 	// Proxies still alive go without a request; then the fds.
 	for (wl_callback *c : callbacks_) wl_proxy_destroy(reinterpret_cast<wl_proxy *>(c));
+	for (wl_proxy *p : storm_) wl_proxy_destroy(p);
 	for (auto *s : subs_)
 		if (s) wl_proxy_destroy(reinterpret_cast<wl_proxy *>(s));
 	for (auto &s : streams_)
@@ -673,7 +675,11 @@ void Session::pool_grow_storm() {
 	for (int i = 0; i < n && pools_[p].size < INT32_MAX; i++) {
 		wl_shm_pool_resize(pools_[p].pool, static_cast<int32_t>(++pools_[p].size));
 		wl_buffer *b = wl_shm_pool_create_buffer(pools_[p].pool, 0, 1, 1, 4, WL_SHM_FORMAT_XRGB8888);
-		if (i % 64 == 0 && buffers_.size() < 256) buffers_.push_back({b, -1, 1, 1, WL_SHM_FORMAT_XRGB8888});
+		if (i % 64 == 0 && buffers_.size() < 256) {
+			buffers_.push_back({b, -1, 1, 1, WL_SHM_FORMAT_XRGB8888});
+		} else {
+			storm_.push_back(reinterpret_cast<wl_proxy *>(b)); // kept until the disconnect
+		}
 	}
 }
 
@@ -1088,7 +1094,10 @@ void Session::timing_subscribe_storm() {
 	if (i < 0 || timing_ == nullptr) return;
 	uint32_t n = 32 + rng_.below(512);
 	log("timing.subscribe_storm surf%d x%u", i, n);
-	for (uint32_t k = 0; k < n; k++) pp_timing_manager_v1_subscribe(timing_, surfaces_[i]->surface);
+	for (uint32_t k = 0; k < n; k++) {
+		storm_.push_back(
+			reinterpret_cast<wl_proxy *>(pp_timing_manager_v1_subscribe(timing_, surfaces_[i]->surface)));
+	}
 }
 
 void Session::timing_flush() {

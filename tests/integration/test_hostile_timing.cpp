@@ -99,8 +99,11 @@ TEST(FairnessTiming, TimingLogStateDoesNotGrowWithSurfacesEverSeen) {
 	usleep(300 * 1000);
 	size_t rss_20k = rss_kib(a.pid);
 	EXPECT_EQ(client.wait(10000), 0) << client.err();
-	// Before: 16 MiB for 40,000 surfaces, about 400 bytes each (6 MiB for 15,000).
-	EXPECT_LT(rss_20k, rss_5k + 1024)
+	// Before: 16 MiB for 40,000 surfaces, about 400 bytes each (6 MiB for 15,000). Under
+	// AddressSanitizer freed memory stays resident in its quarantine: the bound is the arena's
+	// there (LeakSanitizer tells about leaks).
+	constexpr size_t kGrowthKib = AttackArena::kRssSlackKib > 8 * 1024 ? AttackArena::kRssSlackKib : 1024;
+	EXPECT_LT(rss_20k, rss_5k + kGrowthKib)
 		<< "RSS after 5,000 surfaces " << rss_5k << " KiB, after 20,000 " << rss_20k << " KiB";
 	ProbeStats during;
 	a.expect_probe_served(&during);
@@ -108,7 +111,9 @@ TEST(FairnessTiming, TimingLogStateDoesNotGrowWithSurfacesEverSeen) {
 	a.print("timing-log-20k-surfaces", during);
 	printf("timing-log rss_5k_kib=%zu rss_20k_kib=%zu\n", rss_5k, rss_20k);
 
-	ASSERT_EQ(a.fx.stop(), 0);
+	// The writer (SCHED_IDLE) finishes the log before the compositor exits: slow on a loaded
+	// machine under a sanitizer.
+	ASSERT_EQ(a.fx.compositor().terminate(30000), 0);
 	// The records were written (the client's pace lets the writer, at SCHED_IDLE, keep up with
 	// most of them: 87-100% here, 71% with other tests running), each surface on a track of
 	// its own, and the exit summary stays short: older surfaces are merged.
