@@ -361,4 +361,21 @@ bool SurfaceWriter::wait_consumed(int timeout_ms) {
 	return true;
 }
 
+ssize_t send_fd(int over, int fd) {
+	char byte = 0;
+	iovec iov = {&byte, 1};
+	alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+	msghdr msg = {};
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = control;
+	msg.msg_controllen = sizeof(control);
+	cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(over, &msg, MSG_NOSIGNAL);
+}
+
 } // namespace pixelport::client

@@ -125,4 +125,10 @@ private:
  */
 uint64_t stream_iovecs(const Pixels &px, const Rect &r, std::vector<iovec> *out);
 
+/**
+ * Sends one byte over the AF_UNIX socket `over` with `fd` attached (SCM_RIGHTS). Returns
+ * sendmsg()'s result: 1, or -1 with errno (EPERM where the receiver refuses fds).
+ */
+ssize_t send_fd(int over, int fd);
+
 } // namespace pixelport::client

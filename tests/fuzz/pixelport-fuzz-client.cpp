@@ -46,6 +46,7 @@
 
 #include "pixelport-timing-v1-client-protocol.h"
 #include "pixelport/core/format.hpp"
+#include "transport.hpp"
 #include "wayland_client.hpp"
 
 using namespace pixelport;
@@ -327,20 +328,7 @@ MadeFd make_fd(FdKind k, size_t memfd_size) {
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) == 0) {
 			m.pass = p[0];
 			m.peer = p[1];
-			char byte = 0;
-			iovec iov = {&byte, 1};
-			alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-			msghdr msg = {};
-			msg.msg_iov = &iov;
-			msg.msg_iovlen = 1;
-			msg.msg_control = control;
-			msg.msg_controllen = sizeof(control);
-			cmsghdr *c = CMSG_FIRSTHDR(&msg);
-			c->cmsg_level = SOL_SOCKET;
-			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(c), &g_connection_fd, sizeof(int));
-			sendmsg(m.peer, &msg, MSG_NOSIGNAL);
+			client::send_fd(m.peer, g_connection_fd);
 		}
 		break;
 	case FdKind::Count: break;

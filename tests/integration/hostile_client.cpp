@@ -19,6 +19,7 @@
 
 #include "client_verdict.hpp"
 #include "pattern.hpp"
+#include "transport.hpp"
 #include "wayland_client.hpp"
 
 using namespace pixelport;
@@ -448,23 +449,7 @@ int main(int argc, char *argv[]) {
 	};
 	// A socket pair whose queued bytes carry this connection's fd: the compositor holding the
 	// receiving end would hold the connection in flight.
-	auto send_own_connection = [](int over) {
-		int conn_fd = wl_display_get_fd(conn.display);
-		char byte = 'x';
-		iovec iov = {&byte, 1};
-		alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-		msghdr msg = {};
-		msg.msg_iov = &iov;
-		msg.msg_iovlen = 1;
-		msg.msg_control = control;
-		msg.msg_controllen = sizeof(control);
-		cmsghdr *c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &conn_fd, sizeof(int));
-		return sendmsg(over, &msg, MSG_NOSIGNAL);
-	};
+	auto send_own_connection = [](int over) { return send_fd(over, wl_display_get_fd(conn.display)); };
 	modes["stream-fd-carrying-own-connection"] = [&] {
 		int sv[2];
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return 3;
