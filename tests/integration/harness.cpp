@@ -479,14 +479,20 @@ bool ProbeClient::start(CompositorFixture &fx) {
 	if (!process_.start({build_path("PIXELPORT_PROBE_CLIENT")}, fx.client_env())) return false;
 	std::string line;
 	steal_ = cpu_steal_us();
-	return process_.read_line(&line, 10000) && line == "probe ready";
+	bool ready = process_.read_line(&line, 10000) && line == "probe ready";
+	window_start_ms_ = now_ms();
+	return ready;
 }
 
 bool ProbeClient::sample(ProbeStats *stats, int timeout_ms) {
 	if (!process_.running()) return false;
+	uint64_t min_end = window_start_ms_ + kMinWindowMs, start = now_ms();
+	if (start < min_end) usleep(static_cast<useconds_t>((min_end - start) * 1000));
 	kill(process_.pid(), SIGUSR1);
 	std::string line;
-	if (!process_.read_line(&line, timeout_ms) || !parse_probe_line(line, stats)) return false;
+	bool got = process_.read_line(&line, timeout_ms) && parse_probe_line(line, stats);
+	window_start_ms_ = now_ms();
+	if (!got) return false;
 	std::vector<uint64_t> now = cpu_steal_us();
 	stats->steal_us = steal_between(steal_, now);
 	steal_ = std::move(now);

@@ -218,8 +218,13 @@ class ProbeClient {
 public:
 	/** Starts it and waits (up to 10 s) for its first frame; false if it did not come. */
 	bool start(CompositorFixture &fx);
-	/** SIGUSR1: the figures since the previous sample (or start); it keeps running. */
+	/**
+	 * SIGUSR1: the figures since the previous sample (or start); it keeps running. A window
+	 * lasts at least kMinWindowMs (it waits out the rest): an attack over in a few ms would
+	 * otherwise leave a window with no sync of the probe's (one per 10 ms) answered in it.
+	 */
 	bool sample(ProbeStats *stats, int timeout_ms = 5000);
+	static constexpr int kMinWindowMs = 100;
 	/** SIGTERM: the figures since the previous sample; false if no line came. */
 	bool stop(ProbeStats *stats, int timeout_ms = 5000);
 	Process &process() { return process_; }
@@ -227,6 +232,7 @@ public:
 private:
 	Process process_;
 	std::vector<uint64_t> steal_; // per CPU at the previous sample or start, µs
+	uint64_t window_start_ms_ = 0; // CLOCK_MONOTONIC at the previous sample or start
 };
 
 /**
