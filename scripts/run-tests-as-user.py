@@ -5,11 +5,13 @@ Used by scripts/test when it runs as root: the compositor, clients and harness m
 normal users. meson itself is not run as that user (it could not write its logs).
 Usage: run-tests-as-user.py BUILDDIR USER
 """
+import concurrent.futures
 import json
 import os
 import pwd
 import subprocess
 import sys
+import threading
 
 builddir, user = sys.argv[1], sys.argv[2]
 info = pwd.getpwnam(user)
@@ -29,24 +31,44 @@ for i, part in enumerate(parts):
         sys.exit(1)
 # $MESON: the meson that configured builddir (scripts/test sets it for wlroots 0.19 builds).
 tests = json.loads(subprocess.check_output(os.environ.get("MESON", "meson").split() + ["introspect", "--tests", builddir]))
-failed = 0
-for t in tests:
-    if "pixelport" not in t.get("suite", []) and not any(s.startswith("pixelport") for s in t.get("suite", [])):
-        continue
+
+
+def run(t):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp", "USER": user,
            "LANG": "C.UTF-8"}
     for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
         if k in os.environ:
             env[k] = os.environ[k]
     env.update(t.get("env", {}))
-    cmd = as_user + t["cmd"]
-    print(f"-- {t['name']} as {user}", flush=True)
-    r = subprocess.run(cmd, env=env, cwd="/tmp", timeout=t.get("timeout", 300) or None,
+    r = subprocess.run(as_user + t["cmd"], env=env, cwd="/tmp", timeout=t.get("timeout", 300) or None,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if r.returncode != 0:
-        failed += 1
-        print(r.stdout[-20000:])
-        print(f"-- {t['name']} as {user}: FAILED ({r.returncode})")
-    else:
-        print(f"-- {t['name']} as {user}: ok")
+    with lock:
+        if r.returncode != 0:
+            print(r.stdout[-20000:])
+            print(f"-- {t['name']} as {user}: FAILED ({r.returncode})", flush=True)
+        else:
+            print(f"-- {t['name']} as {user}: ok", flush=True)
+    return r.returncode == 0
+
+
+# Two at a time, as scripts/test runs meson test; a test meson may not run beside others
+# (is_parallel false) runs alone. The style suite checks sources, not programs: not run again.
+lock = threading.Lock()
+failed = 0
+with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+    running = []
+    for t in tests:
+        suites = t.get("suite", [])
+        if not any(s == "pixelport" or s.startswith("pixelport:") for s in suites):
+            continue
+        if any(s.endswith(":style") or s == "style" for s in suites):
+            print(f"-- {t['name']}: a source check, not run again as {user}", flush=True)
+            continue
+        if not t.get("is_parallel", True):
+            failed += sum(not f.result() for f in running)
+            running = []
+            failed += not run(t)
+            continue
+        running.append(pool.submit(run, t))
+    failed += sum(not f.result() for f in running)
 sys.exit(1 if failed else 0)
