@@ -1,5 +1,5 @@
 // pixelport-sweep: how long each transport takes to put a frame on a surface, over frame
-// sizes and pixel formats, on this machine. See README.md for every option.
+// sizes and pixel formats, on this machine. Every option: man/pixelport-sweep.1.scd.
 //
 // Per point (format, size, transport): a fresh window, warm-up frames, then measured frames,
 // each waiting for presentation and for the compositor's pixelport-timing-v1 report before

@@ -165,7 +165,7 @@ std::string plugin_path(const std::string &self) {
 	return dir + "libpixelport.so";
 }
 
-// The numeric pixelport_options as environment variables (README, "Options"); the timing log
+// The numeric pixelport_options as environment variables (docs/loading.md, "Options"); the timing log
 // paths are read by the plugin itself (PIXELPORT_TIMING_LOG, PIXELPORT_TIMING_TRACE).
 void read_options(pixelport_options *options) {
 	struct Row {
