@@ -264,7 +264,8 @@ private:
  */
 struct AttackArena {
 	/** RSS the compositor may keep after an attacker left: malloc keeps some freed heap; under
-	 * AddressSanitizer freed memory sits in its quarantine (256 MiB by default) instead. */
+	 * AddressSanitizer freed memory sits in its quarantine instead (64 MiB in the compositors
+	 * CompositorFixture starts, with redzones and allocator caches on top). */
 #if defined(__SANITIZE_ADDRESS__)
 	static constexpr size_t kRssSlackKib = 320 * 1024;
 #else
