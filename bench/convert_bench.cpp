@@ -98,7 +98,7 @@ void bm_memcpy(benchmark::State &st, Size s) {
 }
 
 // Times `fn` and a memcpy of the destination size alternately in the same loop, so
-// both see the same machine (this VM is shared: other builds come and go within a
+// both see the same machine (on a shared machine, other work comes and goes within a
 // run). The benchmark's time is the conversion's. Counters min_conv / min_copy are
 // the fastest single iteration of each (interference only adds time), in seconds;
 // the tables divide them.

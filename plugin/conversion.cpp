@@ -43,7 +43,7 @@ constexpr uint64_t kTotalClientsFactor = 4;
 constexpr uint64_t kIdleBudgetNs = 4'000'000;
 constexpr int kResumeMs = 1;
 // A commit with more pixels than this to convert is held and converted in bands (about 1 ms
-// each on this machine kind) rather than in one go: 1 MiB pixels convert in 2-5 ms here.
+// each) rather than in one go: 1 MiB pixels convert in 2-5 ms.
 constexpr uint64_t kHoldPixels = uint64_t{1} << 20;
 constexpr uint64_t kBandPixels = uint64_t{1} << 18;
 // The same limits in bytes of the client's rows (stride x rows): a narrow buffer with a huge
@@ -57,7 +57,7 @@ constexpr uint64_t kFreshBandBytes = uint64_t{256} << 10;
 // a render), counted from their admission until the next idle pass after their conversion: a
 // client one small commit's worth, all clients together two. Commits beyond are held and
 // banded, so 40 surfaces committing at once cost others no more than two (a fresh 1 Mi-pixel
-// image also costs its 1,024 page faults, about 20 ms here).
+// image also costs its 1,024 page faults, about 20 ms).
 constexpr uint64_t kDueClientPixels = kHoldPixels;
 constexpr uint64_t kDueTotalPixels = 2 * kHoldPixels;
 

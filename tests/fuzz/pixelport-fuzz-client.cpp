@@ -64,7 +64,8 @@ struct Options {
 	double stall_ms = 100;
 	int bad_permille = 10; // how often an argument is picked to be invalid
 	int probe_interval_ms = 10;
-	// Attack classes (issue 12); each can be left out while its fix is open.
+	// Attack classes ("case N": the hostile-client case of bench/fairness it exercises); each
+	// can be left out while the compositor under test has no fix for it.
 	bool clear_nonblock = true; // clear O_NONBLOCK on our copy of a stream's data fd (case 1)
 	bool odd_stream_fds = true; // datagram/seqpacket/UDP/listening sockets, FIFO read-write (case 2)
 	bool huge = true; // buffers and pools up to 16384 px / 1 GiB (cases 4, 5, 6)

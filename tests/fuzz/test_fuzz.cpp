@@ -1,4 +1,4 @@
-// pixelport-fuzz-client against a real compositor for a bounded time (issue 12): afterwards the
+// pixelport-fuzz-client against a real compositor for a bounded time: afterwards the
 // compositor still serves a normal client, reported no sanitizer error, holds no fd the fuzzer
 // made and no more memory than the slack below, and never kept the probe client waiting longer
 // than the bound below.

@@ -121,9 +121,9 @@ TEST(ConversionLimits, AFrameThatFitsTheBudgetOnlyOnceIsShownFrameAfterFrame) {
 	EXPECT_EQ(stat_of(fx.compositor().out(), "image_bytes"), 0u) << fx.compositor().out();
 }
 
-// The storm: 60 full-damage commits of a 4096x4096 NV12 buffer in one burst. Only
-// what can be shown is converted, in bands between dispatches: the probe client keeps its
-// latency, and the last commit is shown, converted.
+// The conversion storm (the hostile-client report's case 6): 60 full-damage commits of a
+// 4096x4096 NV12 buffer in one burst. Only what can be shown is converted, in bands between
+// dispatches: the probe client keeps its latency, and the last commit is shown, converted.
 TEST(ConversionLimits, ABurstOfCommitsConvertsOnlyWhatCanBeShownWithoutStallingOthers) {
 	AttackArena a;
 	ASSERT_NO_FATAL_FAILURE(a.start({"--print-stats"}));

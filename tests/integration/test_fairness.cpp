@@ -1,6 +1,6 @@
-// Issue 12: a hostile stream client cannot freeze the compositor, pin its fds or memory after
-// it left, or make it hold memory out of proportion. Each case runs beside a well-behaved
-// probe client (pixelport-probe-client) whose roundtrips must stay under kProbeLatencyMs, and
+// A hostile stream client cannot freeze the compositor, pin its fds or memory after it left,
+// or make it hold memory out of proportion. Each case runs beside a well-behaved probe
+// client (pixelport-probe-client) whose roundtrips must stay under kProbeLatencyMs, and
 // checks that the compositor's fd count and RSS are back at their baseline within 1 s of the
 // attacker's exit. Each test prints one "fairness CASE ..." line (probe's worst roundtrip,
 // compositor's peak RSS and fds) so runs can be compared; no test gates on those peaks beyond

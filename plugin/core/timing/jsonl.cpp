@@ -36,11 +36,11 @@ std::string escape_cached(std::string_view v) {
 }
 
 // Commit and frame lines are written by hand: they are the hot path of the writer thread
-// (an ordered_json per record cost ~4.5 us of CPU on this 2-core machine, next to a
-// compositor and its clients; a std::string append per key and value still ~1-2 us). The
-// line is laid out in place: the batch string grows once by the line's largest possible
-// size, keys are copied as constants, numbers with to_chars, and it shrinks to what was
-// written. The output is the same text nlohmann writes (tests/timing/test_records.cpp).
+// (an ordered_json per record cost ~4.5 us of CPU on 2 cores shared with a compositor and
+// its clients; a std::string append per key and value still ~1-2 us). The line is laid out
+// in place: the batch string grows once by the line's largest possible size, keys are copied
+// as constants, numbers with to_chars, and it shrinks to what was written. The output is the
+// same text nlohmann writes (tests/timing/test_records.cpp).
 class Line {
 public:
 	// Bytes a JSON string holds as they are: printable ASCII but the quote and the backslash.
