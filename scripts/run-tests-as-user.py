@@ -61,9 +61,10 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         suites = t.get("suite", [])
         if not any(s == "pixelport" or s.startswith("pixelport:") for s in suites):
             continue
-        if any(s.split(":")[-1] in left_out for s in suites):
+        names = {s.split(":")[-1] for s in suites}
+        if names & left_out:
             continue
-        if any(s.endswith(":style") or s == "style" for s in suites):
+        if "style" in names:
             print(f"-- {t['name']}: a source check, not run again as {user}", flush=True)
             continue
         if not t.get("is_parallel", True):
