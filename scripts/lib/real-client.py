@@ -9,31 +9,89 @@ and prints, per variant, the frames shown and dropped (fpsdisplaysink's QoS drop
 time of the compositor and of the client per rendered frame (ms, user + system; medians over
 the rounds), with the ratio pixelport / stock measured in the same run. Writes real-client.txt
 and real-client.json into --out.
+
+Each round also measures the playing window, from the first frames shown (fpsdisplaysink's first
+report) until the client ends, start-up left out:
+  main thread  CPU time (user + system) of the compositor's main thread (the thread whose tid is
+               its pid: the Wayland event loop, where every client is served) over the window's
+               wall time, in % of one core
+  process      the same for the whole compositor process; "other" = process - main thread
+  probe        a second, well-behaved client (pixelport-probe-client --size 64, started once the
+               first frames are shown) syncs every 10 ms: the median, 99th percentile and worst of
+               its wl_display roundtrips in the window (ms), i.e. how long any other client waits
+               for the compositor while the video plays
+and prints them per variant (medians over the rounds) with the ratio pixelport / stock.
 """
 import argparse
 import json
+import math
 import os
+import queue
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid):
-    """utime + stime of a live process (its own threads, not its children)."""
-    with open(f"/proc/{pid}/stat") as f:
+def cpu_seconds(pid, tid=None):
+    """utime + stime of a live process (its own threads, not its children), or of one thread."""
+    path = f"/proc/{pid}/stat" if tid is None else f"/proc/{pid}/task/{tid}/stat"
+    with open(path) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
+def read_lines(stream, into, first_shown=None):
+    """Puts every line of stream into the queue (None at the end); sets first_shown at the first
+    fpsdisplaysink report of a frame rendered."""
+    for raw in iter(stream.readline, b""):
+        line = raw.decode(errors="replace")
+        into.put(line)
+        if first_shown is not None and not first_shown.is_set():
+            m = re.search(r"rendered: (\d+)", line)
+            if m and int(m.group(1)) > 0:
+                first_shown.set()
+    into.put(None)
+
+
+# The percentiles are missing from an older probe's line (no --size either; it ignored arguments).
+PROBE_LINE = re.compile(r"^probe roundtrips=(\d+) worst_roundtrip_us=(\d+) frames=(\d+) worst_frame_gap_us=(\d+)"
+                        r"(?: p50_roundtrip_us=(\d+) p99_roundtrip_us=(\d+))?")
+
+
+def probe_line(lines, timeout):
+    """The probe's next line from the queue: "probe ready", or its report as a dict; None if none came."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, end - time.monotonic()))
+        except queue.Empty:
+            return None
+        if line is None:
+            return None
+        line = line.strip()
+        if line == "probe ready":
+            return line
+        m = PROBE_LINE.match(line)
+        if m:
+            keys = ("roundtrips", "worst_roundtrip_us", "frames", "worst_frame_gap_us", "p50_roundtrip_us",
+                    "p99_roundtrip_us")
+            r = {k: int(v) for k, v in zip(keys, m.groups()) if v is not None}
+            if " error=" in line:
+                r["error"] = line.split(" error=", 1)[1]
+            return r
+
+
 def one_round(args, variant, runtime):
     socket = f"real-client-{variant}"
-    cmd = [args.compositor, "--socket", socket, "--output", f"{args.width}x{args.height}@{args.rate}",
+    cmd = [args.compositor, "--socket", socket, "--output", args.output,
            "--log-level", "error"]
     if variant == "stock":
         cmd.append("--no-plugin")
@@ -57,13 +115,63 @@ def one_round(args, variant, runtime):
         before = cpu_seconds(comp.pid)
         t0 = os.times()
         client = subprocess.Popen(pipeline, env=client_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        out, _ = client.communicate(timeout=max(60, 4 * args.frames / args.rate))
-        t1 = os.times()  # the client, reaped: this process's only child that ended meanwhile
-        after = cpu_seconds(comp.pid)
+        deadline = time.monotonic() + max(60, 4 * args.frames / args.rate)
+        client_lines, first_shown = queue.Queue(), threading.Event()
+        reader = threading.Thread(target=read_lines, args=(client.stdout, client_lines, first_shown), daemon=True)
+        reader.start()
+        window, probe_report, probe, t1, after = None, None, None, None, None
+
+        def client_ended():  # the client reaped; the probe, if any, not yet (its CPU is not the client's)
+            nonlocal t1, after
+            if t1 is None:
+                t1, after = os.times(), cpu_seconds(comp.pid)
+
+        try:
+            # The playing window: from the first frames shown (and the probe ready) until the end.
+            while not first_shown.wait(0.01):
+                if client.poll() is not None or time.monotonic() > deadline:
+                    break
+            if first_shown.is_set() and client.poll() is None:
+                ready = True
+                if args.probe:
+                    probe = subprocess.Popen([args.probe, "--size", str(args.probe_size)], env=client_env,
+                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                    probe_lines = queue.Queue()
+                    threading.Thread(target=read_lines, args=(probe.stdout, probe_lines), daemon=True).start()
+                    ready = probe_line(probe_lines, 10) == "probe ready"
+                    if ready:
+                        probe.send_signal(signal.SIGUSR1)  # its start-up figures, left out
+                if ready and client.poll() is None:
+                    w0, m0, p0 = time.monotonic(), cpu_seconds(comp.pid, comp.pid), cpu_seconds(comp.pid)
+                    if probe is not None and not isinstance(probe_line(probe_lines, 5), dict):
+                        raise RuntimeError(f"{variant}: pixelport-probe-client gave no line on SIGUSR1")
+                    client.wait(timeout=max(1, deadline - time.monotonic()))
+                    w1, m1 = time.monotonic(), cpu_seconds(comp.pid, comp.pid)
+                    client_ended()
+                    window = {"window_s": w1 - w0, "main_thread_s": m1 - m0, "process_window_s": after - p0}
+                    if probe is not None:
+                        probe.send_signal(signal.SIGTERM)
+                        probe_report = probe_line(probe_lines, 5)
+            client.wait(timeout=max(1, deadline - time.monotonic()))
+            client_ended()
+        finally:
+            if client.poll() is None:
+                client.kill()
+                client.wait()
+            if probe is not None:
+                if probe.poll() is None:
+                    probe.terminate()
+                probe.wait(timeout=10)
+        reader.join(timeout=10)
+        out_lines = []
+        while not client_lines.empty():
+            line = client_lines.get()
+            if line is not None:
+                out_lines.append(line)
     finally:
         comp.terminate()
         comp.wait(timeout=10)
-    text = out.decode(errors="replace")
+    text = "".join(out_lines)
     if client.returncode != 0:
         raise RuntimeError(f"{variant}: gst-launch-1.0 failed ({client.returncode}): {text[-400:]}")
     # fpsdisplaysink reports every 100 ms: the last report may miss the last frames, so frames
@@ -72,7 +180,15 @@ def one_round(args, variant, runtime):
     dropped = int(found[-1][1]) if found else 0
     rendered = args.frames - dropped
     client_s = (t1.children_user - t0.children_user) + (t1.children_system - t0.children_system)
-    return {"rendered": rendered, "dropped": dropped, "compositor_s": after - before, "client_s": client_s}
+    r = {"rendered": rendered, "dropped": dropped, "compositor_s": after - before, "client_s": client_s}
+    if window is not None and window["window_s"] > 0:
+        r.update(window)
+        r["main_thread_pct"] = 100 * window["main_thread_s"] / window["window_s"]
+        r["process_pct"] = 100 * window["process_window_s"] / window["window_s"]
+        r["other_threads_pct"] = r["process_pct"] - r["main_thread_pct"]
+    if isinstance(probe_report, dict):
+        r["probe"] = probe_report
+    return r
 
 
 def main():
@@ -84,7 +200,25 @@ def main():
     p.add_argument("--rate", type=int, default=60)
     p.add_argument("--frames", type=int, default=240)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--output", help="the compositor's output mode WIDTHxHEIGHT@HZ (default: the video's size and rate)")
+    p.add_argument("--probe", help="pixelport-probe-client, the second client (default: $PIXELPORT_PROBE_CLIENT, "
+                   "else tests/integration/pixelport-probe-client in the compositor's build tree)")
+    p.add_argument("--no-probe", action="store_true", help="no second client (no roundtrip columns)")
+    p.add_argument("--probe-size", type=int, default=64, help="the second client's window side (default 64)")
     args = p.parse_args()
+    if args.output is None:
+        args.output = f"{args.width}x{args.height}@{args.rate}"
+    if args.no_probe:
+        args.probe = None
+    elif args.probe is None:
+        build = os.path.dirname(os.path.dirname(os.path.abspath(args.compositor)))
+        for candidate in (os.environ.get("PIXELPORT_PROBE_CLIENT"),
+                          os.path.join(build, "tests", "integration", "pixelport-probe-client")):
+            if candidate and os.access(candidate, os.X_OK):
+                args.probe = candidate
+                break
+    elif not os.access(args.probe, os.X_OK):
+        p.error(f"--probe {args.probe}: not an executable")
     for tool in ("gst-launch-1.0", "gst-inspect-1.0"):
         if shutil.which(tool) is None:
             print("real client: skipped: GStreamer is not installed "
@@ -118,7 +252,26 @@ def main():
         }
         s = summary[variant]
         s["total_ms_per_frame"] = s["compositor_ms_per_frame"] + s["client_ms_per_frame"]
+        # The playing window: medians over the rounds that have it (None if none has).
+        for key, get in (("window_s", lambda r: r.get("window_s")),
+                         ("main_thread_pct", lambda r: r.get("main_thread_pct")),
+                         ("process_pct", lambda r: r.get("process_pct")),
+                         ("other_threads_pct", lambda r: r.get("other_threads_pct")),
+                         ("probe_roundtrips", lambda r: r["probe"]["roundtrips"] if "probe" in r else None),
+                         ("probe_p50_ms", lambda r: r.get("probe", {}).get("p50_roundtrip_us", math.nan) / 1000),
+                         ("probe_p99_ms", lambda r: r.get("probe", {}).get("p99_roundtrip_us", math.nan) / 1000),
+                         ("probe_worst_ms", lambda r: r["probe"]["worst_roundtrip_us"] / 1000 if "probe" in r else None)):
+            values = [v for v in map(get, rs) if v is not None and not math.isnan(v)]
+            s[key] = statistics.median(values) if values else None
     a, b = summary["pixelport"], summary["stock"]
+
+    def ratio_of(key):
+        x, y = a.get(key), b.get(key)
+        return x / y if x is not None and y else None
+
+    window_keys = ("main_thread_pct", "process_pct", "other_threads_pct", "probe_p50_ms", "probe_p99_ms",
+                   "probe_worst_ms", "rendered", "dropped")
+    ratios = {key: ratio_of(key) for key in window_keys}
     lines = [
         f"real client: GStreamer waylandsink, {args.frames} frames of {args.width}x{args.height}@{args.rate} NV12, "
         f"median of {args.rounds} alternating rounds",
@@ -130,13 +283,38 @@ def main():
                      f"{s['client_ms_per_frame']:8.2f} {s['total_ms_per_frame']:8.2f}  {how}")
     ratio = a["total_ms_per_frame"] / b["total_ms_per_frame"] if b["total_ms_per_frame"] else float("nan")
     lines.append(f"  compositor + client CPU per frame: pixelport {ratio:.2f}x of stock")
+    probe_how = (f"a second client ({os.path.basename(args.probe)} --size {args.probe_size}) syncs every 10 ms"
+                 if args.probe else "no second client (no pixelport-probe-client)")
+    lines += [
+        f"  while it plays (from the first frames shown to the end, output {args.output}; {probe_how}):",
+        f"  {'':16} {'main thread':>11} {'process':>8} {'other':>7} {'probe p50':>10} {'p99':>7} {'worst':>7} "
+        f"{'shown':>6} {'dropped':>7}",
+        f"  {'':16} {'(compositor CPU, % of one core)':>28} {'(roundtrip ms)':>26}",
+    ]
+
+    def cell(v, width, fmt, suffix=""):
+        return f"{format(v, fmt) + suffix:>{width}}" if v is not None else f"{'-':>{width}}"
+
+    for name, s in (("pixelport", a), ("stock", b)):
+        lines.append(f"  {name:16} {cell(s['main_thread_pct'], 11, '.1f', '%')} {cell(s['process_pct'], 8, '.1f', '%')} "
+                     f"{cell(s['other_threads_pct'], 7, '.1f', '%')} {cell(s['probe_p50_ms'], 10, '.2f')} "
+                     f"{cell(s['probe_p99_ms'], 7, '.2f')} {cell(s['probe_worst_ms'], 7, '.2f')} "
+                     f"{cell(s['rendered'], 6, '.0f')} {cell(s['dropped'], 7, '.0f')}")
+    r = ratios
+    lines.append(f"  {'pixelport/stock':16} {cell(r['main_thread_pct'], 11, '.2f', 'x')} "
+                 f"{cell(r['process_pct'], 8, '.2f', 'x')} {cell(r['other_threads_pct'], 7, '.2f', 'x')} "
+                 f"{cell(r['probe_p50_ms'], 10, '.2f', 'x')} {cell(r['probe_p99_ms'], 7, '.2f', 'x')} "
+                 f"{cell(r['probe_worst_ms'], 7, '.2f', 'x')} {cell(r['rendered'], 6, '.2f', 'x')} "
+                 f"{cell(r['dropped'], 7, '.2f', 'x')}")
     text = "\n".join(lines)
     print(text)
     with open(os.path.join(args.out, "real-client.txt"), "w") as f:
         f.write(text + "\n")
     with open(os.path.join(args.out, "real-client.json"), "w") as f:
         json.dump({"width": args.width, "height": args.height, "rate": args.rate, "frames": args.frames,
-                   "rounds": args.rounds, "ratio_total": ratio, **summary}, f, indent=1)
+                   "rounds": args.rounds, "output": args.output,
+                   "probe": {"path": args.probe, "size": args.probe_size} if args.probe else None,
+                   "ratio_total": ratio, **summary, "ratios": ratios}, f, indent=1)
     return 0
 
 

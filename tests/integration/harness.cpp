@@ -449,7 +449,17 @@ bool parse_probe_line(const std::string &line, ProbeStats *stats) {
 	}
 	*stats = ProbeStats{rt, worst, frames, gap, ""};
 	std::string rest = line.substr(static_cast<size_t>(used));
-	if (rest.rfind(" error=", 0) == 0) stats->error = rest.substr(7);
+	// The error comes last (its text has spaces); the percentiles, when there, before it.
+	size_t error_at = rest.find(" error=");
+	if (error_at != std::string::npos) {
+		stats->error = rest.substr(error_at + 7);
+		rest.resize(error_at);
+	}
+	unsigned long long p50 = 0, p99 = 0;
+	if (sscanf(rest.c_str(), " p50_roundtrip_us=%llu p99_roundtrip_us=%llu", &p50, &p99) == 2) {
+		stats->p50_roundtrip_us = p50;
+		stats->p99_roundtrip_us = p99;
+	}
 	return true;
 }
 

@@ -197,9 +197,15 @@ struct ProbeStats {
 	 * CPU, /proc/stat "steal", 10 ms ticks): no process here ran then, the compositor neither.
 	 */
 	uint64_t steal_us = 0;
+	/** The median and 99th percentile of the answered roundtrips (0 from a probe without them). */
+	uint64_t p50_roundtrip_us = 0;
+	uint64_t p99_roundtrip_us = 0;
 };
 
-/** Parses "probe roundtrips=N worst_roundtrip_us=N frames=N worst_frame_gap_us=N[ error=...]". */
+/**
+ * Parses "probe roundtrips=N worst_roundtrip_us=N frames=N worst_frame_gap_us=N
+ * [ p50_roundtrip_us=N p99_roundtrip_us=N][ error=...]".
+ */
 bool parse_probe_line(const std::string &line, ProbeStats *stats);
 
 /**

@@ -1,15 +1,19 @@
 // pixelport-probe-client: a well-behaved client that measures how well the compositor serves it
-// while something else happens (a hostile client, a fuzzer). It maps a 32x32 XRGB8888 window,
-// prints "probe ready" once its first frame is shown, then every 10 ms sends a wl_display.sync
-// (if none is outstanding) and commits a new frame (if the last one's frame callback came).
+// while something else happens (a hostile client, a fuzzer, a video). It maps a 32x32 (--size)
+// XRGB8888 window, prints "probe ready" once its first frame is shown, then every 10 ms sends a
+// wl_display.sync (if none is outstanding) and commits a new frame (if the last one's frame
+// callback came).
 //
 // On SIGUSR1 it prints one line and goes on; on SIGTERM it prints the line and exits 0:
-//   probe roundtrips=N worst_roundtrip_us=N frames=N worst_frame_gap_us=N
+//   probe roundtrips=N worst_roundtrip_us=N frames=N worst_frame_gap_us=N p50_roundtrip_us=N p99_roundtrip_us=N
 // Each line covers the time since the previous line (or the start): roundtrips answered, the
 // slowest of them (a sync still unanswered counts with its age so far, so a frozen compositor
-// shows even if it never answers), frame callbacks received and the longest time between two.
+// shows even if it never answers), frame callbacks received and the longest time between two;
+// then the median and the 99th percentile (nearest rank) of the answered roundtrips (the first
+// 1,000,000 of them; with none answered both are worst_roundtrip_us).
 // If the connection dies it prints the line with " error=TEXT" appended and exits 1.
-// Usage: pixelport-probe-client   (WAYLAND_DISPLAY names the compositor)
+// Usage: pixelport-probe-client [--size N]   (WAYLAND_DISPLAY names the compositor)
+//   --size N   the window's side in pixels, 1 to 4096 (default 32)
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -17,8 +21,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "wayland_client.hpp"
 
@@ -26,12 +32,23 @@ using namespace pixelport::client;
 
 namespace {
 
-constexpr int kSize = 32;
+constexpr int kDefaultSize = 32;
+constexpr int kMaxSize = 4096;
 constexpr uint64_t kTickNs = 10'000'000;
+// Roundtrip times kept for the percentiles between two reports (8 MB at most; at one
+// roundtrip per 10 ms that is over two hours).
+constexpr size_t kMaxSamples = 1'000'000;
 
 volatile sig_atomic_t got_term = 0, got_usr1 = 0;
 
+// The nearest-rank percentile (0 < pct <= 100) of sorted samples (not empty).
+uint64_t percentile(const std::vector<uint64_t> &sorted, int pct) {
+	size_t rank = (sorted.size() * static_cast<size_t>(pct) + 99) / 100; // ceil, 1-based
+	return sorted[std::max<size_t>(rank, 1) - 1];
+}
+
 struct Probe {
+	int size = kDefaultSize;
 	Connection conn;
 	Window window;
 	ShmPool pool;
@@ -46,6 +63,7 @@ struct Probe {
 
 	// Since the last report.
 	uint64_t roundtrips = 0, worst_roundtrip = 0, frames = 0, worst_gap = 0;
+	std::vector<uint64_t> samples; // answered roundtrips, ns (at most kMaxSamples)
 
 	void report(const char *error) {
 		uint64_t now = now_ns();
@@ -53,12 +71,21 @@ struct Probe {
 		if (sync != nullptr) worst_rt = std::max(worst_rt, now - sync_sent);
 		uint64_t gap = worst_gap;
 		if (first_frame_seen) gap = std::max(gap, now - last_frame);
-		printf("probe roundtrips=%llu worst_roundtrip_us=%llu frames=%llu worst_frame_gap_us=%llu%s%s\n",
+		uint64_t p50 = worst_rt, p99 = worst_rt;
+		if (!samples.empty()) {
+			std::sort(samples.begin(), samples.end());
+			p50 = percentile(samples, 50);
+			p99 = percentile(samples, 99);
+		}
+		printf("probe roundtrips=%llu worst_roundtrip_us=%llu frames=%llu worst_frame_gap_us=%llu "
+		       "p50_roundtrip_us=%llu p99_roundtrip_us=%llu%s%s\n",
 			static_cast<unsigned long long>(roundtrips), static_cast<unsigned long long>(worst_rt / 1000),
 			static_cast<unsigned long long>(frames), static_cast<unsigned long long>(gap / 1000),
+			static_cast<unsigned long long>(p50 / 1000), static_cast<unsigned long long>(p99 / 1000),
 			error != nullptr ? " error=" : "", error != nullptr ? error : "");
 		fflush(stdout);
 		roundtrips = worst_roundtrip = frames = worst_gap = 0;
+		samples.clear();
 	}
 
 	void send_sync() {
@@ -69,6 +96,7 @@ struct Probe {
 					uint64_t rt = now_ns() - p->sync_sent;
 					p->roundtrips++;
 					p->worst_roundtrip = std::max(p->worst_roundtrip, rt);
+					if (p->samples.size() < kMaxSamples) p->samples.push_back(rt);
 					wl_callback_destroy(cb);
 					p->sync = nullptr;
 				},
@@ -99,16 +127,36 @@ struct Probe {
 		};
 		wl_surface_attach(window.surface, buffers[next_buffer], 0, 0);
 		next_buffer ^= 1;
-		wl_surface_damage_buffer(window.surface, 0, 0, kSize, kSize);
+		wl_surface_damage_buffer(window.surface, 0, 0, size, size);
 		frame = wl_surface_frame(window.surface);
 		wl_callback_add_listener(frame, &listener, this);
 		wl_surface_commit(window.surface);
 	}
 };
 
+int usage(FILE *to = stderr) {
+	fprintf(to, "usage: pixelport-probe-client [--size N]   (N: the window's side, 1 to %d, default %d)\n",
+		kMaxSize, kDefaultSize);
+	return 2;
+}
+
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+	int size = kDefaultSize;
+	for (int i = 1; i < argc; i++) {
+		std::string arg = argv[i];
+		if (arg == "--help" || arg == "-h") {
+			usage(stdout);
+			return 0;
+		}
+		if (arg != "--size" || i + 1 == argc) return usage();
+		char *end = nullptr;
+		long v = strtol(argv[++i], &end, 10);
+		if (end == argv[i] || *end != '\0' || v < 1 || v > kMaxSize) return usage();
+		size = static_cast<int>(v);
+	}
+
 	// Signals are only taken inside ppoll: no event is lost between a check and the wait.
 	sigset_t block, none;
 	sigemptyset(&block);
@@ -125,20 +173,23 @@ int main() {
 	sigaction(SIGUSR1, &sa, nullptr);
 
 	Probe p;
+	p.size = size;
+	p.samples.reserve(4096);
 	std::string error;
 	if (!p.conn.connect(&error) || !p.window.create(&p.conn, "probe", &error) ||
-		!p.pool.create(&p.conn, 2 * kSize * kSize * 4, &error)) {
+		!p.pool.create(&p.conn, 2 * static_cast<size_t>(size) * size * 4, &error)) {
 		fprintf(stderr, "pixelport-probe-client: %s\n", error.c_str());
 		return 1;
 	}
 	auto *px = static_cast<uint32_t *>(p.pool.data);
-	for (int i = 0; i < kSize * kSize; i++) {
+	const size_t pixels = static_cast<size_t>(size) * size;
+	for (size_t i = 0; i < pixels; i++) {
 		px[i] = 0xff20a040;
-		px[kSize * kSize + i] = 0xff40a020;
+		px[pixels + i] = 0xff40a020;
 	}
 	for (int b = 0; b < 2; b++) {
-		p.buffers[b] = wl_shm_pool_create_buffer(
-			p.pool.pool, b * kSize * kSize * 4, kSize, kSize, kSize * 4, WL_SHM_FORMAT_XRGB8888);
+		p.buffers[b] = wl_shm_pool_create_buffer(p.pool.pool, static_cast<int32_t>(b * pixels * 4), size, size,
+			size * 4, WL_SHM_FORMAT_XRGB8888);
 	}
 	p.commit_frame();
 

@@ -529,7 +529,13 @@ TEST(RealClient, ComparesWaylandsinkWithThePluginAndStock) {
 	EXPECT_NE(text.find("pixelport "), std::string::npos) << text;
 	EXPECT_NE(text.find("stock "), std::string::npos) << text;
 	EXPECT_NE(text.find("x of stock"), std::string::npos) << text;
+	// The playing window's block: the compositor's main thread and process CPU, the probe's
+	// roundtrips (pixelport-probe-client, from PIXELPORT_PROBE_CLIENT), pixelport / stock.
+	EXPECT_NE(text.find("main thread"), std::string::npos) << text;
+	EXPECT_NE(text.find("probe p50"), std::string::npos) << text;
+	EXPECT_NE(text.find("pixelport/stock "), std::string::npos) << text;
 	std::string json = read_file(std::string(dir) + "/real-client.json");
+	EXPECT_NE(json.find("\"ratios\": "), std::string::npos) << json;
 	// Both variants showed all 30 frames and cost CPU (compositor + client; the compositor's
 	// share alone can be under one clock tick at this size).
 	for (const char *variant : {"\"pixelport\"", "\"stock\""}) {
@@ -540,6 +546,11 @@ TEST(RealClient, ComparesWaylandsinkWithThePluginAndStock) {
 		ASSERT_NE(cpu, std::string::npos) << json;
 		EXPECT_GT(std::stoi(json.substr(shown + 12)), 20) << json;
 		EXPECT_GT(std::stod(json.substr(cpu + 22)), 0.0) << json;
+		// The window's figures are there (null only if the clip ended before the probe was up).
+		for (const char *key : {"\"main_thread_pct\": ", "\"process_pct\": ", "\"probe_p50_ms\": ",
+			     "\"probe_p99_ms\": ", "\"probe_worst_ms\": "}) {
+			EXPECT_NE(json.find(key, at), std::string::npos) << key << " in " << json;
+		}
 	}
 	std::filesystem::remove_all(dir);
 }

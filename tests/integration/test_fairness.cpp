@@ -28,6 +28,37 @@ uint64_t now_ms() {
 
 using Arena = AttackArena;
 
+// ---- the probe's report line ----------------------------------------------------------------
+
+TEST(ProbeLine, ParsesTheFieldsWithAndWithoutPercentilesAndAnError) {
+	ProbeStats s;
+	ASSERT_TRUE(
+		parse_probe_line("probe roundtrips=5 worst_roundtrip_us=900 frames=3 worst_frame_gap_us=17000", &s));
+	EXPECT_EQ(s.roundtrips, 5u);
+	EXPECT_EQ(s.worst_roundtrip_us, 900u);
+	EXPECT_EQ(s.frames, 3u);
+	EXPECT_EQ(s.worst_frame_gap_us, 17000u);
+	EXPECT_EQ(s.p50_roundtrip_us, 0u);
+	EXPECT_EQ(s.error, "");
+	ASSERT_TRUE(parse_probe_line("probe roundtrips=5 worst_roundtrip_us=900 frames=3 worst_frame_gap_us=17000 "
+				     "p50_roundtrip_us=40 p99_roundtrip_us=700",
+		&s));
+	EXPECT_EQ(s.worst_roundtrip_us, 900u);
+	EXPECT_EQ(s.p50_roundtrip_us, 40u);
+	EXPECT_EQ(s.p99_roundtrip_us, 700u);
+	EXPECT_EQ(s.error, "");
+	ASSERT_TRUE(parse_probe_line("probe roundtrips=1 worst_roundtrip_us=2 frames=0 worst_frame_gap_us=3 "
+				     "p50_roundtrip_us=2 p99_roundtrip_us=2 error=Broken pipe",
+		&s));
+	EXPECT_EQ(s.p99_roundtrip_us, 2u);
+	EXPECT_EQ(s.error, "Broken pipe");
+	ASSERT_TRUE(parse_probe_line(
+		"probe roundtrips=1 worst_roundtrip_us=2 frames=0 worst_frame_gap_us=3 error=x y", &s));
+	EXPECT_EQ(s.error, "x y");
+	EXPECT_EQ(s.p50_roundtrip_us, 0u);
+	EXPECT_FALSE(parse_probe_line("probe ready", &s));
+}
+
 // ---- case 1: reads never block --------------------------------------------------------------
 
 class FairnessBlockingRead : public testing::TestWithParam<const char *> {};
