@@ -67,6 +67,11 @@ public:
 	bool put(const Pixels &pixels, const Rect *damage, std::string *error, int timeout_ms = 10000);
 	/** With the pipe transport: waits until the compositor read every write sent so far. */
 	bool wait_consumed(int timeout_ms);
+	/**
+	 * With wl_shm: waits until the compositor released every buffer committed so far (a
+	 * converted format's buffer is released once its commit was converted).
+	 */
+	bool wait_shm_released(int timeout_ms);
 	const PutTiming &timing() const { return timing_; }
 	/**
 	 * Stream sends in pieces of at most `bytes` (0: as large as the kernel takes), or of

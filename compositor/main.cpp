@@ -32,7 +32,8 @@ int main(int argc, char *argv[]) {
 	app.add_option("--log-level", log_level, "silent, error, info or debug")
 		->check(CLI::IsMember({"silent", "error", "info", "debug"}));
 	app.add_option("--convert-threads", options.convert_threads,
-		   "threads for one format conversion in the plugin (default 1)")
+		   "worker threads that convert commits off the main thread (default: half the hardware threads, 1 to "
+		   "8)")
 		->transform(cli::Range(1u, 64u));
 	app.add_option("--image-budget-client", options.image_budget_client,
 		   "bytes of converted images one client may hold (default: max(512 MiB, 8 x the outputs' bytes))")

@@ -28,7 +28,7 @@ struct ServerOptions {
 	std::string socket_name;
 	/** Run through /bin/sh -c once the socket is up; the server stops when it exits. */
 	std::string startup_command;
-	/** Threads for one conversion in the plugin (pixelport_options.convert_threads); 0: 1. */
+	/** The plugin's conversion workers (pixelport_options.convert_threads); 0: its default. */
 	uint32_t convert_threads = 0;
 	/** Converted-image budgets in bytes (pixelport_options.image_budget_*); 0: the plugin's defaults. */
 	uint64_t image_budget_client = 0;

@@ -14,6 +14,7 @@
 #include "timing.hpp"
 #include "unmap.hpp"
 #include "wlr_compat.hpp"
+#include "workers.hpp"
 
 namespace pixelport {
 
@@ -42,24 +43,25 @@ constexpr uint64_t kTotalClientsFactor = 4;
 // kResumeMs; a render that needs a surface converts it at once regardless.
 constexpr uint64_t kIdleBudgetNs = 4'000'000;
 constexpr int kResumeMs = 1;
-// A commit with more pixels than this to convert is held and converted in bands (about 1 ms
-// each) rather than in one go: 1 MiB pixels convert in 2-5 ms.
-constexpr uint64_t kHoldPixels = uint64_t{1} << 20;
-constexpr uint64_t kBandPixels = uint64_t{1} << 18;
-// The same limits in bytes of the client's rows (stride x rows): a narrow buffer with a huge
+// The main thread converts a commit itself only when it updates the surface's own image (its
+// pages faulted in already) with at most this many pixels: handing a commit to a worker and
+// applying it when handed back costs the main thread about what converting this many pixels
+// does (docs/design.md, "When it is written"). Everything else is converted on a worker.
+constexpr uint64_t kInlinePixels = uint64_t{1} << 16;
+// The same limit in bytes of the client's rows (stride x rows): a narrow buffer with a huge
 // stride has few pixels but a page per row to fault in, which costs more than its pixels.
-constexpr uint64_t kHoldSpanBytes = kHoldPixels * 4;
+constexpr uint64_t kInlineSpanBytes = kInlinePixels * 4;
+// A worker's band: about 1 ms of converting (less on warm pages), the longest another
+// client's frame waits for a worker (workers.hpp).
+constexpr uint64_t kBandPixels = uint64_t{1} << 18;
 constexpr uint64_t kBandSpanBytes = kBandPixels * 4;
-// Rows of an image never written before cost a page fault per 4 KiB (20 us and more here, far
-// more than converting them): a band of those writes at most this many bytes (64 pages).
-constexpr uint64_t kFreshBandBytes = uint64_t{256} << 10;
-// What unheld commits may leave to be converted in one go (at an apply, in an idle pass or in
-// a render), counted from their admission until the next idle pass after their conversion: a
-// client one small commit's worth, all clients together two. Commits beyond are held and
-// banded, so 40 surfaces committing at once cost others no more than two (a fresh 1 Mi-pixel
-// image also costs its 1,024 page faults, about 20 ms).
-constexpr uint64_t kDueClientPixels = kHoldPixels;
-constexpr uint64_t kDueTotalPixels = 2 * kHoldPixels;
+// What commits converted on the main thread may leave to be converted in one go (at an apply,
+// in an idle pass or in a render), counted from their admission until the next idle pass
+// after their conversion: a client one small commit's worth, all clients together two.
+// Commits beyond go to the workers, so 40 surfaces committing at once cost the main thread no
+// more than two small conversions.
+constexpr uint64_t kDueClientPixels = kInlinePixels;
+constexpr uint64_t kDueTotalPixels = 2 * kInlinePixels;
 
 // Bytes per row of the client's buffer when it lives in a wl_shm pool (its first plane); 0 when
 // not (stream buffers are the plugin's own memory).
@@ -154,8 +156,21 @@ struct ConvertedView {
 	/** The commit's colour representation: how its YCbCr is read. */
 	ColorState color;
 	uint64_t convert_start_ns = 0, convert_end_ns = 0;
-	/** How long the last band took per row: later bands fit what is left of a pass. */
-	uint64_t band_ns_per_row = 0;
+	/** The workers' job converting this commit's image, until handed back or stopped. */
+	std::shared_ptr<ConvertJob> job;
+	size_t job_slot = 0; // this view in the job's `views`
+};
+
+// A conversion on the workers, of one commit content for the views that wait for it (the
+// commit that started it, and the same content committed to other surfaces meanwhile). The job
+// keeps its own lock on the client's buffer (so its pages stay mapped and guarded) and its own
+// reference on the image until it is handed back, whatever happens to the views meanwhile; it
+// is cancelled when no view waits for it any more.
+struct ViewJob : ConvertJob {
+	PixelBuffer *source = nullptr; // locked by the job
+	std::shared_ptr<ConvertedImage> image;
+	std::vector<ConvertedView *> views; // null where a view stopped waiting
+	size_t live = 0; // views not null
 };
 
 static_assert(std::is_standard_layout_v<ConvertedView>);
@@ -169,16 +184,14 @@ struct Conversions::Impl {
 		uint64_t id;
 	};
 	std::vector<Due> due;
-	/** Held views to convert, in commit order (superseded ones are skipped). */
-	std::vector<ConvertedView *> jobs;
+	/** Converts held commits off the main thread (null if it could not start). */
+	std::unique_ptr<ConvertWorkers> workers;
 	/** Surfaces whose held commits were all superseded by an unheld one: unlock them. */
 	std::vector<Due> releases;
 	/** Roots whose synchronized descendants may have nothing held any more: unlock them. */
 	std::vector<Due> root_releases;
 	/** Counts idle passes: ImageBudget::spent_pixels is of the pass it names. */
 	uint64_t epoch = 1;
-	/** The last pass ran out of time before the due conversions: the next starts with them. */
-	bool due_first = false;
 	wl_event_source *idle = nullptr;
 	wl_event_source *timer = nullptr;
 	struct Output {
@@ -194,7 +207,18 @@ struct Conversions::Impl {
 	void schedule(SurfaceState *surface);
 	void kick();
 	void run_due(uint64_t budget_ns);
-	bool run_job(ConvertedView *view, uint64_t start, uint64_t budget_ns);
+	/** Hands the held view's conversion to the workers; false if they cannot take it. */
+	bool start_job(SurfaceState *surface, ConvertedView *view, PixelBuffer *buffer);
+	/** A job handed back by the workers (main thread). */
+	void job_done(const std::shared_ptr<ConvertJob> &job);
+	/** The view waits for `job` too (the same commit content on another surface). */
+	void join_job(ConvertedView *view, const std::shared_ptr<ConvertJob> &job);
+	/**
+	 * The view no longer waits for its job (it goes, or is superseded or dropped); the job is
+	 * cancelled when nobody waits for it. `unless_started`: only if no band of it has started
+	 * (returns false, changing nothing, when one has).
+	 */
+	bool stop_job(ConvertedView *view, bool unless_started = false);
 	void release_ready(SurfaceState *surface);
 	void supersede_held(SurfaceState *surface, ConvertedView *newer);
 	void replace_held(SurfaceState *surface, ConvertedView *newer);
@@ -407,6 +431,7 @@ wl_client *client_of(SurfaceState *s) { return wl_resource_get_client(s->surface
 } // namespace
 
 void Conversions::Impl::release_source(ConvertedView *view) {
+	stop_job(view);
 	settle(view, false);
 	if (view->source == nullptr) return;
 	PixelBuffer *source = view->source;
@@ -543,11 +568,11 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 		return image != nullptr && image->fourcc == view->target && image->width == w && image->height == h;
 	};
 	std::shared_ptr<ConvertedImage> shared = source->pure_image.lock();
-	if (fits(shared) && shared->pure_source == source && shared->pure_generation == view->generation &&
-		shared->pure_color == view->color) {
+	if (fits(shared) && !shared->converting && shared->pure_source == source &&
+		shared->pure_generation == view->generation && shared->pure_color == view->color) {
 		// The same commit content on another surface: share its image.
 		c.show(shared, false, 0);
-	} else if (fits(c.image()) && c.image()->surfaces == 1) {
+	} else if (fits(c.image()) && c.image()->surfaces == 1 && !c.image()->converting) {
 		// This surface's own image: updated with the damage (or in full) when due. It stops
 		// being any other commit's content now, so nobody starts sharing it.
 		c.image()->pure_source = nullptr;
@@ -621,8 +646,6 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitSample *record) {
 			image->pure_source = nullptr;
 		}
 		image->filled = ok;
-		if (full) image->filled_rows = ok ? image->height : 0;
-		if (full) image->touched_rows = image->height;
 	}
 	view->image = image; // what this view shows from now on
 	c.show(image, ok, source->fourcc, view->color);
@@ -651,51 +674,96 @@ void Conversions::Impl::kick() {
 	}
 }
 
-// Converts bands of a held view's image until done or `budget_ns` since `start` is spent;
-// true when the view is done (converted, or nothing left to do).
-bool Conversions::Impl::run_job(ConvertedView *view, uint64_t start, uint64_t budget_ns) {
+bool Conversions::Impl::start_job(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
+	if (workers == nullptr) return false;
 	ConvertedImage *image = view->image.get();
-	PixelBuffer *source = view->source;
-	if (image == nullptr || source == nullptr) return true;
-	if (image->filled_rows < image->height && view->convert_start_ns == 0) view->convert_start_ns = monotonic_ns();
-	uint64_t band_rows = kBandPixels / static_cast<uint64_t>(image->width);
-	if (uint64_t stride = shm_stride(source); stride > 0) band_rows = std::min(band_rows, kBandSpanBytes / stride);
-	auto whole_groups = [](uint64_t rows) {
-		int32_t band = static_cast<int32_t>(std::min<uint64_t>(std::max<uint64_t>(4, rows), INT32_MAX - 3));
-		return (band + 3) & ~3; // whole chroma row groups
-	};
-	const int32_t band = whole_groups(band_rows);
-	const int32_t fresh_band = whole_groups(std::min(band_rows, kFreshBandBytes / image->stride));
-	bool ok = true;
-	while (image->filled_rows < image->height) {
-		if (monotonic_ns() - start >= budget_ns) return false;
-		int32_t y = image->filled_rows;
-		int32_t rows = std::min(y >= image->touched_rows ? fresh_band : band, image->height - y);
-		if (view->band_ns_per_row > 0) {
-			// As many rows as the last band's pace fits in what is left of the pass.
-			uint64_t left = budget_ns - (monotonic_ns() - start);
-			rows = std::min(rows, whole_groups(left / view->band_ns_per_row));
-		}
-		const uint64_t band_start = monotonic_ns();
-		pixman_region32_t rect;
-		pixman_region32_init_rect(
-			&rect, 0, y, static_cast<unsigned>(image->width), static_cast<unsigned>(rows));
-		ok = pixel_buffer_convert(
-			source, image->data, image->stride, image->fourcc, &rect, view->color, nullptr, y == 0);
-		pixman_region32_fini(&rect);
-		image->filled_rows = ok ? y + rows : image->height;
-		image->touched_rows = std::max(image->touched_rows, image->filled_rows);
-		view->band_ns_per_row =
-			std::max<uint64_t>(1, (monotonic_ns() - band_start) / static_cast<uint64_t>(rows));
-		if (!ok) image->pure_source = nullptr; // not this content: nobody shares it
-	}
-	if (image->pure_source == source && image->pure_generation == view->generation &&
-		image->pure_color == view->color && ok)
-		image->filled = true;
-	view->convert_end_ns = monotonic_ns();
-	view->converted = true;
-	release_source(view);
+	auto job = std::make_shared<ViewJob>();
+	if (!buffer->source(&job->src)) return false;
+	job->dst.fourcc = image->fourcc;
+	job->dst.width = image->width;
+	job->dst.height = image->height;
+	job->dst.data = image->data;
+	job->dst.stride = image->stride;
+	job->dst.size = image->size;
+	job->options = color_state_options(
+		view->color, buffer->fourcc, image->width, image->height, owner->plugin()->convert_options);
+	job->client = client_of(s);
+	uint64_t band_rows = kBandPixels / static_cast<uint64_t>(std::max(1, image->width));
+	if (uint64_t stride = shm_stride(buffer); stride > 0) band_rows = std::min(band_rows, kBandSpanBytes / stride);
+	job->band_rows = static_cast<int32_t>(std::min<uint64_t>(band_rows, INT32_MAX - 3));
+	job->source = buffer;
+	wlr_buffer_lock(buffer->base());
+	job->image = view->image;
+	image->converting = true;
+	image->writer = job;
+	join_job(view, job);
+	workers->submit(job);
 	return true;
+}
+
+void Conversions::Impl::join_job(ConvertedView *view, const std::shared_ptr<ConvertJob> &job) {
+	auto *j = static_cast<ViewJob *>(job.get());
+	view->job = job;
+	view->job_slot = j->views.size();
+	j->views.push_back(view);
+	j->live++;
+}
+
+bool Conversions::Impl::stop_job(ConvertedView *view, bool unless_started) {
+	if (view->job == nullptr) return true;
+	auto *j = static_cast<ViewJob *>(view->job.get());
+	if (j->live == 1) {
+		if (!unless_started) {
+			workers->cancel(view->job);
+		} else if (!workers->cancel_unstarted(view->job)) {
+			return false;
+		}
+	} else if (unless_started && workers->started(view->job)) {
+		return false;
+	}
+	j->views[view->job_slot] = nullptr;
+	j->live--;
+	view->job = nullptr;
+	return true;
+}
+
+void Conversions::Impl::job_done(const std::shared_ptr<ConvertJob> &done) {
+	auto *job = static_cast<ViewJob *>(done.get());
+	PixelBuffer *source = job->source;
+	ConvertedImage *image = job->image.get();
+	pixelport_plugin *plugin = owner->plugin();
+	source->after_read(); // a shrunk pool read as zeroes: say so
+	image->converting = false;
+	if (job->ok) {
+		plugin->stats.converted_uploads++;
+		plugin->stats.converted_pixels +=
+			static_cast<uint64_t>(image->width) * static_cast<uint64_t>(image->height);
+	} else if (!job->cancelled) {
+		wlr_log(WLR_ERROR, "pixelport: converting %s %dx%d failed", core::format_name(source->fourcc),
+			image->width, image->height);
+	}
+	if (!job->ok) image->pure_source = nullptr; // not this content: nobody shares it
+	image->writer.reset();
+	std::vector<Due> surfaces;
+	for (ConvertedView *view : std::exchange(job->views, {})) {
+		if (view == nullptr) continue;
+		view->job = nullptr;
+		if (job->ok && image->pure_source == view->source && image->pure_generation == view->generation &&
+			image->pure_color == view->color) {
+			image->filled = true;
+		}
+		view->convert_start_ns = job->start_ns;
+		view->convert_end_ns = job->end_ns;
+		view->converted = true;
+		surfaces.push_back({view->surface, view->surface_id});
+		release_source(view);
+	}
+	job->live = 0;
+	// These commits and the superseded ones before them apply now.
+	for (const Due &d : surfaces) {
+		if (SurfaceState *s = plugin->surface_state(d.surface, d.id)) release_ready(s);
+	}
+	wlr_buffer_unlock(source->base()); // the job's lock, last: it may free the buffer
 }
 
 // Unlocks the surface's held commits that may apply now, oldest first: those converted, and
@@ -736,7 +804,9 @@ void Conversions::Impl::release_ready(SurfaceState *s) {
 void Conversions::Impl::supersede_held(SurfaceState *s, ConvertedView *newer) {
 	for (ConvertedView *old : s->conversion.held()) {
 		if (old->superseded || old->converted) continue;
-		if (old->convert_start_ns != 0) continue; // its conversion is under way
+		// One whose conversion is under way is shown, unless the newer one waits for the same.
+		const bool same_job = newer != nullptr && newer->job != nullptr && newer->job == old->job;
+		if (!stop_job(old, !same_job)) continue;
 		old->superseded = true;
 		owner->plugin()->stats.skipped_conversions++;
 		release_source(old);
@@ -766,40 +836,19 @@ void Conversions::Impl::run_due(uint64_t budget_ns) {
 		SurfaceState *root = plugin->surface_state(d.surface, d.id);
 		if (root != nullptr && root->conversion.sync_waits() == 0) unlock_root(root);
 	}
-	auto run_jobs = [&] {
-		while (!jobs.empty()) {
-			ConvertedView *view = jobs.front();
-			if (!view->superseded && !run_job(view, start, budget_ns)) break;
-			jobs.erase(jobs.begin());
-			if (view->superseded) continue;
-			// Done: this commit and the superseded ones before it apply now.
-			if (SurfaceState *s = plugin->surface_state(view->surface, view->surface_id)) release_ready(s);
-		}
-	};
-	// Each due conversion is bounded (kHoldPixels): a pass that starts with them does one at least.
-	auto run_dues = [&](bool first) {
-		size_t i = 0;
-		for (; i < due.size(); i++) {
-			if (budget_ns != 0 && (i > 0 || !first) && monotonic_ns() - start >= budget_ns) break;
-			SurfaceState *s = plugin->surface_state(due[i].surface, due[i].id);
-			if (s == nullptr) continue;
-			s->conversion.dequeued();
-			if (s->conversion.pending() != nullptr) flush(s, plugin->timing->converting(s));
-		}
-		due.erase(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(i));
-	};
-	if (due_first) {
-		run_dues(true);
-		run_jobs();
-	} else {
-		run_jobs();
-		run_dues(false);
+	// Each due conversion is bounded (kInlinePixels): a pass does one at least.
+	size_t i = 0;
+	for (; i < due.size(); i++) {
+		if (budget_ns != 0 && i > 0 && monotonic_ns() - start >= budget_ns) break;
+		SurfaceState *s = plugin->surface_state(due[i].surface, due[i].id);
+		if (s == nullptr) continue;
+		s->conversion.dequeued();
+		if (s->conversion.pending() != nullptr) flush(s, plugin->timing->converting(s));
 	}
-	// Due conversions left over go first next time: the bands cannot starve them.
-	due_first = !due.empty();
+	due.erase(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(i));
 	// What unheld commits spent until now is over: the next dispatch starts afresh.
 	epoch++;
-	if (!due.empty() || !jobs.empty()) {
+	if (!due.empty()) {
 		// Let other clients' requests run, then go on.
 		if (timer == nullptr) {
 			timer = wl_event_loop_add_timer(
@@ -824,7 +873,6 @@ void view_destroy(wlr_buffer *base) {
 	if (SurfaceState *s = view->conversions->plugin()->surface_state(view->surface, view->surface_id)) {
 		s->conversion.forget_view(view);
 	}
-	std::erase(impl->jobs, view);
 	impl->unroot_view(view, false);
 	impl->release_source(view);
 	delete view;
@@ -890,10 +938,19 @@ std::unique_ptr<Conversions> Conversions::create(pixelport_plugin *plugin) {
 	c->lazy_ = wlr_renderer_is_pixman(plugin->renderer);
 	c->impl_ = std::make_unique<Impl>();
 	c->impl_->owner = c.get();
+	const uint32_t threads = plugin->options.convert_threads;
+	Impl *impl = c->impl_.get();
+	c->impl_->workers = ConvertWorkers::create(wl_display_get_event_loop(plugin->display),
+		threads != 0 ? threads : ConvertWorkers::default_threads(),
+		[impl](const std::shared_ptr<ConvertJob> &job) { impl->job_done(job); });
+	if (c->impl_->workers == nullptr) {
+		wlr_log(WLR_ERROR, "pixelport: no conversion worker could start; converting on the main thread");
+	}
 	return c;
 }
 
 Conversions::~Conversions() {
+	impl_->workers.reset(); // hands back what is under way (its views are gone with the clients)
 	if (impl_->idle != nullptr) wl_event_source_remove(impl_->idle);
 	if (impl_->timer != nullptr) wl_event_source_remove(impl_->timer);
 }
@@ -934,50 +991,58 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 	int32_t w = buffer->width(), h = buffer->height();
 	const uint64_t stride = shm_stride(buffer);
 	// Stream bytes still to come (straight alpha on a stream buffer): the stream holds the
-	// commit until they are in, and it is converted in one go when applied.
-	if (buffer->incomplete()) return;
+	// commit until they are in, and it is converted in one go when applied. Without workers,
+	// every commit is converted so.
+	if (buffer->incomplete() || workers == nullptr) return;
 	// Cheap enough to convert in one go when applied: few pixels in few bytes of the pool.
 	auto small = [&](uint64_t pixels, uint64_t rows) {
-		return pixels <= kHoldPixels && stride * rows <= kHoldSpanBytes;
+		return pixels <= kInlinePixels && stride * rows <= kInlineSpanBytes;
 	};
 	auto fits = [&](const std::shared_ptr<ConvertedImage> &image) {
 		return image != nullptr && image->fourcc == view->target && image->width == w && image->height == h;
 	};
 	std::shared_ptr<ConvertedImage> shared = buffer->pure_image.lock();
+	// Converted already, or being converted by a job others still wait for: this one waits too.
+	std::shared_ptr<ConvertJob> writer = shared != nullptr ? shared->writer.lock() : nullptr;
 	const bool shares = fits(shared) && shared->pure_source == buffer &&
-		shared->pure_generation == view->generation && shared->pure_color == view->color;
+		shared->pure_generation == view->generation && shared->pure_color == view->color &&
+		(shared->filled || (writer != nullptr && static_cast<ViewJob *>(writer.get())->live > 0));
 	// Older content of this buffer is often the surface's spare: no reference of ours may keep
 	// take_spare() from handing it over.
 	if (!shares) shared.reset();
 	const uint64_t pixels = static_cast<uint64_t>(w) * static_cast<uint64_t>(h);
-	bool cheap = small(pixels, static_cast<uint64_t>(h));
+	bool cheap = false;
 	uint64_t cost = pixels;
-	if (c.held().empty() && c.up_to_date(buffer->fourcc, view->color) && c.pending() == nullptr &&
-		fits(c.image()) && c.image()->surfaces == 1) {
-		// Damage on the surface's own up-to-date image: bounded by the damage, if small in
-		// pixels and in rows of the pool.
-		DamageBound damage = pending_damage_bound(s->surface->pending, w, h);
-		if (small(damage.pixels, damage.rows)) {
-			cheap = true;
+	if (c.held().empty() && c.pending() == nullptr && fits(c.image()) && c.image()->surfaces == 1 &&
+		!c.image()->converting) {
+		// The surface's own image, its pages faulted in already: a small update of it is
+		// converted on the main thread when applied (a fresh image's page faults never are).
+		if (c.up_to_date(buffer->fourcc, view->color)) {
+			// Bounded by the damage, in pixels and in rows of the pool.
+			DamageBound damage = pending_damage_bound(s->surface->pending, w, h);
+			cheap = small(damage.pixels, damage.rows);
 			cost = std::min(cost, damage.pixels);
+		} else {
+			cheap = small(pixels, static_cast<uint64_t>(h));
 		}
 	}
-	// Content another surface shows (or will) costs nothing more.
-	if (cheap && admit(client_of(s), view, shares ? 0 : cost)) return;
+	// A surface without a role cannot be held (below): a small commit of one is converted when
+	// applied, whatever image it needs, so a renderer that copies at the apply gets its pixels.
+	const bool lock = s->surface->role != nullptr;
+	if (!lock && !cheap && small(pixels, static_cast<uint64_t>(h))) cheap = true;
+	if (!shares && cheap && admit(client_of(s), view, cost)) return;
 	// A synchronized subsurface's state applies with its root's: held, and so is the root's
 	// next commit until this one is converted, so both still apply together.
 	SurfaceState *root = sync_root(owner->plugin(), s);
 	// A surface without a role shows nothing, and a state held across an xdg role's initial
 	// commit would apply as that role's first commit, which wlroots aborts on: its commit
-	// applies at once and is converted in bands all the same.
-	bool lock = s->surface->role != nullptr;
+	// applies at once and is converted on a worker all the same.
 	if (shares) {
 		view->image = shared; // this commit content, converted (or being converted) for another surface
 	} else {
 		if (std::shared_ptr<ConvertedImage> spare = c.take_spare(view->target, w, h)) {
 			view->image = std::move(spare); // nobody shows it any more
 			view->image->filled = false;
-			view->image->filled_rows = 0;
 		} else if (fits(c.image()) && c.image()->surfaces == 1 && c.held().empty() &&
 			!affordable(client_of(s), view->target, w, h)) {
 			// A second image of this size would cross a budget: not held, the commit is
@@ -987,7 +1052,12 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 			return;
 		} else {
 			view->image = allocate(client_of(s), view->target, w, h);
-			if (view->image == nullptr) return; // over budget: the client has its error
+			if (view->image == nullptr) {
+				// Over budget: the client has its error; nothing of this commit will show.
+				view->early = true;
+				release_source(view);
+				return;
+			}
 		}
 		view->image->pure_source = buffer;
 		view->image->pure_generation = view->generation;
@@ -1000,6 +1070,17 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 		release_source(view);
 		return;
 	}
+	if (writer != nullptr && shares) {
+		join_job(view, writer);
+	} else if (!start_job(s, view, buffer)) {
+		// The client's pixels cannot be read: nothing of this commit to show.
+		view->image->pure_source = nullptr;
+		view->converted = true;
+		release_source(view);
+		supersede_held(s, view);
+		return;
+	}
+	// After joining: older commits of this surface may wait for the same job.
 	supersede_held(s, view);
 	if (lock) {
 		view->held = true;
@@ -1007,9 +1088,7 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 		owner->plugin()->stats.held_commits++;
 	}
 	c.add_held(view);
-	jobs.push_back(view);
 	if (lock && root != nullptr) root_view(root, view);
-	kick();
 }
 
 void Conversions::release_held(SurfaceState *s) {

@@ -12,27 +12,25 @@
 // in full). The same buffer committed to several surfaces without being released in between
 // shares one image. Images count against a per-client and a global budget.
 //
-// When: with a renderer that reads the pixels at render time (pixman), a commit is converted
-// after the dispatch that applied it (an idle callback, bounded per pass) or when the renderer
+// Which thread: the main thread converts only small updates of a surface's own image (its pages
+// faulted in already): with a renderer that reads the pixels at render time (pixman), after the
+// dispatch that applied the commit (an idle callback, bounded per pass) or when the renderer
 // first reads it, whichever comes first, so a commit superseded in the same dispatch is never
-// converted. Renderers that copy at upload (GLES2) convert while the commit is applied.
+// converted; renderers that copy at upload (GLES2) convert while the commit is applied. What
+// it converts in one go is bounded per pass of the main loop, whatever the number of surfaces:
+// such commits count their pixels against a per-client and a global allowance until converted.
 //
-// Large commits (more than kHoldPixels to convert) would hold the main loop for that long in
-// one go: they are held instead (wlr_surface_lock_pending, as a stream commit waiting for its
-// bytes), converted into an image of their own in bands of bounded time between dispatches,
-// and applied when done. A newer buffer commit on the same surface supersedes a held one: its
-// conversion stops, and it applies together with the newer one, so no output shows it. On a
-// surface without a role the commit is converted in bands but not held. A synchronized
-// subsurface's commit is held too, and so is the next commit of the surface whose apply
-// applies it (its root: the first ancestor that is not a synchronized subsurface) until every
-// such child's image is complete: the root's apply then converts nothing, and the children
-// still apply with it.
-//
-// What is converted in one go (at the apply or the render) is bounded per pass of the main
-// loop, whatever the number of surfaces: small commits count their pixels against a per-client
-// and a global allowance until converted, and those beyond it are held and banded like large
-// ones. The bands run between dispatches; "hold, convert in bands, apply when done" is the
-// shape a worker pool fills in later.
+// Every other commit (a new surface, a size change, a large update, one beyond the allowance)
+// is held (wlr_surface_lock_pending, as a stream commit waiting for its bytes) and converted on
+// the workers (workers.hpp) into an image of its own, then applied when the job is handed
+// back. A newer buffer commit on the same surface supersedes a held one whose job has not
+// started: it is cancelled, and the held commit applies together with the newer one, so no
+// output shows it. The same commit content on another surface joins the running job. On a
+// surface without a role the commit cannot be held: small ones are converted when applied,
+// large ones on a worker while applied. A synchronized subsurface's commit is held too, and so
+// is the next commit of the surface whose apply applies it (its root: the first ancestor that
+// is not a synchronized subsurface) until every such child's image is complete: the root's
+// apply then converts nothing, and the children still apply with it.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +51,7 @@ class PixelBuffer;
 struct SurfaceState;
 struct ConvertedView;
 struct ImageBudget;
+struct ConvertJob;
 
 /** Renderer-format pixels converted from client buffers; shared by the views that show them. */
 struct ConvertedImage {
@@ -76,10 +75,13 @@ struct ConvertedImage {
 	uint64_t pure_generation = 0;
 	ColorState pure_color;
 	bool filled = false;
-	/** Rows converted so far by held-commit conversions (in bands, top down). */
-	int32_t filled_rows = 0;
-	/** Rows ever written: the pages below are still to be faulted in (allocated and zeroed). */
-	int32_t touched_rows = 0;
+	/**
+	 * A worker is writing it (workers.hpp): nothing else may write it or start showing it as
+	 * another commit's content until the job is handed back.
+	 */
+	bool converting = false;
+	/** That job, while it runs (views of the same commit content on other surfaces join it). */
+	std::weak_ptr<ConvertJob> writer;
 	/** Surfaces whose SurfaceConversion holds this image (an image on one is updated in place). */
 	uint32_t surfaces = 0;
 

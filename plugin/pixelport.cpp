@@ -180,8 +180,8 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(
 	pixelport_options &o = pp->options;
 	if (o.stream_size_hint == 0) o.stream_size_hint = 1u << 20;
 	// The other stream_* limits stay 0 = default: stream.cpp sizes those to the outputs.
-	pp->convert_options.threads =
-		pp->options.convert_threads == 0 ? 1 : static_cast<int32_t>(pp->options.convert_threads);
+	// The main thread converts only small updates; the workers (options.convert_threads) the rest.
+	pp->convert_options.threads = 1;
 
 	pp->conversions = Conversions::create(pp);
 	pp->shm = Shm::create(pp, version);

@@ -1,5 +1,6 @@
 #include "sigbus.hpp"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 
@@ -12,23 +13,32 @@ namespace {
 
 std::atomic<SigbusGuard *> guards{nullptr};
 struct sigaction previous_action;
+// Handlers walking the list now (a conversion worker may fault while the main thread removes a
+// guard): removal waits until none is, so no handler stands on a guard after it is freed.
+// Sequentially consistent with the list's links: a handler that counted itself after a removal
+// saw the list without the removed guard.
+std::atomic<int> walking{0};
 
-void handle_sigbus(int sig, siginfo_t *info, void *context) {
-	auto addr = reinterpret_cast<uintptr_t>(info->si_addr);
-	for (SigbusGuard *g = guards.load(std::memory_order_acquire); g != nullptr;
-		g = g->next.load(std::memory_order_acquire)) {
+bool zero_fill(uintptr_t addr) {
+	for (SigbusGuard *g = guards.load(); g != nullptr; g = g->next.load()) {
 		auto start = reinterpret_cast<uintptr_t>(g->addr);
 		if (addr >= start && addr - start < g->size) {
 			// Zero pages in place of the client's file: the read that faulted is retried.
 			void *r = mmap(g->addr, g->size, PROT_READ | PROT_WRITE,
 				MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (r != MAP_FAILED) {
-				g->faulted.store(true, std::memory_order_relaxed);
-				return;
-			}
-			break;
+			if (r == MAP_FAILED) return false;
+			g->faulted.store(true, std::memory_order_relaxed);
+			return true;
 		}
 	}
+	return false;
+}
+
+void handle_sigbus(int sig, siginfo_t *info, void *context) {
+	walking.fetch_add(1);
+	const bool ours = zero_fill(reinterpret_cast<uintptr_t>(info->si_addr));
+	walking.fetch_sub(1);
+	if (ours) return;
 	// Not ours: behave as if we were never installed.
 	if (previous_action.sa_flags & SA_SIGINFO) {
 		previous_action.sa_sigaction(sig, info, context);
@@ -60,7 +70,7 @@ bool sigbus_guard_add(SigbusGuard *guard) {
 	guard->prev = nullptr;
 	guard->next.store(head, std::memory_order_relaxed);
 	if (head != nullptr) head->prev = guard;
-	guards.store(guard, std::memory_order_release);
+	guards.store(guard);
 	return true;
 }
 
@@ -68,12 +78,14 @@ void sigbus_guard_remove(SigbusGuard *guard) {
 	// A handler walking the list sees the old or the new link; either leads on to the end.
 	SigbusGuard *next = guard->next.load(std::memory_order_relaxed);
 	if (guard->prev != nullptr) {
-		guard->prev->next.store(next, std::memory_order_release);
+		guard->prev->next.store(next);
 	} else {
-		guards.store(next, std::memory_order_release);
+		guards.store(next);
 	}
 	if (next != nullptr) next->prev = guard->prev;
 	guard->prev = nullptr; // `next` stays: a handler standing on this guard walks on from it
+	// A handler on another thread may stand on it still: the caller frees it next.
+	while (walking.load() != 0) sched_yield();
 }
 
 } // namespace pixelport

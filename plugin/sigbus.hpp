@@ -5,7 +5,8 @@
 // pointer at render time, after the access ended. So pixelport guards each mapping for its
 // whole life: on SIGBUS inside a guarded range the handler maps anonymous zero pages over the
 // range, the read completes with zeroes, and the range is marked faulted so the plugin can
-// log it. Faults outside every guarded range go to the previous handler.
+// log it. Faults outside every guarded range go to the previous handler. The fault is handled on
+// the thread that read: the main thread, or a conversion worker (workers.hpp).
 #pragma once
 
 #include <atomic>
@@ -30,8 +31,9 @@ struct SigbusGuard {
 bool sigbus_guard_add(SigbusGuard *guard);
 
 /**
- * Stops guarding, in constant time (a client may hold thousands of mappings). Main thread
- * only, never while another thread reads the range.
+ * Stops guarding, in constant time (a client may hold thousands of mappings), then waits for
+ * handlers running on other threads (a few microseconds at most) so the guard may be freed.
+ * Main thread only, never while another thread reads the range.
  */
 void sigbus_guard_remove(SigbusGuard *guard);
 

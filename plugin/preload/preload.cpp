@@ -175,7 +175,7 @@ void read_options(pixelport_options *options) {
 	};
 	static constexpr Row kRows[] = {
 		{"PIXELPORT_SHM_VERSION", &pixelport_options::shm_version, 2},
-		{"PIXELPORT_CONVERT_THREADS", &pixelport_options::convert_threads, 256},
+		{"PIXELPORT_CONVERT_THREADS", &pixelport_options::convert_threads, 64},
 		{"PIXELPORT_STREAM_MAX_BUFFERS", &pixelport_options::stream_max_buffers, 1u << 20},
 		{"PIXELPORT_STREAM_MAX_STREAMS", &pixelport_options::stream_max_streams, 1u << 16},
 		{"PIXELPORT_CLIENT_MAX_POOLS", &pixelport_options::client_max_pools, 1u << 20},

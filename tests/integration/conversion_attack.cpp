@@ -27,6 +27,12 @@
 //   sync-children-exit the same rounds without waiting, then exits at once
 //   nested-children   sync-children with the N children in groups of 4 under N/4 synchronized
 //                     middle subsurfaces (64x64 XRGB8888), themselves on the toplevel
+//   flood             two NV12 buffers committed on a toplevel in turn, each as soon as it is
+//                     released (converted), N commits; prints "flooding"
+//   small-frames      N NV12 commits on a toplevel, each once the last was presented, sizes
+//                     alternating (WIDTHxHEIGHT, 8 px smaller: each a worker's job); prints
+//                     "presented K p50_us=N worst_us=N" (commit to presentation) and exits
+//   same-frames       small-frames with both buffers WIDTHxHEIGHT
 //   desync-children   N desynchronized subsurfaces, all committing in one batch per round, the
 //                     next round once the last child's commit is shown; same buffers and
 //                     rounds as sync-children
@@ -164,6 +170,78 @@ int children_attack(const std::string &mode, int n, int w, int h) {
 	return 0;
 }
 
+// flood, small-frames (see the top).
+int frames_attack(const std::string &mode, int n, int w, int h) {
+	std::string error;
+	Window window;
+	if (!window.create(&conn, "attack", &error)) {
+		fprintf(stderr, "no window: %s\n", error.c_str());
+		return 1;
+	}
+	const bool flood = mode == "flood";
+	ShmPool pools[2];
+	wl_buffer *buffers[2];
+	bool busy[2] = {false, false};
+	static const wl_buffer_listener listener = {
+		.release = [](void *data, wl_buffer *) { *static_cast<bool *>(data) = false; },
+	};
+	for (int k = 0; k < 2; k++) {
+		// small-frames: every commit a new size, a worker's job; same-frames: one size.
+		const int d = mode == "small-frames" ? 8 * k : 0;
+		buffers[k] = uniform_buffer(&pools[k], w - d, h - d, DRM_FORMAT_NV12, k == 0 ? 0x60 : 0xa0, &error);
+		if (buffers[k] == nullptr) {
+			fprintf(stderr, "%s\n", error.c_str());
+			return 1;
+		}
+		wl_buffer_add_listener(buffers[k], &listener, &busy[k]);
+	}
+	auto commit = [&](int k) {
+		busy[k] = true;
+		wl_surface_attach(window.surface, buffers[k], 0, 0);
+		wl_surface_damage_buffer(window.surface, 0, 0, w, h);
+	};
+	if (flood) {
+		// Each buffer again as soon as it is released (converted): as fast as conversion goes.
+		commit(0);
+		wl_surface_commit(window.surface);
+		printf("flooding\n");
+		fflush(stdout);
+		for (int i = 1; i < n; i++) {
+			const int k = i % 2;
+			while (busy[k]) {
+				if (wl_display_dispatch(conn.display) < 0) return 1;
+			}
+			commit(k);
+			wl_surface_commit(window.surface);
+			wl_display_flush(conn.display);
+		}
+		test::report(conn);
+		test::hold(conn);
+		return 0;
+	}
+	std::vector<uint64_t> latencies;
+	for (int i = 0; i < n; i++) {
+		const int k = i % 2;
+		while (busy[k]) {
+			if (wl_display_dispatch(conn.display) < 0) return 1;
+		}
+		CommitWaiter shown;
+		commit(k);
+		shown.arm(&conn, window.surface);
+		const uint64_t start = now_ns();
+		wl_surface_commit(window.surface);
+		if (!shown.wait(&conn, 30000) || !shown.presented) break;
+		latencies.push_back(now_ns() - start);
+	}
+	std::sort(latencies.begin(), latencies.end());
+	const uint64_t p50 = latencies.empty() ? 0 : latencies[latencies.size() / 2];
+	const uint64_t worst = latencies.empty() ? 0 : latencies.back();
+	printf("presented %zu p50_us=%llu worst_us=%llu\n", latencies.size(),
+		static_cast<unsigned long long>(p50 / 1000), static_cast<unsigned long long>(worst / 1000));
+	fflush(stdout);
+	return 0;
+}
+
 } // namespace
 
 int main(int argc, char *argv[]) {
@@ -171,7 +249,8 @@ int main(int argc, char *argv[]) {
 	if (argc < 5) {
 		fprintf(stderr,
 			"usage: %s share-burst|share-sequential|storm|wide-stride|sync-wide-stride|viewport-damage|"
-			"sync-children|sync-children-exit|nested-children|desync-children N WIDTH HEIGHT\n",
+			"sync-children|sync-children-exit|nested-children|desync-children|flood|small-frames N WIDTH "
+			"HEIGHT\n",
 			argv[0]);
 		return 2;
 	}
@@ -183,6 +262,7 @@ int main(int argc, char *argv[]) {
 		return 2;
 	}
 	if (mode.ends_with("-children") || mode == "sync-children-exit") return children_attack(mode, n, w, h);
+	if (mode == "flood" || mode == "small-frames" || mode == "same-frames") return frames_attack(mode, n, w, h);
 	wl_subcompositor *subcompositor = conn.subcompositor;
 	Window window;
 	if (subcompositor == nullptr || !window.create(&conn, "attack", &error)) {

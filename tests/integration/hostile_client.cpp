@@ -221,6 +221,34 @@ int main(int argc, char *argv[]) {
 				hold();
 				return 0;
 			}},
+		// Truncate the file of a large converted buffer right after committing it: a conversion
+		// worker reads it (the main thread never reads a large commit's pixels), and faults.
+		// Reports once the commit was presented.
+		{"truncate-while-converting",
+			[] {
+				const int w = 4096, h = 4096, stride = w, size = stride * h * 3 / 2;
+				int fd = memfd(size);
+				auto *m = static_cast<uint8_t *>(
+					mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+				memset(m, 0x80, size); // grey
+				wl_shm_pool *pool = pool_of(fd, size);
+				Window window;
+				std::string e;
+				if (!window.create(&conn, "hostile", &e)) return 3;
+				wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, w, h, stride, DRM_FORMAT_NV12);
+				conn.roundtrip();
+				CommitWaiter waiter;
+				wl_surface_attach(window.surface, buffer, 0, 0);
+				wl_surface_damage_buffer(window.surface, 0, 0, w, h);
+				waiter.arm(&conn, window.surface);
+				wl_surface_commit(window.surface);
+				wl_display_flush(conn.display);
+				if (ftruncate(fd, 0) < 0) return 3;
+				if (!waiter.wait(&conn, 10000) || !waiter.presented) return report();
+				report();
+				hold();
+				return 0;
+			}},
 		// Destroying a buffer right after its commit still shows that commit's content.
 		{"destroy-after-commit",
 			[argb] {

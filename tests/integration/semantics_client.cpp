@@ -415,7 +415,8 @@ int main(int argc, char *argv[]) {
 				}
 			}},
 		// A synchronized subsurface: its commits are cached until the parent commits; a cached
-		// commit is not shown and its buffer not released, even when the area is drawn again.
+		// commit is not shown, even when the area is drawn again, and its buffer is released
+		// only once its content is kept elsewhere.
 		{"sync-cached",
 			[&] {
 				Buffer a, b;
@@ -437,8 +438,10 @@ int main(int argc, char *argv[]) {
 				attach(c, a), commit(c);
 				checkpoint("cached-not-shown", {shown(format, kWhite), kBlack}, tol);
 				settle();
-				expect("cached-not-released", !a.released,
-					"the buffer of a cached commit was released");
+				// A cached commit's buffer may be released only once its content is kept
+				// elsewhere (a converted image): reused by the client then, it must not change
+				// what the parent's commit shows.
+				if (a.released) a.fill(kGreen);
 				damage_only(parent);
 				checkpoint("applied-with-parent", {shown(format, kWhite), red}, tol);
 				Buffer *next = &a;
@@ -451,8 +454,7 @@ int main(int argc, char *argv[]) {
 				attach(c, *next), commit(c);
 				checkpoint("rewritten-and-cached-shows-old", {shown(format, kWhite), red}, tol);
 				settle();
-				expect("recached-not-released", !next->released,
-					"the buffer of a cached commit was released");
+				if (next->released) next->fill(kGreen); // as above
 				damage_only(parent);
 				checkpoint("second-applied-with-parent", {shown(format, kWhite), blue}, tol);
 			}},

@@ -357,3 +357,58 @@ TEST(ConversionMany, AClientLeavingWithConversionsInFlightIsReleasedWithinASecon
 }
 
 } // namespace
+
+namespace {
+
+struct FrameLatency {
+	int presented = 0;
+	uint64_t p50_us = 0, worst_us = 0;
+};
+
+// pixelport-conversion-attack small-frames: 30 NV12 commits, each a worker's job.
+FrameLatency small_frames(CompositorFixture &fx) {
+	std::string out, err;
+	FrameLatency l;
+	EXPECT_EQ(fx.run_client({build_path("PIXELPORT_CONVERSION_ATTACK"), "small-frames", "30", "256", "256"}, 60000,
+			  &out, &err),
+		0)
+		<< err;
+	unsigned long long p50 = 0, worst = 0;
+	EXPECT_EQ(sscanf(out.c_str(), "presented %d p50_us=%llu worst_us=%llu", &l.presented, &p50, &worst), 3) << out;
+	l.p50_us = p50;
+	l.worst_us = worst;
+	return l;
+}
+
+} // namespace
+
+// Fairness between clients on the workers: a client converting 8K NV12 frames as fast as the
+// workers let it (each frame 33 Mi pixels, about 100 bands) delays another client's small
+// converted frame by about one band, not by a frame of its own: the workers serve the clients
+// with work in turn, a band at a time. One worker, the worst case.
+TEST(ConversionWorkers, AClientFloodingTheWorkersDelaysAnothersFrameByABandAtMost) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--convert-threads", "1", "--print-stats"})) << fx.compositor().err();
+	const FrameLatency alone = small_frames(fx);
+	Process flood;
+	ASSERT_TRUE(flood.start(
+		{build_path("PIXELPORT_CONVERSION_ATTACK"), "flood", "1000000", "7680", "4320"}, fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(flood.read_line(&line, 20000)) << flood.err();
+	ASSERT_EQ(line, "flooding");
+	usleep(500 * 1000); // its frames under way
+	const FrameLatency flooded = small_frames(fx);
+	flood.terminate();
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+	printf("fairness workers alone_p50_us=%llu alone_worst_us=%llu flooded_p50_us=%llu flooded_worst_us=%llu\n",
+		static_cast<unsigned long long>(alone.p50_us), static_cast<unsigned long long>(alone.worst_us),
+		static_cast<unsigned long long>(flooded.p50_us), static_cast<unsigned long long>(flooded.worst_us));
+	EXPECT_EQ(alone.presented, 30);
+	EXPECT_EQ(flooded.presented, 30);
+	// The flood's frames were converted meanwhile (it was not starved either).
+	EXPECT_GE(stat_of(fx.compositor().out(), "converted_uploads"), 60u + 2u) << fx.compositor().out();
+	// One 8K frame alone takes 60-100 ms on a worker here: waiting behind whole frames would add
+	// that to every small frame. Served in turn, the frame waits for a band (1-5 ms) and its
+	// presentation for the output's next frame (16.7 ms at 60 Hz).
+	EXPECT_LE(flooded.p50_us, alone.p50_us + 20000);
+}

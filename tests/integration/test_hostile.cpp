@@ -74,6 +74,47 @@ TEST(HostileShmTruncate, ShrinkingTheFileOfAConvertedBufferReadsZeroes) {
 	EXPECT_NE(fx.compositor().out().find("\"sigbus_faults\":1"), std::string::npos) << fx.compositor().out();
 }
 
+bool pixel_close(uint32_t a, uint32_t b, int tolerance) {
+	for (int shift = 0; shift < 24; shift += 8) {
+		if (std::abs(static_cast<int>((a >> shift) & 0xff) - static_cast<int>((b >> shift) & 0xff)) >
+			tolerance) {
+			return false;
+		}
+	}
+	return true;
+}
+
+// The fault happens on a conversion worker: the guard zero-fills there as on the main thread.
+TEST(HostileShmTruncate, ShrinkingTheFileWhileAWorkerConvertsItReadsZeroes) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--print-stats", "--convert-threads", "2"}));
+	Process client;
+	std::string verdict;
+	start_holding(fx, &client, build_path("PIXELPORT_HOSTILE_CLIENT"), "truncate-while-converting", &verdict);
+	EXPECT_EQ(verdict, "ok"); // presented: the held commit applied after its conversion
+	// Rows read before the truncation are grey, the rest converted zeroes.
+	const std::vector<uint8_t> grey(4 * 3 / 2, 0x80), zero(4 * 3 / 2, 0);
+	std::vector<uint32_t> want_grey(4), want_zero(4);
+	const YuvColour colour = YuvColour::default_for(4096); // the plugin's rule for the buffer's height
+	ASSERT_TRUE(reference_rgb(DRM_FORMAT_NV12, 2, 2, 2, grey.data(), &want_grey, &colour));
+	ASSERT_TRUE(reference_rgb(DRM_FORMAT_NV12, 2, 2, 2, zero.data(), &want_zero, &colour));
+	Image shot;
+	ASSERT_TRUE(fx.screenshot(&shot));
+	const int tol = reference_tolerance(DRM_FORMAT_NV12);
+	int other = 0;
+	for (int y = 0; y < 64; y++) {
+		for (int x = 0; x < 64; x++) {
+			uint32_t p = shot.pixel(x, y);
+			other += !pixel_close(p, want_grey[0], tol) && !pixel_close(p, want_zero[0], tol);
+		}
+	}
+	EXPECT_EQ(other, 0) << "grey " << std::hex << want_grey[0] << " zero " << want_zero[0];
+	expect_compositor_serves_others(fx);
+	client.terminate();
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+	EXPECT_NE(fx.compositor().out().find("\"sigbus_faults\":1"), std::string::npos) << fx.compositor().out();
+}
+
 TEST(HostileShmPool, GrowingAPoolInUseServesNewBuffersAtOnce) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());

@@ -49,7 +49,10 @@ struct pixelport_plugin;
 struct pixelport_options {
 	/** wl_shm global version to advertise, 1 or 2; 0 means 2. */
 	uint32_t shm_version;
-	/** Threads for one conversion (the calling thread included); 0 means 1. */
+	/**
+	 * Worker threads that convert commits off the event loop's thread (docs/design.md,
+	 * "Other formats: converted"), at most 64; 0 means half the hardware threads, 1 to 8.
+	 */
 	uint32_t convert_threads;
 	/**
 	 * pixelport-stream-v1: the size_hint event, in bytes (below it streaming is expected to

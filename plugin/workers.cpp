@@ -1,0 +1,241 @@
+#include "workers.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <wayland-server-core.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "pixelport/timing/records.hpp"
+
+namespace pixelport {
+
+struct ConvertWorkers::Impl {
+	struct Queue {
+		const void *client;
+		std::deque<std::shared_ptr<ConvertJob>> jobs;
+	};
+
+	std::mutex mutex;
+	std::condition_variable wake;
+	std::vector<Queue> queues; // clients with bands left, served round robin from `next`
+	size_t next = 0;
+	std::vector<std::shared_ptr<ConvertJob>> finished; // to hand back on the main thread
+	bool signalled = false; // the eventfd was written since the main thread last read it
+	bool stop = false;
+	std::vector<std::thread> threads;
+	int efd = -1;
+	wl_event_source *source = nullptr;
+	Done done;
+
+	void work();
+	void unqueue(const std::shared_ptr<ConvertJob> &job);
+	void complete(const std::shared_ptr<ConvertJob> &job);
+	void hand_back();
+	bool cancel_locked(const std::shared_ptr<ConvertJob> &job);
+};
+
+namespace {
+
+// Jobs the pool has handed back (or is about to): nothing more happens to them.
+bool is_complete(const ConvertJob &job) {
+	return job.in_flight == 0 && !job.queued && (job.cancelled || job.failed || job.next_row >= job.dst.height);
+}
+
+} // namespace
+
+void ConvertWorkers::Impl::unqueue(const std::shared_ptr<ConvertJob> &job) {
+	if (!job->queued) return;
+	job->queued = false;
+	for (size_t i = 0; i < queues.size(); i++) {
+		if (queues[i].client != job->client) continue;
+		std::erase(queues[i].jobs, job);
+		if (queues[i].jobs.empty()) {
+			queues.erase(queues.begin() + static_cast<std::ptrdiff_t>(i));
+			if (next > i) next--;
+		}
+		return;
+	}
+}
+
+// Under the mutex, once nothing of the job is under way or left to start.
+void ConvertWorkers::Impl::complete(const std::shared_ptr<ConvertJob> &job) {
+	job->end_ns = job->start_ns != 0 ? timing::monotonic_ns() : 0;
+	job->ok = !job->cancelled && !job->failed && job->rows_done >= job->dst.height;
+	finished.push_back(job);
+	if (!std::exchange(signalled, true)) {
+		uint64_t one = 1;
+		ssize_t n = write(efd, &one, sizeof one);
+		(void)n; // a full counter is still readable: the loop wakes all the same
+	}
+}
+
+void ConvertWorkers::Impl::work() {
+	std::unique_lock lock(mutex);
+	for (;;) {
+		wake.wait(lock, [this] { return stop || !queues.empty(); });
+		if (stop) return;
+		if (next >= queues.size()) next = 0;
+		const size_t index = next;
+		std::shared_ptr<ConvertJob> job = queues[index].jobs.front();
+		const int32_t y0 = job->next_row;
+		const int32_t y1 = std::min(job->dst.height, y0 + job->band_rows);
+		job->next_row = y1;
+		job->in_flight++;
+		if (job->start_ns == 0) job->start_ns = timing::monotonic_ns();
+		next = index + 1;
+		if (y1 >= job->dst.height) unqueue(job); // its last band: the next client's turn
+		lock.unlock();
+		const core::Status status = core::convert_rows(job->src, job->dst, y0, y1, job->options);
+		lock.lock();
+		job->in_flight--;
+		if (status == core::Status::Ok) {
+			job->rows_done += y1 - y0;
+		} else {
+			job->failed = true;
+			unqueue(job);
+		}
+		if (is_complete(*job)) complete(job);
+	}
+}
+
+bool ConvertWorkers::Impl::cancel_locked(const std::shared_ptr<ConvertJob> &job) {
+	const bool started = job->next_row > 0;
+	if (is_complete(*job) || job->cancelled) return started;
+	job->cancelled = true;
+	unqueue(job);
+	if (job->in_flight == 0) complete(job);
+	return started;
+}
+
+void ConvertWorkers::Impl::hand_back() {
+	std::vector<std::shared_ptr<ConvertJob>> jobs;
+	{
+		std::lock_guard lock(mutex);
+		uint64_t count;
+		ssize_t n = read(efd, &count, sizeof count);
+		(void)n;
+		signalled = false;
+		jobs.swap(finished);
+	}
+	for (const std::shared_ptr<ConvertJob> &job : jobs) done(job);
+}
+
+unsigned ConvertWorkers::default_threads() {
+	unsigned hw = std::thread::hardware_concurrency();
+	return std::clamp(hw / 2, 1u, 8u);
+}
+
+std::unique_ptr<ConvertWorkers> ConvertWorkers::create(wl_event_loop *loop, unsigned threads, Done done) {
+	std::unique_ptr<ConvertWorkers> workers(new ConvertWorkers());
+	workers->impl_ = std::make_unique<Impl>();
+	Impl *impl = workers->impl_.get();
+	impl->done = std::move(done);
+	impl->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (impl->efd < 0) return nullptr;
+	impl->source = wl_event_loop_add_fd(
+		loop, impl->efd, WL_EVENT_READABLE,
+		[](int, uint32_t, void *data) {
+			static_cast<Impl *>(data)->hand_back();
+			return 0;
+		},
+		impl);
+	if (impl->source == nullptr) {
+		close(impl->efd);
+		impl->efd = -1;
+		return nullptr;
+	}
+	// Workers take no asynchronous signals: the compositor's handlers (and signalfds) expect
+	// them on the main thread. SIGBUS from a client's shrunk pool still reaches the worker that
+	// read it (sigbus.hpp).
+	sigset_t all, old;
+	sigfillset(&all);
+	for (int sig : {SIGBUS, SIGSEGV, SIGFPE, SIGILL, SIGABRT, SIGTRAP}) sigdelset(&all, sig);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	threads = std::clamp(threads, 1u, 64u);
+	for (unsigned i = 0; i < threads; i++) {
+		try {
+			impl->threads.emplace_back([impl] {
+				pthread_setname_np(pthread_self(), "pp-convert");
+				impl->work();
+			});
+		} catch (const std::system_error &) {
+			break;
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, nullptr);
+	if (impl->threads.empty()) return nullptr;
+	return workers;
+}
+
+ConvertWorkers::~ConvertWorkers() {
+	if (impl_ == nullptr) return;
+	{
+		std::lock_guard lock(impl_->mutex);
+		impl_->stop = true;
+	}
+	impl_->wake.notify_all();
+	for (std::thread &t : impl_->threads) t.join();
+	// Nothing runs now: everything still queued is handed back, cancelled.
+	std::vector<std::shared_ptr<ConvertJob>> queued;
+	for (Impl::Queue &q : impl_->queues) {
+		for (std::shared_ptr<ConvertJob> &job : q.jobs) queued.push_back(std::move(job));
+	}
+	impl_->queues.clear();
+	for (const std::shared_ptr<ConvertJob> &job : queued) {
+		job->queued = false;
+		impl_->cancel_locked(job);
+	}
+	if (impl_->source != nullptr) wl_event_source_remove(impl_->source);
+	impl_->source = nullptr;
+	std::vector<std::shared_ptr<ConvertJob>> jobs = std::exchange(impl_->finished, {});
+	for (const std::shared_ptr<ConvertJob> &job : jobs) impl_->done(job);
+	if (impl_->efd >= 0) close(impl_->efd);
+}
+
+void ConvertWorkers::submit(std::shared_ptr<ConvertJob> job) {
+	job->options.threads = 1;
+	job->band_rows = std::max(4, (job->band_rows + 3) & ~3);
+	{
+		std::lock_guard lock(impl_->mutex);
+		job->queued = true;
+		auto it = std::find_if(impl_->queues.begin(), impl_->queues.end(),
+			[&](const Impl::Queue &q) { return q.client == job->client; });
+		if (it == impl_->queues.end()) {
+			impl_->queues.push_back({job->client, {}});
+			it = impl_->queues.end() - 1;
+		}
+		it->jobs.push_back(std::move(job));
+	}
+	impl_->wake.notify_one();
+}
+
+bool ConvertWorkers::cancel(const std::shared_ptr<ConvertJob> &job) {
+	std::lock_guard lock(impl_->mutex);
+	return impl_->cancel_locked(job);
+}
+
+bool ConvertWorkers::cancel_unstarted(const std::shared_ptr<ConvertJob> &job) {
+	std::lock_guard lock(impl_->mutex);
+	if (job->next_row > 0 || is_complete(*job)) return false;
+	impl_->cancel_locked(job);
+	return true;
+}
+
+bool ConvertWorkers::started(const std::shared_ptr<ConvertJob> &job) {
+	std::lock_guard lock(impl_->mutex);
+	return job->next_row > 0;
+}
+
+unsigned ConvertWorkers::threads() const { return static_cast<unsigned>(impl_->threads.size()); }
+
+} // namespace pixelport
