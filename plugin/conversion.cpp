@@ -46,7 +46,7 @@ constexpr int kResumeMs = 1;
 // The main thread converts a commit itself only when it updates the surface's own image (its
 // pages faulted in already) with at most this many pixels: handing a commit to a worker and
 // applying it when handed back costs the main thread about what converting this many pixels
-// does (docs/design.md, "When it is written"). Everything else is converted on a worker.
+// does (docs/design.md, "Why 64 Ki pixels"). Everything else is converted on a worker.
 constexpr uint64_t kInlinePixels = uint64_t{1} << 16;
 // The same limit in bytes of the client's rows (stride x rows): a narrow buffer with a huge
 // stride has few pixels but a page per row to fault in, which costs more than its pixels.

@@ -33,6 +33,9 @@
 //                     alternating (WIDTHxHEIGHT, 8 px smaller: each a worker's job); prints
 //                     "presented K p50_us=N worst_us=N" (commit to presentation) and exits
 //   same-frames       small-frames with both buffers WIDTHxHEIGHT
+//   resize-frames     N NV12 commits on a toplevel, each 8 px smaller than the last (an
+//                     interactive resize: every frame a new size), each once the last was
+//                     presented; prints "presented K" and exits
 //   desync-children   N desynchronized subsurfaces, all committing in one batch per round, the
 //                     next round once the last child's commit is shown; same buffers and
 //                     rounds as sync-children
@@ -170,6 +173,37 @@ int children_attack(const std::string &mode, int n, int w, int h) {
 	return 0;
 }
 
+// resize-frames (see the top): an interactive resize, one new size per frame.
+int resize_attack(int n, int w, int h) {
+	std::string error;
+	Window window;
+	ShmPool pool;
+	const size_t size = static_cast<size_t>(w) * h * 3 / 2;
+	if (!window.create(&conn, "attack", &error) || !pool.create(&conn, size, &error)) {
+		fprintf(stderr, "%s\n", error.c_str());
+		return 1;
+	}
+	int presented = 0;
+	for (int i = 0; i < n; i++) {
+		const int d = 8 * (i % (std::min(w, h) / 16)); // 8 px smaller each frame, then again
+		const int fw = w - d, fh = h - d;
+		// NV12 at the smaller size, in place: luma rows fw apart, then the chroma rows.
+		memset(pool.data, i % 2 ? 0x60 : 0xa0, size);
+		wl_buffer *buffer = wl_shm_pool_create_buffer(pool.pool, 0, fw, fh, fw, DRM_FORMAT_NV12);
+		CommitWaiter shown;
+		wl_surface_attach(window.surface, buffer, 0, 0);
+		wl_surface_damage_buffer(window.surface, 0, 0, fw, fh);
+		shown.arm(&conn, window.surface);
+		wl_surface_commit(window.surface);
+		if (!shown.wait(&conn, 30000) || !shown.presented) break;
+		wl_buffer_destroy(buffer);
+		presented++;
+	}
+	printf("presented %d\n", presented);
+	fflush(stdout);
+	return 0;
+}
+
 // flood, small-frames (see the top).
 int frames_attack(const std::string &mode, int n, int w, int h) {
 	std::string error;
@@ -263,6 +297,7 @@ int main(int argc, char *argv[]) {
 	}
 	if (mode.ends_with("-children") || mode == "sync-children-exit") return children_attack(mode, n, w, h);
 	if (mode == "flood" || mode == "small-frames" || mode == "same-frames") return frames_attack(mode, n, w, h);
+	if (mode == "resize-frames") return resize_attack(n, w, h);
 	wl_subcompositor *subcompositor = conn.subcompositor;
 	Window window;
 	if (subcompositor == nullptr || !window.create(&conn, "attack", &error)) {

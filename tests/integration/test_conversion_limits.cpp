@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -411,4 +413,47 @@ TEST(ConversionWorkers, AClientFloodingTheWorkersDelaysAnothersFrameByABandAtMos
 	// that to every small frame. Served in turn, the frame waits for a band (1-5 ms) and its
 	// presentation for the output's next frame (16.7 ms at 60 Hz).
 	EXPECT_LE(flooded.p50_us, alone.p50_us + 20000);
+}
+
+namespace {
+
+// Minor page faults of a thread so far (/proc/PID/task/TID/stat, field 10).
+uint64_t minor_faults(pid_t pid, pid_t tid) {
+	FILE *f = fopen(("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat").c_str(), "r");
+	if (f == nullptr) return 0;
+	char buf[1024] = {};
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	const char *p = strrchr(buf, ')');
+	if (p == nullptr || n == 0) return 0;
+	unsigned long long v = 0;
+	// After ")": state ppid pgrp session tty_nr tpgid flags minflt.
+	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %llu", &v) != 1) return 0;
+	return v;
+}
+
+} // namespace
+
+// An interactive resize of a converted window: every frame a new size, so a fresh image each
+// frame (1,024 pages at 1024x1024). Its pages are faulted in on a worker, never on the main
+// thread, which only maps the image and later composites it.
+TEST(ConversionWorkers, AResizedWindowsFreshImagesAreFaultedInOnAWorker) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--print-stats"})) << fx.compositor().err();
+	const pid_t pid = fx.compositor().pid();
+	const uint64_t before = minor_faults(pid, pid);
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_CONVERSION_ATTACK"), "resize-frames", "24", "1024", "1024"},
+			  60000, &out, &err),
+		0)
+		<< err;
+	const uint64_t after = minor_faults(pid, pid);
+	EXPECT_EQ(out, "presented 24\n");
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+	EXPECT_GE(stat_of(fx.compositor().out(), "converted_uploads"), 24u) << fx.compositor().out();
+	printf("fairness resize main_thread_minor_faults=%llu (images: 24 x ~1000 pages)\n",
+		static_cast<unsigned long long>(after - before));
+	// Converting on the main thread faults in about 24,000 pages here; the main thread's own
+	// work (its allocations, the client's buffers' descriptions, rendering) a few per frame.
+	EXPECT_LT(after - before, 24u * 100);
 }
