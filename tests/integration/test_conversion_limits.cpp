@@ -412,7 +412,7 @@ TEST(ConversionWorkers, AClientFloodingTheWorkersDelaysAnothersFrameByABandAtMos
 	// One 8K frame alone takes 60-100 ms on a worker here: waiting behind whole frames would add
 	// that to every small frame. Served in turn, the frame waits for a band (1-5 ms) and its
 	// presentation for the output's next frame (16.7 ms at 60 Hz).
-	EXPECT_LE(flooded.p50_us, alone.p50_us + 20000);
+	EXPECT_LE(flooded.p50_us, alone.p50_us + 20000u * kLatencyScale);
 }
 
 namespace {
@@ -455,5 +455,5 @@ TEST(ConversionWorkers, AResizedWindowsFreshImagesAreFaultedInOnAWorker) {
 		static_cast<unsigned long long>(after - before));
 	// Converting on the main thread faults in about 24,000 pages here; the main thread's own
 	// work (its allocations, the client's buffers' descriptions, rendering) a few per frame.
-	EXPECT_LT(after - before, 24u * 100);
+	EXPECT_LT(after - before, 24u * 100 * kLatencyScale); // AddressSanitizer's shadow pages too
 }
