@@ -390,7 +390,11 @@ FrameLatency small_frames(CompositorFixture &fx) {
 // with work in turn, a band at a time. One worker, the worst case.
 TEST(ConversionWorkers, AClientFloodingTheWorkersDelaysAnothersFrameByABandAtMost) {
 	CompositorFixture fx;
-	ASSERT_TRUE(fx.start({"--convert-threads", "1", "--print-stats"})) << fx.compositor().err();
+	// Budgets for the flood's 132 MiB images (shown, converting, spare, superseded): the
+	// default client budget (512 MiB on a small output) may end it with no_memory.
+	ASSERT_TRUE(fx.start({"--convert-threads", "1", "--print-stats", "--image-budget-client", "4294967296",
+		"--image-budget-total", "8589934592"}))
+		<< fx.compositor().err();
 	const FrameLatency alone = small_frames(fx);
 	Process flood;
 	ASSERT_TRUE(flood.start(
