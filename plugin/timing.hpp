@@ -1,5 +1,5 @@
 // Per-surface timing (protocols/pixelport-timing-v1.xml and the JSON Lines / trace logs of
-// plugin/core/timing): every commit that attaches a buffer gets a record with its bytes,
+// timing): every commit that attaches a buffer gets a record with its bytes,
 // transport, format and the CLOCK_MONOTONIC times of commit, data complete (stream),
 // conversion, upload and first presentation (or discard). Nothing is recorded for a surface
 // nobody listens to: no subscriber and no log means no clock read and no allocation.

@@ -46,12 +46,12 @@ host_resolve() {
 	host_name=$1
 	local build=$2 v
 	host_build=$build
-	host_preload=$build/plugin/preload/libpixelport-preload.so
+	host_preload=$build/hosts/preload/libpixelport-preload.so
 	host_prefix=""
 	# The wlroots release this build uses: its soname (0.18, 0.19), and the full version.
-	host_series=$(ldd "$build/compositor/pixelport-compositor" 2>/dev/null | grep -o 'libwlroots-0\.[0-9]*' | head -1)
+	host_series=$(ldd "$build/hosts/compositor/pixelport-compositor" 2>/dev/null | grep -o 'libwlroots-0\.[0-9]*' | head -1)
 	host_series=${host_series#libwlroots-}
-	[[ -n $host_series ]] || host_fail "cannot tell which wlroots $build/compositor/pixelport-compositor uses (ldd)"
+	[[ -n $host_series ]] || host_fail "cannot tell which wlroots $build/hosts/compositor/pixelport-compositor uses (ldd)"
 	local wlr_version
 	wlr_version=$(python3 -c '
 import json, sys
@@ -66,7 +66,7 @@ except Exception:
 	[[ -n $wlr_version ]] || wlr_version=$(pkg-config --modversion "wlroots-$host_series" 2>/dev/null || echo "$host_series")
 	case $host_name in
 	reference)
-		host_bin=$build/compositor/pixelport-compositor
+		host_bin=$build/hosts/compositor/pixelport-compositor
 		local v
 		v=$("$host_bin" --version 2>/dev/null | grep -o '[0-9][0-9.]*' | head -1 || true)
 		host_label="pixelport-compositor${v:+ $v} on wlroots $wlr_version"

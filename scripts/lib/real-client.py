@@ -211,7 +211,8 @@ def main():
     if args.no_probe:
         args.probe = None
     elif args.probe is None:
-        build = os.path.dirname(os.path.dirname(os.path.abspath(args.compositor)))
+        # The build tree's hosts/compositor/pixelport-compositor: two folders up is the build.
+        build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(args.compositor))))
         for candidate in (os.environ.get("PIXELPORT_PROBE_CLIENT"),
                           os.path.join(build, "tests", "integration", "pixelport-probe-client")):
             if candidate and os.access(candidate, os.X_OK):

@@ -310,7 +310,7 @@ const std::set<std::string> &native_shm_formats();
 
 /**
  * What the plugin adds on top: every format the conversion core can turn into one of the
- * native ones (plugin/core pick_target), e.g. RGB888, 1555/4444, half float, YUV.
+ * native ones (core pick_target), e.g. RGB888, 1555/4444, half float, YUV.
  */
 const std::set<std::string> &converted_shm_formats();
 

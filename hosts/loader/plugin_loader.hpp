@@ -1,5 +1,5 @@
 // Loads libpixelport.so with dlopen and checks its ABI version before anything is called.
-// Used by pixelport-compositor and by the preload module (plugin/preload/).
+// Used by pixelport-compositor and by the preload module (hosts/preload/).
 #pragma once
 
 #include <string>

@@ -155,11 +155,11 @@ bool find(void *scope, const char *name, T *out) {
 }
 
 // The libpixelport.so to load: $PIXELPORT_PLUGIN, else beside this module (installed), else
-// one folder up (the build tree: plugin/preload/ beside plugin/).
+// the build tree's (hosts/preload/ and plugin/ in one build directory).
 std::string plugin_path(const std::string &self) {
 	if (const char *env = getenv("PIXELPORT_PLUGIN"); env != nullptr && *env != '\0') return env;
 	std::string dir = self.substr(0, self.rfind('/') + 1);
-	for (const char *candidate : {"libpixelport.so", "../libpixelport.so"}) {
+	for (const char *candidate : {"libpixelport.so", "../../plugin/libpixelport.so"}) {
 		if (access((dir + candidate).c_str(), R_OK) == 0) return dir + candidate;
 	}
 	return dir + "libpixelport.so";

@@ -16,9 +16,10 @@ std::string default_plugin_path() {
 		return "";
 	}
 	auto dir = exe.parent_path();
-	// Build tree first (compositor/ beside plugin/), then an installed layout.
+	// Build tree first (hosts/compositor/ and plugin/ in one build directory), then an
+	// installed layout.
 	const std::array<std::filesystem::path, 3> candidates = {
-		dir / "../plugin/libpixelport.so",
+		dir / "../../plugin/libpixelport.so",
 		dir / "libpixelport.so",
 		std::filesystem::path(PIXELPORT_INSTALLED_PLUGIN),
 	};
