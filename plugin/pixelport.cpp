@@ -155,6 +155,11 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(
 		wlr_log(WLR_ERROR, "pixelport: pixelport_create needs a display and a renderer");
 		return nullptr;
 	}
+	if (options != nullptr && options->struct_size == 0) {
+		wlr_log(WLR_ERROR,
+			"pixelport: pixelport_options.struct_size is 0: set it to sizeof(struct pixelport_options)");
+		return nullptr;
+	}
 	auto *pp = new (std::nothrow) pixelport_plugin();
 	if (pp == nullptr) {
 		return nullptr;
@@ -163,8 +168,11 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(
 	pp->renderer = renderer;
 	unmapper_start();
 	if (options != nullptr) {
-		pp->options = *options;
+		// As far as the host's struct reaches: fields it does not know keep their defaults.
+		memcpy(&pp->options, options, std::min(options->struct_size, sizeof pp->options));
 	}
+	pp->options.struct_size = sizeof pp->options;
+	pp->stats.struct_size = sizeof pp->stats;
 	uint32_t version = pp->options.shm_version == 0 ? 2 : pp->options.shm_version;
 	if (version > 2) {
 		wlr_log(WLR_ERROR, "pixelport: wl_shm version %u not supported (max 2)", version);
@@ -259,8 +267,16 @@ PIXELPORT_API size_t pixelport_timing_summary(struct pixelport_plugin *pp, char 
 }
 
 PIXELPORT_API void pixelport_get_stats(struct pixelport_plugin *pp, struct pixelport_stats *stats) {
-	*stats = pp != nullptr ? pp->stats : pixelport_stats{};
-	if (pp != nullptr) stats->image_bytes = pp->conversions->total_bytes();
+	if (stats == nullptr || stats->struct_size == 0) return;
+	pixelport_stats mine = pp != nullptr ? pp->stats : pixelport_stats{};
+	if (pp != nullptr) mine.image_bytes = pp->conversions->total_bytes();
+	// Everything after struct_size, as far as both know.
+	constexpr size_t first = sizeof(pixelport_stats::struct_size);
+	const size_t end = std::min(stats->struct_size, sizeof mine);
+	if (end > first) {
+		memcpy(reinterpret_cast<char *>(stats) + first, reinterpret_cast<const char *>(&mine) + first,
+			end - first);
+	}
 }
 
 PIXELPORT_API void pixelport_destroy(struct pixelport_plugin *pp) {

@@ -112,6 +112,7 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 			return false;
 		}
 		pixelport_options plugin_options{};
+		plugin_options.struct_size = sizeof plugin_options;
 		plugin_options.convert_threads = options.convert_threads;
 		plugin_options.image_budget_client_bytes = options.image_budget_client;
 		plugin_options.image_budget_total_bytes = options.image_budget_total;
@@ -253,6 +254,7 @@ bool Server::plugin_stats(pixelport_stats *stats) const {
 	if (plugin_ == nullptr || plugin_api_.get_stats == nullptr) {
 		return false;
 	}
+	stats->struct_size = sizeof *stats;
 	plugin_api_.get_stats(plugin_, stats);
 	return true;
 }

@@ -281,6 +281,7 @@ void init(Preload *p) {
 		log_line(1, "%s: pixelport stays off", error.c_str());
 		return;
 	}
+	p->options.struct_size = sizeof p->options;
 	read_options(&p->options);
 	if (const char *stats = getenv("PIXELPORT_STATS_FILE"); stats != nullptr) p->stats_path = stats;
 	if (const char *summary = getenv("PIXELPORT_TIMING_SUMMARY"); summary != nullptr && *summary != '\0') {
@@ -305,11 +306,17 @@ Preload &initialized_state() {
 	return *p;
 }
 
+// The plugin's counters, as many as this build knows (pixelport_stats.struct_size).
+void read_stats(Preload *p, pixelport_stats *stats) {
+	stats->struct_size = sizeof *stats;
+	p->api.get_stats(p->plugin, stats);
+}
+
 // Written to a temporary name and renamed, so a reader never sees half a line.
 void write_stats(Preload *p) {
 	if (p->stats_path.empty() || p->plugin == nullptr || p->api.get_stats == nullptr) return;
 	pixelport_stats stats{};
-	p->api.get_stats(p->plugin, &stats);
+	read_stats(p, &stats);
 	p->written = stats;
 	std::string tmp = p->stats_path + ".tmp";
 	FILE *f = fopen(tmp.c_str(), "w");
@@ -329,7 +336,7 @@ void write_summary(Preload *p) {
 	std::string text(n + 1, '\0');
 	p->api.timing_summary(p->plugin, text.data(), text.size());
 	text.resize(n);
-	if (p->api.get_stats != nullptr) p->api.get_stats(p->plugin, &p->summarized);
+	if (p->api.get_stats != nullptr) read_stats(p, &p->summarized);
 	std::string tmp = p->summary_path + ".tmp";
 	FILE *f = fopen(tmp.c_str(), "w");
 	bool ok = f != nullptr && fwrite(text.data(), 1, text.size(), f) == text.size();
@@ -345,7 +352,7 @@ void write_summary(Preload *p) {
 int summary_tick(void *data) {
 	auto *p = static_cast<Preload *>(data);
 	pixelport_stats stats{};
-	if (p->api.get_stats != nullptr) p->api.get_stats(p->plugin, &stats);
+	if (p->api.get_stats != nullptr) read_stats(p, &stats);
 	if (memcmp(&stats, &p->summarized, sizeof(stats)) != 0) write_summary(p);
 	p->wl.timer_update(p->summary_timer, kSummaryPeriodMs);
 	return 0;
@@ -361,7 +368,7 @@ int summary_signal(int, void *data) {
 int stats_tick(void *data) {
 	auto *p = static_cast<Preload *>(data);
 	pixelport_stats stats{};
-	p->api.get_stats(p->plugin, &stats);
+	read_stats(p, &stats);
 	if (memcmp(&stats, &p->written, sizeof(stats)) != 0) write_stats(p);
 	p->wl.timer_update(p->stats_timer, kStatsPeriodMs);
 	return 0;

@@ -251,6 +251,7 @@ struct Server {
 			}
 			textures.push_back(std::move(rb));
 		}
+		stats.struct_size = sizeof stats;
 		pixelport_get_stats(pp, &stats);
 		wl_event_source_remove(stop_source);
 		new_surface.disconnect();

@@ -116,7 +116,7 @@ TEST(Compositor, RefusesAPluginWithAnotherAbiVersion) {
 	EXPECT_FALSE(fx.start({"--plugin", build_path("PIXELPORT_BAD_ABI_PLUGIN")}));
 	EXPECT_EQ(fx.compositor().wait(5000), 1);
 	const std::string &err = fx.compositor().err();
-	EXPECT_NE(err.find("has ABI version 9999, this compositor needs ABI version 4"), std::string::npos) << err;
+	EXPECT_NE(err.find("has ABI version 9999, this compositor needs ABI version 5"), std::string::npos) << err;
 }
 
 TEST(Compositor, RefusesALibraryThatIsNotAPlugin) {

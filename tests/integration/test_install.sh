@@ -72,6 +72,11 @@ cat >"$dest/consumer.c" <<'C'
 #include <stdio.h>
 int main(void) {
 	printf("header ABI %u, library ABI %u\n", (unsigned)PIXELPORT_ABI_VERSION, (unsigned)pixelport_abi_version);
+	/* Versioned structs, as a C host fills them (no display here: the counters of no plugin). */
+	struct pixelport_options options = {.struct_size = sizeof options, .convert_threads = 2};
+	struct pixelport_stats stats = {.struct_size = sizeof stats, .native_uploads = 7};
+	pixelport_get_stats(NULL, &stats);
+	if (options.struct_size == 0 || stats.native_uploads != 0) return 1;
 	return pixelport_abi_version == PIXELPORT_ABI_VERSION ? 0 : 1;
 }
 C

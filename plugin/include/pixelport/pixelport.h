@@ -5,6 +5,7 @@
  *
  * Lifetime, in the wlroots style:
  *
+ *     struct pixelport_options options = {.struct_size = sizeof options};
  *     struct pixelport_plugin *pp = pixelport_create(display, renderer, &options);
  *     // instead of wlr_renderer_init_wl_shm() / wlr_shm_create_with_renderer()
  *     struct wlr_compositor *compositor = wlr_compositor_create(display, 6, renderer);
@@ -15,7 +16,8 @@
  *
  * A host that dlopen()s the library must read the exported `pixelport_abi_version`
  * first and refuse the library if it differs from the PIXELPORT_ABI_VERSION the host
- * was compiled with: struct layouts and signatures are only stable within one version.
+ * was compiled with. Within one version the structs below grow only at their end, and each
+ * carries its size (struct_size): hosts built against older or newer headers of it work.
  *
  * All functions must be called from the thread that runs the wl_display's event loop.
  */
@@ -42,11 +44,24 @@ struct wlr_compositor;
 struct wlr_output;
 struct pixelport_plugin;
 
-/** Bumped whenever a struct below or a function signature changes. */
-#define PIXELPORT_ABI_VERSION 4u
+/**
+ * Bumped when a function's signature, or a field's place or meaning, changes. Fields added at
+ * the end of pixelport_options or pixelport_stats do not bump it: each carries its size
+ * (struct_size, as Weston's versioned structs), so a host and a plugin built against
+ * different headers of one ABI version work together, each using the fields both know.
+ */
+#define PIXELPORT_ABI_VERSION 5u
 
-/** Options for pixelport_create(). Zero-initialise: zero means "default" everywhere. */
+/**
+ * Options for pixelport_create(). Zero-initialise and set struct_size: zero means "default"
+ * everywhere else.
+ */
 struct pixelport_options {
+	/**
+	 * sizeof(struct pixelport_options) as the host was built. The plugin reads only that many
+	 * bytes; fields past it keep their defaults. 0 is refused (pixelport_create returns NULL).
+	 */
+	size_t struct_size;
 	/** wl_shm global version to advertise, 1 or 2; 0 means 2. */
 	uint32_t shm_version;
 	/**
@@ -85,7 +100,6 @@ struct pixelport_options {
 	uint64_t image_budget_client_bytes;
 	/** The same for all clients together; 0 means the larger of 2 GiB and 4 x the client budget. */
 	uint64_t image_budget_total_bytes;
-	/* ABI 3 */
 	/**
 	 * Streams alive per client, a stream the client destroyed while bytes were still owed
 	 * included (each holds an fd and up to 1 MiB of receive window); 0 means 16.
@@ -96,7 +110,6 @@ struct pixelport_options {
 	 * storage is freed; 0 means 16 x the largest output (width x height x 4), at least 1 GiB.
 	 */
 	uint64_t stream_max_client_bytes;
-	/* ABI 4 */
 	/**
 	 * Objects one client may hold at once (docs/design.md, "Limits and fairness"); 0 means the
 	 * default. Exceeding one is wl_display.error no_memory (wl_shm, wp_color_representation)
@@ -114,6 +127,11 @@ struct pixelport_options {
 
 /** Counters since pixelport_create(), for tests and hosts that want them. */
 struct pixelport_stats {
+	/**
+	 * Set by the caller to sizeof(struct pixelport_stats) as it was built:
+	 * pixelport_get_stats() writes only the counters that fit, and never this field.
+	 */
+	size_t struct_size;
 	/** Textures made from client memory in place (native formats): no byte copied by us. */
 	uint64_t native_uploads;
 	/** Uploads of formats the renderer lacks, each converting the commit's damage. */
@@ -177,7 +195,11 @@ PIXELPORT_API void pixelport_attach_output(struct pixelport_plugin *pp, struct w
  */
 PIXELPORT_API size_t pixelport_timing_summary(struct pixelport_plugin *pp, char *buf, size_t size);
 
-/** Copies the plugin's counters into `stats`. */
+/**
+ * Copies the plugin's counters into `stats`, as far as stats->struct_size reaches (counters
+ * this plugin does not have are left as they were). Nothing happens if `stats` is NULL or its
+ * struct_size is 0.
+ */
 PIXELPORT_API void pixelport_get_stats(struct pixelport_plugin *pp, struct pixelport_stats *stats);
 
 /**
