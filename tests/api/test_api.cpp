@@ -6,13 +6,8 @@
 #include <cstring>
 #include <vector>
 
-extern "C" {
-#include <wayland-server-core.h>
-#include <wlr/render/pixman.h>
-#include <wlr/render/wlr_renderer.h>
-}
-
 #include "pixelport/pixelport.h"
+#include "wlr.hpp" // wlroots for C++ (0.20's headers need its help)
 
 namespace {
 
