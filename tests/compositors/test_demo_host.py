@@ -31,7 +31,7 @@ SWEEP = ["--sizes", "16K", "--formats", "XRGB8888,NV12", "--warmup", "1", "--fra
 
 
 def sanitized():
-    out = subprocess.run(["ldd", os.path.join(build, "compositor", "pixelport-compositor")],
+    out = subprocess.run(["ldd", os.path.join(build, "hosts", "compositor", "pixelport-compositor")],
                          capture_output=True, text=True).stdout
     return "libasan" in out or "libubsan" in out
 
