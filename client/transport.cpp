@@ -348,9 +348,9 @@ bool SurfaceWriter::put_stream(const Pixels &px, const Rect &d, bool pipe, std::
 	return true;
 }
 
-bool SurfaceWriter::wait_consumed(int timeout_ms) {
+bool SurfaceWriter::dispatch_until(const std::function<bool()> &done, int timeout_ms) {
 	uint64_t deadline = now_ns() + static_cast<uint64_t>(timeout_ms) * 1000000u;
-	while (consumed_ != writes_sent_) {
+	while (!done()) {
 		uint64_t now = now_ns();
 		if (now >= deadline) return false;
 		if (!conn_->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1) &&
@@ -361,17 +361,12 @@ bool SurfaceWriter::wait_consumed(int timeout_ms) {
 	return true;
 }
 
+bool SurfaceWriter::wait_consumed(int timeout_ms) {
+	return dispatch_until([this] { return consumed_ == writes_sent_; }, timeout_ms);
+}
+
 bool SurfaceWriter::wait_shm_released(int timeout_ms) {
-	uint64_t deadline = now_ns() + static_cast<uint64_t>(timeout_ms) * 1000000u;
-	while (shm_slots_[0].busy || shm_slots_[1].busy) {
-		uint64_t now = now_ns();
-		if (now >= deadline) return false;
-		if (!conn_->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1) &&
-			wl_display_get_error(conn_->display) != 0) {
-			return false;
-		}
-	}
-	return true;
+	return dispatch_until([this] { return !shm_slots_[0].busy && !shm_slots_[1].busy; }, timeout_ms);
 }
 
 ssize_t send_fd(int over, int fd) {

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,8 @@ public:
 private:
 	Transport pick(const Pixels &pixels) const;
 	Slot *free_slot(Slot *slots, int timeout_ms);
+	/** Dispatches events until `done()` holds (true), timeout_ms passes or the connection fails. */
+	bool dispatch_until(const std::function<bool()> &done, int timeout_ms);
 	bool put_shm(const Pixels &px, const Rect &damage, bool new_pool, std::string *error, int timeout_ms);
 	bool put_stream(const Pixels &px, const Rect &damage, bool pipe, std::string *error, int timeout_ms);
 	bool open_stream(bool pipe, std::string *error);
