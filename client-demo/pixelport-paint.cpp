@@ -202,7 +202,7 @@ int main(int argc, char *argv[]) {
 	app.set_version_flag("--version", std::string("pixelport-paint ") + PIXELPORT_VERSION);
 	if (int rc = cli::parse(app, argc, argv, kName); rc >= 0) return rc;
 
-	Transport transport = Transport::ShmReused;
+	TransportChoice transport = TransportChoice::ShmReused;
 	if (!parse_transport(transport_arg, &transport)) {
 		return cli::usage_error(
 			kName, "--transport '" + transport_arg + "': want shm, shm-new, socket, pipe or auto");

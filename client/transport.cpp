@@ -18,20 +18,20 @@
 
 namespace pixelport::client {
 
-const char *transport_name(Transport t) {
+const char *transport_name(TransportChoice t) {
 	switch (t) {
-	case Transport::ShmReused: return "shm";
-	case Transport::ShmNewPool: return "shm-new";
-	case Transport::StreamSocket: return "socket";
-	case Transport::StreamPipe: return "pipe";
-	case Transport::Auto: return "auto";
+	case TransportChoice::ShmReused: return "shm";
+	case TransportChoice::ShmNewPool: return "shm-new";
+	case TransportChoice::StreamSocket: return "socket";
+	case TransportChoice::StreamPipe: return "pipe";
+	case TransportChoice::Auto: return "auto";
 	}
 	return "?";
 }
 
-bool parse_transport(const std::string &name, Transport *out) {
-	for (Transport t : {Transport::ShmReused, Transport::ShmNewPool, Transport::StreamSocket, Transport::StreamPipe,
-		     Transport::Auto}) {
+bool parse_transport(const std::string &name, TransportChoice *out) {
+	for (TransportChoice t : {TransportChoice::ShmReused, TransportChoice::ShmNewPool,
+		     TransportChoice::StreamSocket, TransportChoice::StreamPipe, TransportChoice::Auto}) {
 		if (name == transport_name(t)) {
 			*out = t;
 			return true;
@@ -75,7 +75,7 @@ uint64_t stream_iovecs(const Pixels &px, const Rect &r, std::vector<iovec> *out)
 	return total;
 }
 
-SurfaceWriter::SurfaceWriter(Connection *conn, wl_surface *surface, Transport transport) :
+SurfaceWriter::SurfaceWriter(Connection *conn, wl_surface *surface, TransportChoice transport) :
 	conn_(conn), surface_(surface), transport_(transport) {
 	for (Slot *slots : {shm_slots_, stream_slots_}) {
 		slots[0].owner = slots[1].owner = this;
@@ -92,10 +92,10 @@ SurfaceWriter::~SurfaceWriter() {
 	if (data_fd_ >= 0) close(data_fd_);
 }
 
-Transport SurfaceWriter::pick(const Pixels &px) const {
-	if (transport_ != Transport::Auto) return transport_;
-	if (conn_->stream_manager == nullptr) return Transport::ShmReused;
-	return px.size < conn_->stream_size_hint ? Transport::StreamSocket : Transport::ShmReused;
+TransportChoice SurfaceWriter::pick(const Pixels &px) const {
+	if (transport_ != TransportChoice::Auto) return transport_;
+	if (conn_->stream_manager == nullptr) return TransportChoice::ShmReused;
+	return px.size < conn_->stream_size_hint ? TransportChoice::StreamSocket : TransportChoice::ShmReused;
 }
 
 static const wl_buffer_listener kSlotListener = {
@@ -131,15 +131,15 @@ bool SurfaceWriter::put(const Pixels &px, const Rect *damage, std::string *error
 	timing_.start = now_ns();
 	Rect full = {0, 0, px.width, px.height};
 	const Rect &d = damage != nullptr ? *damage : full;
-	Transport t = pick(px);
+	TransportChoice t = pick(px);
 	timing_.transport = t;
 	bool ok = false;
 	switch (t) {
-	case Transport::ShmReused: ok = put_shm(px, d, false, error, timeout_ms); break;
-	case Transport::ShmNewPool: ok = put_shm(px, d, true, error, timeout_ms); break;
-	case Transport::StreamSocket: ok = put_stream(px, d, false, error, timeout_ms); break;
-	case Transport::StreamPipe: ok = put_stream(px, d, true, error, timeout_ms); break;
-	case Transport::Auto: break;
+	case TransportChoice::ShmReused: ok = put_shm(px, d, false, error, timeout_ms); break;
+	case TransportChoice::ShmNewPool: ok = put_shm(px, d, true, error, timeout_ms); break;
+	case TransportChoice::StreamSocket: ok = put_stream(px, d, false, error, timeout_ms); break;
+	case TransportChoice::StreamPipe: ok = put_stream(px, d, true, error, timeout_ms); break;
+	case TransportChoice::Auto: break;
 	}
 	if (ok && timing_.sent == 0) timing_.sent = timing_.committed;
 	return ok;

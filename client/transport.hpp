@@ -1,7 +1,7 @@
 // Client-side transport library: puts pixels onto a wl_surface through wl_shm or the
 // pixelport stream, with one call. Used by pixelport-paint, the tests and the sweep client.
 //
-//   SurfaceWriter writer(&conn, window.surface, Transport::StreamPipe);
+//   SurfaceWriter writer(&conn, window.surface, TransportChoice::StreamPipe);
 //   writer.put(pixels, nullptr, &error);   // attach + damage + commit; never blocks forever
 //
 // Transports:
@@ -26,10 +26,14 @@
 
 namespace pixelport::client {
 
-enum class Transport { ShmReused, ShmNewPool, StreamSocket, StreamPipe, Auto };
+/**
+ * How a client sends its frames (the programs' --transport): a choice, Auto included. What the
+ * compositor records of a commit is timing::Transport (pixelport/timing/records.hpp).
+ */
+enum class TransportChoice { ShmReused, ShmNewPool, StreamSocket, StreamPipe, Auto };
 
-const char *transport_name(Transport t);
-bool parse_transport(const std::string &name, Transport *out);
+const char *transport_name(TransportChoice t);
+bool parse_transport(const std::string &name, TransportChoice *out);
 
 /** A frame in client memory, planes in pixelport's wl_shm layout (pattern.hpp shm_layout). */
 struct Pixels {
@@ -50,12 +54,12 @@ struct PutTiming {
 	uint64_t committed = 0; // commit sent
 	uint64_t sent = 0; // all pixel bytes handed to the kernel (== committed for shm)
 	uint64_t bytes = 0; // pixel bytes moved: copied into shm, or sent on the stream
-	Transport transport = Transport::ShmReused;
+	TransportChoice transport = TransportChoice::ShmReused;
 };
 
 class SurfaceWriter {
 public:
-	SurfaceWriter(Connection *conn, wl_surface *surface, Transport transport);
+	SurfaceWriter(Connection *conn, wl_surface *surface, TransportChoice transport);
 	~SurfaceWriter();
 	SurfaceWriter(const SurfaceWriter &) = delete;
 	SurfaceWriter &operator=(const SurfaceWriter &) = delete;
@@ -98,7 +102,7 @@ public:
 	uint32_t consumed_ = 0;
 
 private:
-	Transport pick(const Pixels &pixels) const;
+	TransportChoice pick(const Pixels &pixels) const;
 	Slot *free_slot(Slot *slots, int timeout_ms);
 	/** Dispatches events until `done()` holds (true), timeout_ms passes or the connection fails. */
 	bool dispatch_until(const std::function<bool()> &done, int timeout_ms);
@@ -110,7 +114,7 @@ private:
 
 	Connection *conn_;
 	wl_surface *surface_;
-	Transport transport_;
+	TransportChoice transport_;
 	Slot shm_slots_[2];
 	Slot stream_slots_[2];
 	pp_stream_v1 *stream_ = nullptr;

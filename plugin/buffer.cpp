@@ -5,37 +5,15 @@
 #include <cstring>
 #include <mutex>
 
+#include "conversion.hpp"
 #include "pixelport/core/format.hpp"
+#include "plugin.hpp"
 #include "wlr_compat.hpp"
 
 namespace pixelport {
 
-std::shared_ptr<DestImage> DestImage::create(
-	uint32_t fourcc, int32_t width, int32_t height, int bytes_per_pixel, bool zero) {
-	auto image = std::make_shared<DestImage>();
-	image->fourcc = fourcc;
-	image->width = width;
-	image->height = height;
-	// Rows start on 4-byte boundaries: pixman refuses other strides, and GL's default
-	// unpack alignment is 4.
-	image->stride = (static_cast<size_t>(width) * static_cast<size_t>(bytes_per_pixel) + 3) & ~size_t{3};
-	image->size = image->stride * static_cast<size_t>(height);
-	// 64-byte aligned rows start for the SIMD kernels and the renderer.
-	size_t alloc = (image->size + 63) & ~size_t{63};
-	image->data = static_cast<uint8_t *>(aligned_alloc(64, alloc));
-	if (image->data == nullptr) {
-		return nullptr;
-	}
-	if (zero) {
-		memset(image->data, 0, image->size);
-	}
-	return image;
-}
-
-DestImage::~DestImage() { free(data); }
-
-PixelBuffer::PixelBuffer(pixelport_plugin *plugin, uint32_t fourcc, uint32_t target) :
-	plugin(plugin), fourcc(fourcc), target(target) {
+PixelBuffer::PixelBuffer(pixelport_plugin *plugin, uint32_t stored_format, uint32_t renderer_format) :
+	plugin(plugin), stored_format(stored_format), renderer_format(renderer_format), client_format(stored_format) {
 	wlr_.owner = this;
 }
 
@@ -65,56 +43,6 @@ static SurfaceState *applying_surface(PixelBuffer *buffer) {
 	return nullptr;
 }
 
-bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *data, size_t stride, uint32_t fourcc,
-	const pixman_region32_t *damage, const ColorState &color, timing::CommitSample *record, bool count_upload) {
-	core::SrcImage src;
-	if (!buffer->source(&src)) {
-		return false;
-	}
-	core::DstImage dst;
-	dst.fourcc = fourcc;
-	dst.width = buffer->width();
-	dst.height = buffer->height();
-	dst.data = data;
-	dst.stride = stride;
-	dst.size = stride * static_cast<size_t>(dst.height);
-
-	std::vector<core::Rect> rects;
-	if (damage != nullptr) {
-		int n = 0;
-		const pixman_box32_t *boxes = pixman_region32_rectangles(const_cast<pixman_region32_t *>(damage), &n);
-		rects.reserve(static_cast<size_t>(n));
-		for (int i = 0; i < n; i++) {
-			// Clamp: damage_buffer may name pixels outside the buffer.
-			int32_t x1 = std::clamp(boxes[i].x1, 0, dst.width), x2 = std::clamp(boxes[i].x2, 0, dst.width);
-			int32_t y1 = std::clamp(boxes[i].y1, 0, dst.height),
-				y2 = std::clamp(boxes[i].y2, 0, dst.height);
-			if (x2 > x1 && y2 > y1) {
-				rects.push_back({x1, y1, x2 - x1, y2 - y1});
-			}
-		}
-	} else {
-		rects.push_back({0, 0, dst.width, dst.height});
-	}
-	if (record != nullptr) record->t_convert_start = monotonic_ns();
-	core::ConvertOptions options =
-		color_state_options(color, buffer->fourcc, dst.width, dst.height, buffer->plugin->convert_options);
-	core::Status status = core::convert_rects(src, dst, rects, options);
-	if (record != nullptr) record->t_convert_end = monotonic_ns();
-	buffer->after_read();
-	if (status != core::Status::Ok) {
-		wlr_log(WLR_ERROR, "pixelport: converting %s %dx%d failed: %s", core::format_name(buffer->fourcc),
-			dst.width, dst.height, core::status_str(status));
-		return false;
-	}
-	pixelport_stats &stats = buffer->plugin->stats;
-	if (count_upload) stats.converted_uploads++;
-	for (const core::Rect &r : rects) {
-		stats.converted_pixels += static_cast<uint64_t>(r.width) * static_cast<uint64_t>(r.height);
-	}
-	return true;
-}
-
 static bool buffer_begin_data_ptr_access(
 	wlr_buffer *base, uint32_t flags, void **data, uint32_t *format, size_t *stride) {
 	PixelBuffer *buffer = from_base(base);
@@ -139,19 +67,15 @@ static bool buffer_begin_data_ptr_access(
 			buffer->plugin->stats.native_uploads++;
 		}
 		*data = const_cast<uint8_t *>(src.planes[0].data);
-		*format = buffer->fourcc;
+		*format = buffer->stored_format;
 		*stride = src.planes[0].stride;
 		return true;
 	}
 
 	// Surfaces see a converted buffer through views (conversion.hpp); this is another reader
 	// of the wl_buffer itself: a private full conversion of what the buffer holds now.
-	std::shared_ptr<DestImage> image = DestImage::create(buffer->target, base->width, base->height);
-	if (image == nullptr ||
-		!pixel_buffer_convert(
-			buffer, image->data, image->stride, image->fourcc, nullptr, buffer->color, nullptr)) {
-		return false;
-	}
+	std::shared_ptr<ConvertedImage> image = buffer->plugin->conversions->convert_whole(buffer);
+	if (image == nullptr) return false;
 	buffer->private_image = image;
 	*data = image->data;
 	*format = image->fourcc;

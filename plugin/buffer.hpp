@@ -14,8 +14,12 @@
 #include <vector>
 
 #include "color_representation.hpp"
-#include "plugin.hpp"
+#include "listener.hpp"
+#include "pixelport/core/convert.hpp"
 #include "timing.hpp"
+#include "wlr.hpp"
+
+struct pixelport_plugin;
 
 namespace pixelport {
 
@@ -62,16 +66,16 @@ public:
 	const wlr_buffer *base() const { return &wlr_.base; }
 	int32_t width() const { return wlr_.base.width; }
 	int32_t height() const { return wlr_.base.height; }
-	bool native() const { return fourcc == target; }
-	/** The format the client sent its pixels in. */
-	uint32_t client_fourcc() const { return wire_fourcc != 0 ? wire_fourcc : fourcc; }
+	bool native() const { return stored_format == renderer_format; }
 
 	pixelport_plugin *const plugin;
-	const uint32_t fourcc; // the client's DRM format (stream: the storage's)
-	const uint32_t target; // the renderer's format; == fourcc when native
+	/** DRM fourcc of the pixels the plugin holds: the client's wl_shm memory, or the stream's storage. */
+	const uint32_t stored_format;
+	/** DRM fourcc the renderer reads: stored_format when native, else what the conversion writes. */
+	const uint32_t renderer_format;
+	/** DRM fourcc the client sent: stored_format, except a stream storing its rows in another. */
+	uint32_t client_format;
 	wl_resource *resource = nullptr; // the wl_buffer; null once the client destroyed it
-	/** The format of the client's bytes when it differs from `fourcc` (the stream's wire format). */
-	uint32_t wire_fourcc = 0;
 	/** Colour representation of the last commit that attached it (stream writes, other readers). */
 	ColorState color;
 	/** Committed and not yet released: the client must not touch its pixels. */
@@ -81,7 +85,7 @@ public:
 	/** The image holding this buffer's whole content of some generation, if one is alive. */
 	std::weak_ptr<ConvertedImage> pure_image;
 	/** A converted buffer read directly (not through a view): a private full conversion. */
-	std::shared_ptr<DestImage> private_image;
+	std::shared_ptr<ConvertedImage> private_image;
 	/**
 	 * The last kBufferSurfaces surfaces this buffer was committed to: candidates when the
 	 * renderer asks for data.
@@ -92,7 +96,7 @@ public:
 	timing::CommitSample *timing_record = nullptr;
 
 protected:
-	PixelBuffer(pixelport_plugin *plugin, uint32_t fourcc, uint32_t target);
+	PixelBuffer(pixelport_plugin *plugin, uint32_t stored_format, uint32_t renderer_format);
 
 private:
 	PixelBufferWlr wlr_;
@@ -116,16 +120,5 @@ void pixel_buffer_release_to_client(PixelBuffer *buffer);
 
 /** Client commit on `surface` with `buffer` attached: the buffer is busy until released. */
 void pixel_buffer_committed(PixelBuffer *buffer, wlr_surface *surface);
-
-/**
- * Converts the buffer's pixels into `dst` (`fourcc`, the buffer's size, `stride` bytes per
- * row): the rectangles of `damage` (buffer coordinates, clamped to the buffer), or everything
- * when it is null, reading YCbCr as `color` says (color_state_options()). Counts the conversion in the plugin's stats (`count_upload` false: its
- * pixels only, for the later bands of one conversion) and times it in `record` (if not null).
- * False (logged) if the pixels cannot be read or converted.
- */
-bool pixel_buffer_convert(PixelBuffer *buffer, uint8_t *dst, size_t stride, uint32_t fourcc,
-	const pixman_region32_t *damage, const ColorState &color, timing::CommitSample *record,
-	bool count_upload = true);
 
 } // namespace pixelport

@@ -155,12 +155,9 @@ const struct wp_color_representation_manager_v1_interface kManagerImpl = {
 };
 
 void bind_manager(wl_client *client, void *data, uint32_t version, uint32_t id) {
-	wl_resource *resource = wl_resource_create(
-		client, &wp_color_representation_manager_v1_interface, static_cast<int>(version), id);
-	if (resource == nullptr) {
-		wl_client_post_no_memory(client);
-		return;
-	}
+	wl_resource *resource = static_cast<pixelport_plugin *>(data)->bind_resource(
+		client, &wp_color_representation_manager_v1_interface, version, id);
+	if (resource == nullptr) return;
 	// User data: the plugin (surfaces are looked up there).
 	wl_resource_set_implementation(resource, &kManagerImpl, data, nullptr);
 	for (uint32_t mode : kAlphaModes) {
@@ -201,14 +198,13 @@ core::ConvertOptions color_state_options(
 
 std::unique_ptr<ColorRepresentation> ColorRepresentation::create(pixelport_plugin *plugin) {
 	std::unique_ptr<ColorRepresentation> c(new ColorRepresentation());
-	c->global_ = wl_global_create(
-		plugin->display, &wp_color_representation_manager_v1_interface, 1, plugin, bind_manager);
-	if (c->global_ == nullptr) return nullptr;
+	c->plugin_ = plugin;
 	return c;
 }
 
-ColorRepresentation::~ColorRepresentation() {
-	if (global_ != nullptr) wl_global_destroy(global_);
+wl_global *ColorRepresentation::create_global(uint32_t version) {
+	return wl_global_create(plugin_->display, &wp_color_representation_manager_v1_interface,
+		static_cast<int>(version), plugin_, bind_manager);
 }
 
 bool ColorRepresentation::client_commit(SurfaceState *surface, uint32_t fourcc) {

@@ -40,11 +40,12 @@ struct ColorState {
 core::ConvertOptions color_state_options(
 	const ColorState &state, uint32_t fourcc, int32_t width, int32_t height, const core::ConvertOptions &base);
 
-/** The wp_color_representation_manager_v1 global (version 1) and its surface objects. */
+/** wp_color_representation_manager_v1 (version 1) and its surface objects. */
 class ColorRepresentation {
 public:
 	static std::unique_ptr<ColorRepresentation> create(pixelport_plugin *plugin);
-	~ColorRepresentation();
+	/** A wp_color_representation_manager_v1 global (version 1); its owner destroys it (pixelport.cpp). */
+	wl_global *create_global(uint32_t version);
 
 	/**
 	 * From the surface's client_commit: the state this commit carries (into
@@ -52,8 +53,6 @@ public:
 	 * (`fourcc`, 0 when none is attached or known) cannot carry it; returns false then.
 	 */
 	bool client_commit(SurfaceState *surface, uint32_t fourcc);
-	/** The display destroyed the global already (wl_display_destroy). */
-	void forget_global() { global_ = nullptr; }
 
 	/**
 	 * A wp_color_representation_surface_v1. It finds its surface by id on each request, so
@@ -69,7 +68,7 @@ public:
 
 private:
 	ColorRepresentation() = default;
-	wl_global *global_ = nullptr;
+	pixelport_plugin *plugin_ = nullptr;
 };
 
 } // namespace pixelport

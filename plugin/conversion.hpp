@@ -1,5 +1,6 @@
 // Converted views: how a wl_buffer in a format the renderer lacks reaches the renderer with
-// wl_buffer semantics intact (docs/design.md, "Converted buffers").
+// wl_buffer semantics intact (docs/design.md, "Converted buffers"). The module's files: views.cpp
+// (the views), images.cpp (images and budgets), conversion.cpp (which thread converts, and when).
 //
 // At the client's commit the plugin puts a ConvertedView (a small wlr_buffer of its own) in
 // the surface's pending state instead of the client's buffer. The view keeps the client's
@@ -211,12 +212,12 @@ public:
 
 	/**
 	 * From the surface's client_commit, when the pending state attaches a buffer. A PixelBuffer
-	 * to convert (else null) is put behind a view of it that shows it as renderer format
-	 * `target` (the view takes over the pending state's lock on the buffer): a converted format,
+	 * to convert (else null) is put behind a view of it that shows it as `renderer_format`
+	 * (the view takes over the pending state's lock on the buffer): a converted format,
 	 * or any format with alpha under straight alpha (premultiplied, even into its own format).
 	 * Any buffer supersedes the surface's held commits.
 	 */
-	void surface_client_commit(SurfaceState *surface, PixelBuffer *buffer, uint32_t target);
+	void surface_client_commit(SurfaceState *surface, PixelBuffer *buffer, uint32_t renderer_format);
 	/**
 	 * Unlocks the surface's held commits now, unconverted where not yet converted: the client
 	 * unmaps behind them (see pixelport.cpp).
@@ -228,6 +229,13 @@ public:
 	void surface_destroyed(SurfaceState *surface);
 	/** Outputs size the default budgets. */
 	void attach_output(wlr_output *output);
+	/**
+	 * For a reader of the client's buffer itself rather than a surface's view: its pixels now,
+	 * converted in full into an image of its own, charged to its client's budget. Null if the
+	 * client destroyed the buffer, the budget refuses (the client got no_memory), or the pixels
+	 * cannot be read.
+	 */
+	std::shared_ptr<ConvertedImage> convert_whole(PixelBuffer *buffer);
 
 	/** Bytes of converted images alive (mapped, page-rounded). */
 	uint64_t total_bytes() const;

@@ -1,5 +1,6 @@
-// The plugin object: the public C API (pixelport.h), which creates the wl_shm, stream and
-// timing globals (shm.cpp, stream.cpp, timing.cpp), and each surface's state and commit hooks.
+// The plugin object: the public C API (pixelport.h): the plugin, its globals (made by shm.cpp,
+// stream.cpp, timing.cpp and color_representation.cpp, owned here), their lifetimes, and each
+// surface's state and commit hooks.
 #include "pixelport/pixelport.h"
 
 #include <algorithm>
@@ -25,6 +26,41 @@ using namespace pixelport;
 SurfaceState::SurfaceState() = default;
 SurfaceState::~SurfaceState() = default;
 
+namespace pixelport {
+
+/**
+ * A global a host made (pixelport_shm_create, ...). The host's handle is this object; it
+ * stays allocated after the host destroyed it, until the plugin goes, because libwayland may
+ * still call the removed global's bind for a client that saw it before the removal.
+ */
+struct PluginGlobal {
+	pixelport_plugin *plugin = nullptr;
+	wl_global *global = nullptr;
+	wl_signal destroy;
+	/** The host destroyed it: removed from clients' view, its listeners called. */
+	bool removed = false;
+	const char *interface = "";
+};
+
+} // namespace pixelport
+
+// The public handles: one type per global, as the header declares them.
+struct pixelport_shm : PluginGlobal {};
+struct pixelport_stream_manager : PluginGlobal {};
+struct pixelport_timing_manager : PluginGlobal {};
+struct pixelport_color_representation_manager : PluginGlobal {};
+
+// A client that bound a global of the plugin's: the plugin is not freed before it is gone
+// (its resources' user data point into the plugin). Found through its destroy listener.
+struct pixelport_plugin::BoundClient {
+	wl_listener destroy; // first: the notify thunk casts the listener back
+	pixelport_plugin *plugin = nullptr;
+	wl_client *client = nullptr;
+};
+
+pixelport_plugin::pixelport_plugin() { wl_signal_init(&destroy_signal); }
+pixelport_plugin::~pixelport_plugin() = default;
+
 void pixelport_plugin::track_surface(wlr_surface *surface) {
 	auto state = std::make_unique<SurfaceState>();
 	SurfaceState *s = state.get();
@@ -42,8 +78,8 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 		PixelBuffer *attached = (s->surface->pending.committed & WLR_SURFACE_STATE_BUFFER)
 			? pixel_buffer_from_wlr(s->surface->pending.buffer)
 			: nullptr;
-		if (attached != nullptr) s->last_fourcc = attached->client_fourcc();
-		s->plugin->colors->client_commit(s, s->last_fourcc);
+		if (attached != nullptr) s->last_client_format = attached->client_format;
+		s->plugin->colors->client_commit(s, s->last_client_format);
 		if (attached != nullptr && !(s->buffer_color == s->color)) {
 			// Read otherwise than the last buffer: the whole buffer changes on screen (a GLES2
 			// texture would otherwise take only the client's damage in the new reading).
@@ -64,26 +100,27 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 			s->plugin->release_holds(s);
 		}
 		PixelBuffer *converted = nullptr;
-		uint32_t target = 0;
+		uint32_t renderer_format = 0;
 		if (PixelBuffer *buffer = attached) {
 			buffer->color = s->color;
 			pixel_buffer_committed(buffer, s->surface);
 			s->plugin->streams->handle_client_commit(s, buffer);
-			target = buffer->target;
+			renderer_format = buffer->renderer_format;
 			// Straight colour in pixels the renderer would read as they are (wl_shm, or stream
 			// rows stored as sent): a view premultiplies them, native formats included. Without
 			// a kernel for it the client got pixel_format above.
 			if (s->color.alpha_mode == WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT &&
-				core::needs_conversion_for_alpha(buffer->fourcc) &&
-				buffer->client_fourcc() == buffer->fourcc) {
-				if (uint32_t straight = s->plugin->formats->straight_target_for(buffer->fourcc)) {
-					target = straight;
+				core::needs_conversion_for_alpha(buffer->stored_format) &&
+				buffer->client_format == buffer->stored_format) {
+				if (uint32_t straight =
+						s->plugin->formats->straight_target_for(buffer->stored_format)) {
+					renderer_format = straight;
 					converted = buffer;
 				}
 			}
 			if (!buffer->native()) converted = buffer;
 		}
-		s->plugin->conversions->surface_client_commit(s, converted, target);
+		s->plugin->conversions->surface_client_commit(s, converted, renderer_format);
 		if (s->surface->pending.cached_state_locks > 0) {
 			s->plugin->note_holding(s);
 		}
@@ -147,6 +184,118 @@ void role_destroy_logger(void *data, wl_protocol_logger_type type, const wl_prot
 
 } // namespace
 
+namespace {
+
+// The globals a host has not destroyed, in the order made. `removed_by_host`: emits their
+// destroy listeners and removes them from clients' view (the plugin lives on for clients that
+// hold objects); otherwise (the display is going) only the listeners run.
+void end_globals(pixelport_plugin *pp, bool remove) {
+	for (auto &g : pp->globals) {
+		if (g->removed) continue;
+		g->removed = true;
+		wl_signal_emit_mutable(&g->destroy, g.get());
+		if (remove) wl_global_remove(g->global);
+	}
+}
+
+// Detaches and frees the plugin: its surfaces' state, listeners, globals and modules.
+void plugin_free(pixelport_plugin *pp) {
+	// Surfaces first: their timing records end (as discarded) while Timing still exists.
+	for (auto &[surface, state] : pp->surfaces) {
+		pp->timing->surface_destroyed(state.get());
+		pp->conversions->surface_destroyed(state.get());
+	}
+	pp->surfaces.clear();
+	if (pp->role_logger != nullptr) wl_protocol_logger_destroy(pp->role_logger);
+	if (pp->retire_idle != nullptr) wl_event_source_remove(pp->retire_idle);
+	for (auto &g : pp->globals) wl_global_destroy(g->global);
+	for (auto &[client, bound] : pp->bound_clients) wl_list_remove(&bound->destroy.link);
+	// Listeners disconnect in their destructors.
+	delete pp;
+}
+
+void bound_client_destroyed(wl_listener *listener, void *) {
+	auto *bound = reinterpret_cast<pixelport_plugin::BoundClient *>(listener);
+	pixelport_plugin *pp = bound->plugin;
+	wl_list_remove(&bound->destroy.link);
+	pp->bound_clients.erase(bound->client);
+	if (pp->retiring && pp->bound_clients.empty() && pp->retire_idle == nullptr) {
+		// The client's resources are destroyed after its destroy listeners ran: free the plugin
+		// once they are.
+		pp->retire_idle = wl_event_loop_add_idle(
+			wl_display_get_event_loop(pp->display),
+			[](void *data) {
+				auto *plugin = static_cast<pixelport_plugin *>(data);
+				plugin->retire_idle = nullptr;
+				plugin_free(plugin);
+			},
+			pp);
+	}
+}
+
+template <typename Global>
+Global *global_create(pixelport_plugin *pp, const char *interface, uint32_t version, uint32_t max_version,
+	wl_global *(*make)(pixelport_plugin *, uint32_t)) {
+	if (pp == nullptr || pp->retiring) {
+		wlr_log(WLR_ERROR, "pixelport: %s needs a plugin", interface);
+		return nullptr;
+	}
+	if (version < 1 || version > max_version) {
+		wlr_log(WLR_ERROR, "pixelport: %s version %u not supported (1 to %u)", interface, version, max_version);
+		return nullptr;
+	}
+	for (auto &g : pp->globals) {
+		if (!g->removed && strcmp(g->interface, interface) == 0) {
+			wlr_log(WLR_ERROR, "pixelport: the plugin already has a %s global", interface);
+			return nullptr;
+		}
+	}
+	auto made = std::make_unique<Global>();
+	made->plugin = pp;
+	made->interface = interface;
+	wl_signal_init(&made->destroy);
+	made->global = make(pp, version);
+	if (made->global == nullptr) {
+		wlr_log(WLR_ERROR, "pixelport: failed to create the %s global", interface);
+		return nullptr;
+	}
+	Global *global = made.get();
+	pp->globals.push_back(std::move(made));
+	return global;
+}
+
+void global_destroy(PluginGlobal *global) {
+	if (global == nullptr || global->removed) return;
+	global->removed = true;
+	wl_signal_emit_mutable(&global->destroy, global);
+	wl_global_remove(global->global);
+}
+
+void global_add_destroy_listener(PluginGlobal *global, wl_listener *listener) {
+	if (global != nullptr && listener != nullptr) wl_signal_add(&global->destroy, listener);
+}
+
+} // namespace
+
+wl_resource *pixelport_plugin::bind_resource(
+	wl_client *client, const wl_interface *interface, uint32_t version, uint32_t id) {
+	if (!bound_clients.contains(client)) {
+		std::unique_ptr<BoundClient> bound(new (std::nothrow) BoundClient());
+		if (bound == nullptr) {
+			wl_client_post_no_memory(client);
+			return nullptr;
+		}
+		bound->plugin = this;
+		bound->client = client;
+		bound->destroy.notify = bound_client_destroyed;
+		wl_client_add_destroy_listener(client, &bound->destroy);
+		bound_clients.emplace(client, std::move(bound));
+	}
+	wl_resource *resource = wl_resource_create(client, interface, static_cast<int>(version), id);
+	if (resource == nullptr) wl_client_post_no_memory(client);
+	return resource;
+}
+
 extern "C" {
 
 PIXELPORT_API struct pixelport_plugin *pixelport_create(
@@ -173,12 +322,6 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(
 	}
 	pp->options.struct_size = sizeof pp->options;
 	pp->stats.struct_size = sizeof pp->stats;
-	uint32_t version = pp->options.shm_version == 0 ? 2 : pp->options.shm_version;
-	if (version > 2) {
-		wlr_log(WLR_ERROR, "pixelport: wl_shm version %u not supported (max 2)", version);
-		delete pp;
-		return nullptr;
-	}
 	const wlr_drm_format_set *formats = wlr_renderer_get_texture_formats(renderer, WLR_BUFFER_CAP_DATA_PTR);
 	std::vector<uint32_t> renderer_formats;
 	for (size_t i = 0; formats != nullptr && i < formats->len; i++) {
@@ -192,18 +335,12 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(
 	pp->convert_options.threads = 1;
 
 	pp->conversions = Conversions::create(pp);
-	pp->shm = Shm::create(pp, version);
+	pp->shm = Shm::create(pp);
 	if (pp->shm == nullptr) {
-		wlr_log(WLR_ERROR, "pixelport: failed to create wl_shm");
 		delete pp;
 		return nullptr;
 	}
 	pp->streams = StreamManager::create(pp);
-	if (pp->streams == nullptr) {
-		wlr_log(WLR_ERROR, "pixelport: failed to create the stream global");
-		delete pp;
-		return nullptr;
-	}
 	const char *log = o.timing_log_path != nullptr ? o.timing_log_path : getenv("PIXELPORT_TIMING_LOG");
 	const char *trace = o.timing_trace_path != nullptr ? o.timing_trace_path : getenv("PIXELPORT_TIMING_TRACE");
 	pp->timing = Timing::create(pp, log, trace);
@@ -213,24 +350,100 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(
 		return nullptr;
 	}
 	pp->colors = ColorRepresentation::create(pp);
-	if (pp->colors == nullptr) {
-		wlr_log(WLR_ERROR, "pixelport: failed to create the colour representation global");
-		delete pp;
-		return nullptr;
-	}
 	pp->role_logger = wl_display_add_protocol_logger(display, role_destroy_logger, pp);
-	// libwayland destroys globals with the display; ours must not destroy theirs twice.
+	// Destroyed with the display, as wlroots' globals are; the display is still whole here.
 	pp->display_destroy.connect_display_destroy(display, [pp](void *) {
-		if (pp->shm) pp->shm->forget_global();
-		if (pp->streams) pp->streams->forget_global();
-		if (pp->timing) pp->timing->forget_global();
-		if (pp->colors) pp->colors->forget_global();
-		if (pp->role_logger) wl_protocol_logger_destroy(pp->role_logger); // the display does not
-		pp->role_logger = nullptr;
+		if (!pp->retiring) {
+			wl_signal_emit_mutable(&pp->destroy_signal, pp);
+			end_globals(pp, false);
+		}
+		plugin_free(pp);
 	});
-	wlr_log(WLR_INFO, "pixelport: serving wl_shm v%u with %zu formats (%zu native) (ABI %u)", version,
-		pp->shm->formats().size(), pp->formats->native_count(), PIXELPORT_ABI_VERSION);
+	wlr_log(WLR_INFO, "pixelport: %zu wl_shm formats (%zu native) (ABI %u)", pp->shm->formats().size(),
+		pp->formats->native_count(), PIXELPORT_ABI_VERSION);
 	return pp;
+}
+
+PIXELPORT_API struct pixelport_shm *pixelport_shm_create(struct pixelport_plugin *pp, uint32_t version) {
+	return global_create<pixelport_shm>(
+		pp, "wl_shm", version, 2, [](pixelport_plugin *p, uint32_t v) { return p->shm->create_global(v); });
+}
+
+PIXELPORT_API void pixelport_shm_destroy(struct pixelport_shm *shm) { global_destroy(shm); }
+
+PIXELPORT_API void pixelport_shm_add_destroy_listener(struct pixelport_shm *shm, struct wl_listener *listener) {
+	global_add_destroy_listener(shm, listener);
+}
+
+PIXELPORT_API struct pixelport_stream_manager *pixelport_stream_manager_create(
+	struct pixelport_plugin *pp, uint32_t version) {
+	return global_create<pixelport_stream_manager>(pp, "pp_stream_manager_v1", version, 1,
+		[](pixelport_plugin *p, uint32_t v) { return p->streams->create_global(v); });
+}
+
+PIXELPORT_API void pixelport_stream_manager_destroy(struct pixelport_stream_manager *manager) {
+	global_destroy(manager);
+}
+
+PIXELPORT_API void pixelport_stream_manager_add_destroy_listener(
+	struct pixelport_stream_manager *manager, struct wl_listener *listener) {
+	global_add_destroy_listener(manager, listener);
+}
+
+PIXELPORT_API struct pixelport_timing_manager *pixelport_timing_manager_create(
+	struct pixelport_plugin *pp, uint32_t version) {
+	return global_create<pixelport_timing_manager>(pp, "pp_timing_manager_v1", version, 3,
+		[](pixelport_plugin *p, uint32_t v) { return p->timing->create_global(v); });
+}
+
+PIXELPORT_API void pixelport_timing_manager_destroy(struct pixelport_timing_manager *manager) {
+	global_destroy(manager);
+}
+
+PIXELPORT_API void pixelport_timing_manager_add_destroy_listener(
+	struct pixelport_timing_manager *manager, struct wl_listener *listener) {
+	global_add_destroy_listener(manager, listener);
+}
+
+PIXELPORT_API struct pixelport_color_representation_manager *pixelport_color_representation_manager_create(
+	struct pixelport_plugin *pp, uint32_t version) {
+	return global_create<pixelport_color_representation_manager>(pp, "wp_color_representation_manager_v1", version,
+		1, [](pixelport_plugin *p, uint32_t v) { return p->colors->create_global(v); });
+}
+
+PIXELPORT_API void pixelport_color_representation_manager_destroy(
+	struct pixelport_color_representation_manager *manager) {
+	global_destroy(manager);
+}
+
+PIXELPORT_API void pixelport_color_representation_manager_add_destroy_listener(
+	struct pixelport_color_representation_manager *manager, struct wl_listener *listener) {
+	global_add_destroy_listener(manager, listener);
+}
+
+PIXELPORT_API bool pixelport_create_globals(struct pixelport_plugin *pp) {
+	if (pp == nullptr) return false;
+	uint32_t shm_version = pp->options.shm_version == 0 ? 2 : pp->options.shm_version;
+	pixelport_shm *shm = pixelport_shm_create(pp, shm_version);
+	pixelport_stream_manager *streams = shm != nullptr ? pixelport_stream_manager_create(pp, 1) : nullptr;
+	pixelport_timing_manager *timing = streams != nullptr ? pixelport_timing_manager_create(pp, 3) : nullptr;
+	pixelport_color_representation_manager *colors =
+		timing != nullptr ? pixelport_color_representation_manager_create(pp, 1) : nullptr;
+	if (colors == nullptr) {
+		pixelport_timing_manager_destroy(timing);
+		pixelport_stream_manager_destroy(streams);
+		pixelport_shm_destroy(shm);
+		return false;
+	}
+	wlr_log(WLR_INFO,
+		"pixelport: serving wl_shm v%u, pp_stream_manager_v1, pp_timing_manager_v1, "
+		"wp_color_representation_manager_v1",
+		shm_version);
+	return true;
+}
+
+PIXELPORT_API void pixelport_add_destroy_listener(struct pixelport_plugin *pp, struct wl_listener *listener) {
+	if (pp != nullptr && listener != nullptr) wl_signal_add(&pp->destroy_signal, listener);
 }
 
 PIXELPORT_API bool pixelport_attach_compositor(struct pixelport_plugin *pp, struct wlr_compositor *compositor) {
@@ -280,16 +493,18 @@ PIXELPORT_API void pixelport_get_stats(struct pixelport_plugin *pp, struct pixel
 }
 
 PIXELPORT_API void pixelport_destroy(struct pixelport_plugin *pp) {
-	if (pp == nullptr) return;
-	// Surfaces first: their timing records end (as discarded) while Timing still exists.
-	for (auto &[surface, state] : pp->surfaces) {
-		pp->timing->surface_destroyed(state.get());
-		pp->conversions->surface_destroyed(state.get());
+	if (pp == nullptr || pp->retiring) return;
+	wl_signal_emit_mutable(&pp->destroy_signal, pp);
+	end_globals(pp, true);
+	if (pp->bound_clients.empty()) {
+		plugin_free(pp);
+		return;
 	}
-	pp->surfaces.clear();
-	if (pp->role_logger != nullptr) wl_protocol_logger_destroy(pp->role_logger);
-	// Listeners disconnect in their destructors.
-	delete pp;
+	// Clients still hold objects whose user data point into the plugin: it serves them until
+	// the last disconnects (bound_client_destroyed) or the display goes.
+	pp->retiring = true;
+	wlr_log(WLR_DEBUG, "pixelport: destroyed with %zu clients connected: freed when they are gone",
+		pp->bound_clients.size());
 }
 
 } // extern "C"

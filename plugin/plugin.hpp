@@ -20,29 +20,11 @@
 namespace pixelport {
 
 class FormatPolicy;
+struct PluginGlobal;
 struct SurfaceTiming;
 class Shm;
 class StreamManager;
 class Timing;
-
-/** Renderer-format pixels the plugin converted into; the renderer reads them in place. */
-struct DestImage {
-	uint32_t fourcc = 0;
-	int32_t width = 0;
-	int32_t height = 0;
-	size_t stride = 0;
-	size_t size = 0;
-	uint8_t *data = nullptr;
-
-	/**
-	 * An image of `bytes_per_pixel` (4 for every conversion target), rows tightly packed,
-	 * zero-filled only if `zero` (a conversion that writes it all next need not pay for it).
-	 * Null when out of memory.
-	 */
-	static std::shared_ptr<DestImage> create(
-		uint32_t fourcc, int32_t width, int32_t height, int bytes_per_pixel = 4, bool zero = false);
-	~DestImage();
-};
 
 /** Per wlr_surface: lives exactly as long as the surface (erased on its destroy). */
 struct SurfaceState {
@@ -62,8 +44,8 @@ struct SurfaceState {
 	ColorState color;
 	ColorState buffer_color; // of the last commit that attached one of our buffers
 	ColorRepresentation::Object *color_object = nullptr;
-	/** Format of the last buffer of ours committed (0: none): what the colour state must suit. */
-	uint32_t last_fourcc = 0;
+	/** Client format of the last buffer of ours committed (0: none): what the colour state must suit. */
+	uint32_t last_client_format = 0;
 
 	/** Timing's own state of this surface (timing.hpp), made when first needed. */
 	std::unique_ptr<SurfaceTiming> timing;
@@ -75,6 +57,9 @@ struct SurfaceState {
 } // namespace pixelport
 
 struct pixelport_plugin {
+	pixelport_plugin();
+	~pixelport_plugin();
+
 	wl_display *display = nullptr;
 	wlr_renderer *renderer = nullptr;
 	pixelport_options options{};
@@ -95,6 +80,22 @@ struct pixelport_plugin {
 	pixelport::Listener new_surface;
 	pixelport::Listener compositor_destroy;
 	pixelport::Listener display_destroy;
+
+	/** The host's listeners (pixelport_add_destroy_listener). */
+	wl_signal destroy_signal;
+	/** Globals the host made (pixelport_shm_create, ...), live or removed: destroyed with the plugin. */
+	std::vector<std::unique_ptr<pixelport::PluginGlobal>> globals;
+	/** Clients that bound a global of the plugin's and are still connected (pixelport.cpp). */
+	struct BoundClient;
+	std::unordered_map<wl_client *, std::unique_ptr<BoundClient>> bound_clients;
+	/**
+	 * A client binds one of the plugin's globals: its resource, the client counted until it
+	 * disconnects. Null (no_memory posted) when out of memory.
+	 */
+	wl_resource *bind_resource(wl_client *client, const wl_interface *interface, uint32_t version, uint32_t id);
+	/** pixelport_destroy ran while clients held objects: the plugin goes when the last does. */
+	bool retiring = false;
+	wl_event_source *retire_idle = nullptr;
 
 	pixelport::SurfaceState *surface_state(wlr_surface *surface) {
 		auto it = surfaces.find(surface);

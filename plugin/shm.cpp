@@ -11,6 +11,7 @@
 #include "client_account.hpp"
 #include "format_policy.hpp"
 #include "pixelport/core/format.hpp"
+#include "plugin.hpp"
 #include "sigbus.hpp"
 #include "unmap.hpp"
 
@@ -81,7 +82,8 @@ struct ShmPool {
 
 class ShmBuffer : public PixelBuffer {
 public:
-	ShmBuffer(pixelport_plugin *plugin, uint32_t fourcc, uint32_t target) : PixelBuffer(plugin, fourcc, target) {}
+	ShmBuffer(pixelport_plugin *plugin, uint32_t format, uint32_t renderer_format) :
+		PixelBuffer(plugin, format, renderer_format) {}
 
 	std::shared_ptr<PoolFile> file;
 	core::ShmPlanes layout; // relative to `offset`
@@ -112,9 +114,9 @@ public:
 
 	bool source(core::SrcImage *out) override {
 		after_read(); // faults from the renderer's own reads, since the last call
-		const core::FormatInfo *info = core::format_info(fourcc);
+		const core::FormatInfo *info = core::format_info(stored_format);
 		uint8_t *base = mapping().data + static_cast<uint64_t>(offset);
-		out->fourcc = fourcc;
+		out->fourcc = stored_format;
 		out->width = width();
 		out->height = height();
 		for (int p = 0; p < info->num_planes; p++) {
@@ -132,7 +134,7 @@ public:
 
 	void describe(timing::CommitSample *record) override {
 		Mapping &m = mapping();
-		record->format = fourcc;
+		record->format = stored_format;
 		record->transport = m.committed ? timing::Transport::ShmReused : timing::Transport::ShmNewPool;
 		m.committed = true;
 		record->bytes = layout.size;
@@ -141,7 +143,7 @@ public:
 	bool get_shm(wlr_shm_attributes *attrs) override {
 		*attrs = {};
 		attrs->fd = file->fd;
-		attrs->format = fourcc;
+		attrs->format = stored_format;
 		attrs->width = width();
 		attrs->height = height();
 		attrs->stride = stride;
@@ -175,8 +177,8 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FORMAT, "unsupported format 0x%08x", format);
 		return;
 	}
-	uint32_t target = policy.target_for_stride(drm, static_cast<uint64_t>(stride));
-	if (target == 0) {
+	uint32_t renderer_format = policy.target_for_stride(drm, static_cast<uint64_t>(stride));
+	if (renderer_format == 0) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE, "stride %d of %s is not a multiple of 4",
 			stride, core::format_name(drm));
 		return;
@@ -215,7 +217,7 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 
 	AccountSlot slot = client_account_take(pool->plugin, client, ClientObject::ShmBuffer);
 	if (!slot) return;
-	auto *buffer = new ShmBuffer(pool->plugin, drm, target);
+	auto *buffer = new ShmBuffer(pool->plugin, drm, renderer_format);
 	buffer->file = pool->file;
 	buffer->slot = std::move(slot);
 	buffer->layout = layout;
@@ -320,7 +322,7 @@ const struct wl_shm_interface kShmImpl = {
 
 } // namespace
 
-std::unique_ptr<Shm> Shm::create(pixelport_plugin *plugin, uint32_t version) {
+std::unique_ptr<Shm> Shm::create(pixelport_plugin *plugin) {
 	std::unique_ptr<Shm> shm(new Shm());
 	shm->plugin_ = plugin;
 	// ARGB8888 and XRGB8888 are required by wl_shm.
@@ -331,26 +333,17 @@ std::unique_ptr<Shm> Shm::create(pixelport_plugin *plugin, uint32_t version) {
 	for (uint32_t fourcc : plugin->formats->served()) {
 		shm->formats_.push_back(core::shm_format_from_fourcc(fourcc));
 	}
-	shm->global_ = wl_global_create(plugin->display, &wl_shm_interface, static_cast<int>(version), shm.get(), bind);
-	if (shm->global_ == nullptr) {
-		return nullptr;
-	}
 	return shm;
 }
 
-Shm::~Shm() {
-	if (global_ != nullptr) {
-		wl_global_destroy(global_);
-	}
+wl_global *Shm::create_global(uint32_t version) {
+	return wl_global_create(plugin_->display, &wl_shm_interface, static_cast<int>(version), this, bind);
 }
 
 void Shm::bind(wl_client *client, void *data, uint32_t version, uint32_t id) {
 	auto *shm = static_cast<Shm *>(data);
-	wl_resource *resource = wl_resource_create(client, &wl_shm_interface, static_cast<int>(version), id);
-	if (resource == nullptr) {
-		wl_client_post_no_memory(client);
-		return;
-	}
+	wl_resource *resource = shm->plugin_->bind_resource(client, &wl_shm_interface, version, id);
+	if (resource == nullptr) return;
 	wl_resource_set_implementation(resource, &kShmImpl, shm, nullptr);
 	for (uint32_t format : shm->formats_) {
 		wl_shm_send_format(resource, format);

@@ -8,28 +8,28 @@
 #include <memory>
 #include <vector>
 
-#include "plugin.hpp"
+#include "wlr.hpp"
+
+struct pixelport_plugin;
 
 namespace pixelport {
 
 class Shm {
 public:
-	/** Creates the wl_shm global (version 1 or 2). Null on failure. */
-	static std::unique_ptr<Shm> create(pixelport_plugin *plugin, uint32_t version);
-	~Shm();
+	/** The formats to serve. Null if the renderer cannot show ARGB8888 and XRGB8888. */
+	static std::unique_ptr<Shm> create(pixelport_plugin *plugin);
+	/** A wl_shm global (version 1 or 2) serving them; its owner destroys it (pixelport.cpp). */
+	wl_global *create_global(uint32_t version);
 
 	/** Advertised formats as wl_shm codes (0 and 1 for ARGB8888/XRGB8888, else DRM fourcc). */
 	const std::vector<uint32_t> &formats() const { return formats_; }
 	pixelport_plugin *plugin() const { return plugin_; }
-	/** The display is being destroyed and takes the global with it. */
-	void forget_global() { global_ = nullptr; }
 
 private:
 	Shm() = default;
 	static void bind(wl_client *client, void *data, uint32_t version, uint32_t id);
 
 	pixelport_plugin *plugin_ = nullptr;
-	wl_global *global_ = nullptr;
 	std::vector<uint32_t> formats_;
 };
 

@@ -24,6 +24,7 @@
 #include "pixelport-stream-v1-protocol.h"
 #include "pixelport/core/format.hpp"
 #include "pixelport/core/stream_layout.hpp"
+#include "plugin.hpp"
 #include "timing.hpp"
 #include "unmap.hpp"
 
@@ -86,15 +87,16 @@ struct Storage {
 	~Storage() { unmap_later(data, mapped); }
 };
 
-// fourcc = target = the storage's format (the renderer's): it reads the storage in place.
+// Stored in the renderer's format (stored_format = renderer_format): it reads the storage in
+// place. client_format is what the client writes, converted into the storage as it arrives.
 class StreamBuffer : public PixelBuffer {
 public:
-	StreamBuffer(pixelport_plugin *plugin, uint32_t target) : PixelBuffer(plugin, target, target) {}
+	StreamBuffer(pixelport_plugin *plugin, uint32_t renderer_format) :
+		PixelBuffer(plugin, renderer_format, renderer_format) {}
 	~StreamBuffer() override {
 		if (charged != nullptr) charged->storage_bytes -= storage->size;
 	}
 
-	uint32_t wire_format = 0;
 	const core::FormatInfo *wire = nullptr;
 	std::unique_ptr<Storage> storage;
 	core::StreamAssembler assembler; // puts a write's bytes into the storage (converting if need be)
@@ -128,7 +130,7 @@ public:
 
 	void describe(timing::CommitSample *record) override {
 		record->transport = timing::Transport::Stream;
-		record->format = wire_format;
+		record->format = client_format;
 		record->bytes = full_bytes;
 	}
 
@@ -349,14 +351,14 @@ ssize_t read_write(Stream *s, StreamWrite &w, size_t budget, const char **why) {
 		// Colour matters where the rows are converted: YCbCr, and straight alpha (premultiplied
 		// as the rows land). A wire format stored as it is gets premultiplied by a converted view
 		// of the commit instead (pixelport.cpp).
-		bool converted = sb->wire_format != sb->storage->fourcc;
+		bool converted = sb->client_format != sb->storage->fourcc;
 		if (converted && (sb->wire->model == core::ColorModel::YUV || sb->wire->has_alpha) &&
 			!(sb->assembled_color == color)) {
 			Storage &st = *sb->storage;
 			core::ConvertOptions opt = color_state_options(
-				color, sb->wire_format, st.width, st.height, sb->plugin->convert_options);
+				color, sb->client_format, st.width, st.height, sb->plugin->convert_options);
 			core::Status status = a.init(
-				sb->wire_format, {st.fourcc, st.width, st.height, st.data, st.stride, st.size}, opt);
+				sb->client_format, {st.fourcc, st.width, st.height, st.data, st.stride, st.size}, opt);
 			if (status != core::Status::Ok) {
 				*why = core::status_str(status);
 				return -2;
@@ -508,8 +510,7 @@ void stream_create_buffer(
 		return;
 	}
 	sb->full_bytes = full.total_bytes;
-	sb->wire_format = format;
-	sb->wire_fourcc = format;
+	sb->client_format = format;
 	sb->wire = wire;
 	sb->stream_id = s->id;
 	sb->usage = usage;
@@ -534,7 +535,7 @@ void stream_write(wl_client *client, wl_resource *resource, wl_resource *buffer_
 	int32_t bw = sb->width(), bh = sb->height();
 	core::PackedLayout layout;
 	if (core::check_stream_rect(*sb->wire, {x, y, width, height}, bw, bh) != core::Status::Ok ||
-		core::packed_layout(sb->wire_format, width, height, &layout) != core::Status::Ok) {
+		core::packed_layout(sb->client_format, width, height, &layout) != core::Status::Ok) {
 		wl_resource_post_error(resource, PP_STREAM_V1_ERROR_INVALID_RECT,
 			"rectangle %d,%d %dx%d not inside the %dx%d buffer on the chroma grid", x, y, width, height, bw,
 			bh);
@@ -792,9 +793,12 @@ const struct pp_stream_manager_v1_interface kManagerImpl = {
 std::unique_ptr<StreamManager> StreamManager::create(pixelport_plugin *plugin) {
 	std::unique_ptr<StreamManager> manager(new StreamManager());
 	manager->plugin_ = plugin;
-	manager->global_ = wl_global_create(plugin->display, &pp_stream_manager_v1_interface, 1, manager.get(), bind);
-	if (manager->global_ == nullptr) return nullptr;
 	return manager;
+}
+
+wl_global *StreamManager::create_global(uint32_t version) {
+	return wl_global_create(
+		plugin_->display, &pp_stream_manager_v1_interface, static_cast<int>(version), this, bind);
 }
 
 StreamManager::~StreamManager() {
@@ -809,17 +813,12 @@ StreamManager::~StreamManager() {
 		close(relay[1]);
 		relay[0] = relay[1] = -1;
 	}
-	if (global_ != nullptr) wl_global_destroy(global_);
 }
 
 void StreamManager::bind(wl_client *client, void *data, uint32_t version, uint32_t id) {
 	auto *manager = static_cast<StreamManager *>(data);
-	wl_resource *resource =
-		wl_resource_create(client, &pp_stream_manager_v1_interface, static_cast<int>(version), id);
-	if (resource == nullptr) {
-		wl_client_post_no_memory(client);
-		return;
-	}
+	wl_resource *resource = manager->plugin_->bind_resource(client, &pp_stream_manager_v1_interface, version, id);
+	if (resource == nullptr) return;
 	wl_resource_set_implementation(resource, &kManagerImpl, manager, nullptr);
 	const pixelport_options &o = manager->plugin_->options;
 	Limits limits = limits_of(manager->plugin_);

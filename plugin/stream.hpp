@@ -9,15 +9,21 @@
 
 #include <memory>
 
-#include "plugin.hpp"
+#include "wlr.hpp"
+
+struct pixelport_plugin;
 
 namespace pixelport {
 
 class PixelBuffer;
+struct ColorState;
+struct SurfaceState;
 
 class StreamManager {
 public:
 	static std::unique_ptr<StreamManager> create(pixelport_plugin *plugin);
+	/** A pp_stream_manager_v1 global (version 1); its owner destroys it (pixelport.cpp). */
+	wl_global *create_global(uint32_t version);
 	~StreamManager();
 
 	/** From the surface's client_commit: holds the commit if `buffer`'s bytes are in flight. */
@@ -32,13 +38,11 @@ public:
 	void release_held(SurfaceState *surface);
 
 	pixelport_plugin *plugin() const { return plugin_; }
-	void forget_global() { global_ = nullptr; }
 
 private:
 	StreamManager() = default;
 	static void bind(wl_client *client, void *data, uint32_t version, uint32_t id);
 	pixelport_plugin *plugin_ = nullptr;
-	wl_global *global_ = nullptr;
 };
 
 } // namespace pixelport

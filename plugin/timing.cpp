@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "pixelport-timing-v1-protocol.h"
+#include "plugin.hpp"
 
 namespace pixelport {
 
@@ -176,12 +177,9 @@ const struct pp_timing_manager_v1_interface kManagerImpl = {
 };
 
 void bind_manager(wl_client *client, void *data, uint32_t version, uint32_t id) {
-	wl_resource *resource =
-		wl_resource_create(client, &pp_timing_manager_v1_interface, static_cast<int>(version), id);
-	if (resource == nullptr) {
-		wl_client_post_no_memory(client);
-		return;
-	}
+	wl_resource *resource = static_cast<Timing *>(data)->plugin()->bind_resource(
+		client, &pp_timing_manager_v1_interface, version, id);
+	if (resource == nullptr) return;
 	wl_resource_set_implementation(resource, &kManagerImpl, data, nullptr);
 }
 
@@ -206,8 +204,6 @@ SurfaceTiming::~SurfaceTiming() {
 std::unique_ptr<Timing> Timing::create(pixelport_plugin *plugin, const char *log_path, const char *trace_path) {
 	std::unique_ptr<Timing> t(new Timing());
 	t->plugin_ = plugin;
-	t->global_ = wl_global_create(plugin->display, &pp_timing_manager_v1_interface, 3, t.get(), bind_manager);
-	if (t->global_ == nullptr) return nullptr;
 	t->batch_timer_ =
 		wl_event_loop_add_timer(wl_display_get_event_loop(plugin->display), batch_timer_fired, t.get());
 	if (t->batch_timer_ == nullptr) return nullptr;
@@ -259,7 +255,15 @@ Timing::~Timing() {
 
 	outputs_.clear();
 	if (log_ != nullptr) log_->close();
-	if (global_ != nullptr) wl_global_destroy(global_);
+}
+
+bool Timing::active(const SurfaceState *surface) const {
+	return log_ != nullptr || (surface->timing != nullptr && !surface->timing->subscribers.empty());
+}
+
+wl_global *Timing::create_global(uint32_t version) {
+	return wl_global_create(
+		plugin_->display, &pp_timing_manager_v1_interface, static_cast<int>(version), this, bind_manager);
 }
 
 void Timing::client_commit(SurfaceState *s, TimedBuffer *timed) {

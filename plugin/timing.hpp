@@ -10,9 +10,17 @@
 #include <vector>
 
 #include "client_account.hpp"
-#include "plugin.hpp"
+#include "listener.hpp"
+#include "pixelport/timing/log_writer.hpp"
+#include "pixelport/timing/records.hpp"
+#include "pixelport/timing/summary.hpp"
+#include "wlr.hpp"
+
+struct pixelport_plugin;
 
 namespace pixelport {
+
+struct SurfaceState;
 
 /** CLOCK_MONOTONIC now, ns: the clock of every timing record. */
 uint64_t monotonic_ns();
@@ -178,14 +186,14 @@ struct SurfaceTiming {
 
 class Timing {
 public:
-	/** Creates the pp_timing_manager_v1 global and, if paths are given, the log writer. */
+	/** Timing, with the log writer if paths are given. */
 	static std::unique_ptr<Timing> create(pixelport_plugin *plugin, const char *log_path, const char *trace_path);
 	~Timing();
+	/** A pp_timing_manager_v1 global (version 1 to 3); its owner destroys it (pixelport.cpp). */
+	wl_global *create_global(uint32_t version);
 
 	/** Whether this surface's commits are recorded at all. */
-	bool active(const SurfaceState *surface) const {
-		return log_ != nullptr || (surface->timing != nullptr && !surface->timing->subscribers.empty());
-	}
+	bool active(const SurfaceState *surface) const;
 	bool logging() const { return log_ != nullptr; }
 
 	/**
@@ -223,7 +231,6 @@ public:
 	/** Per surface and output: count and p50/p95/p99 of each phase, as a text table. */
 	std::string summary() const;
 
-	void forget_global() { global_ = nullptr; }
 	/** Version 3 flush request: sends `sub` what its surface's batch has for it. */
 	void send_queued(TimingSubscription *sub);
 	/** The subscription's resource is being destroyed. */
@@ -249,7 +256,6 @@ private:
 	void output_presented(OutputState *output, const wlr_output_event_present *event);
 
 	pixelport_plugin *plugin_ = nullptr;
-	wl_global *global_ = nullptr;
 	std::unique_ptr<timing::Summary> summary_;
 	std::unique_ptr<timing::LogWriter> log_;
 	std::vector<std::unique_ptr<OutputState>> outputs_;

@@ -234,7 +234,7 @@ uint64_t sync_done(client::Connection *conn, int timeout_ms) {
 	return done;
 }
 
-bool BenchSurface::open(client::Connection *c, client::Transport transport, std::string *error, bool subscribe) {
+bool BenchSurface::open(client::Connection *c, client::TransportChoice transport, std::string *error, bool subscribe) {
 	conn = c;
 	if (!window.create(c, "bench", error)) return false;
 	if (subscribe) {
@@ -249,8 +249,8 @@ uint64_t BenchSurface::put_and_sync(const client::Pixels &px, uint64_t start, st
 	starts.push_back(start);
 	last_ = px;
 	if (!writer->put(px, nullptr, error)) return 0;
-	client::Transport t = writer->timing().transport;
-	if (t == client::Transport::StreamSocket || t == client::Transport::StreamPipe) {
+	client::TransportChoice t = writer->timing().transport;
+	if (t == client::TransportChoice::StreamSocket || t == client::TransportChoice::StreamPipe) {
 		if (!writer->wait_consumed(10000)) {
 			*error = wl_display_get_error(conn->display) != 0 ? "connection failed: " + conn->error_text()
 									  : "stream bytes not consumed within 10 s";

@@ -126,7 +126,7 @@ struct BenchSurface {
 	std::vector<uint64_t> starts;
 
 	/** Window and writer; subscribed to timing when `subscribe` and the compositor has it. */
-	bool open(client::Connection *c, client::Transport transport, std::string *error, bool subscribe = true);
+	bool open(client::Connection *c, client::TransportChoice transport, std::string *error, bool subscribe = true);
 	/**
 	 * put() (start time `start`), for streams wait until the compositor consumed the bytes
 	 * (*consumed gets when), then wl_display_sync; returns when sync was done, 0 on error.

@@ -48,7 +48,7 @@ struct Lane {
 	// `timed`: subscribed to the timing protocol, which costs the commit a few µs.
 	bool open(Side *s, bool timed, std::string *error) {
 		side = s;
-		return surface.open(&s->conn, client::Transport::ShmReused, error, timed);
+		return surface.open(&s->conn, client::TransportChoice::ShmReused, error, timed);
 	}
 	void clear() {
 		for (auto *v : {&convert, &copy, &to_texture, &end_to_end}) v->clear();

@@ -32,7 +32,7 @@
 
 using namespace pixelport;
 using namespace pixelport::bench;
-using client::Transport;
+using client::TransportChoice;
 
 namespace {
 
@@ -266,10 +266,10 @@ int main(int argc, char *argv[]) {
 			big_pipe_note = true;
 		}
 		BenchSurface stream_socket, stream_pipe, shm, wshm;
-		if (!stream_socket.open(&conn, Transport::StreamSocket, &error) ||
-			!stream_pipe.open(&conn, Transport::StreamPipe, &error) ||
-			!shm.open(&conn, Transport::ShmReused, &error) ||
-			(have_waypipe && !wshm.open(&wconn, Transport::ShmReused, &error))) {
+		if (!stream_socket.open(&conn, TransportChoice::StreamSocket, &error) ||
+			!stream_pipe.open(&conn, TransportChoice::StreamPipe, &error) ||
+			!shm.open(&conn, TransportChoice::ShmReused, &error) ||
+			(have_waypipe && !wshm.open(&wconn, TransportChoice::ShmReused, &error))) {
 			return fail(error);
 		}
 		Series memcpy_ns, socket_ns, pipe_ns, big_pipe_ns, polling_pipe_ns, ss_client, sp_client, shm_ns,
@@ -387,7 +387,7 @@ int main(int argc, char *argv[]) {
 			frames.push_back(std::make_unique<Frame>(fmt, conv.w, conv.h, 1));
 			surfaces.push_back(std::make_unique<BenchSurface>());
 			if (!surfaces.back()->open(
-				    &conn, pipe ? Transport::StreamPipe : Transport::StreamSocket, &error))
+				    &conn, pipe ? TransportChoice::StreamPipe : TransportChoice::StreamSocket, &error))
 				return fail(error);
 		}
 		for (int i = -2; i < conv_frames; i++) {
@@ -420,14 +420,14 @@ int main(int argc, char *argv[]) {
 	int small_frames = common.frames(300, 10);
 	struct Line {
 		const char *name;
-		Transport transport;
+		TransportChoice transport;
 		bool via_waypipe = false;
 		std::vector<double> p50;
 	};
-	std::vector<Line> lines = {{"stream socket", Transport::StreamSocket},
-		{"stream vmsplice", Transport::StreamPipe}, {"shm new memfd", Transport::ShmNewPool},
-		{"shm reused pool", Transport::ShmReused}};
-	if (have_waypipe) lines.push_back({"shm reused via waypipe", Transport::ShmReused, true});
+	std::vector<Line> lines = {{"stream socket", TransportChoice::StreamSocket},
+		{"stream vmsplice", TransportChoice::StreamPipe}, {"shm new memfd", TransportChoice::ShmNewPool},
+		{"shm reused pool", TransportChoice::ShmReused}};
+	if (have_waypipe) lines.push_back({"shm reused via waypipe", TransportChoice::ShmReused, true});
 	Table t3({"size", "path", "put->texture p50", "p95", "commit->texture p50", "p95"});
 	for (uint64_t bytes : small) {
 		FrameSize fs = size_for(bytes, 4);
@@ -474,8 +474,8 @@ int main(int argc, char *argv[]) {
 			BenchSurface s;
 			Frame f(DRM_FORMAT_XRGB8888, 64, 64, 1);
 			std::string e;
-			bool ok =
-				s.open(&wconn, Transport::StreamSocket, &e) && s.put_and_sync(f.px, now_ns(), &e) != 0;
+			bool ok = s.open(&wconn, TransportChoice::StreamSocket, &e) &&
+				s.put_and_sync(f.px, now_ns(), &e) != 0;
 			printf("%s\n", ok ? "a 64x64 frame arrived" : ("fails: " + e).c_str());
 		}
 	}

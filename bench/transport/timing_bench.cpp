@@ -133,7 +133,7 @@ bool start_instances(std::vector<std::unique_ptr<Variant>> &variants, const std:
 		// Every surface gets a timing client (its own registry); only the subscriber's runs subscribe.
 		if (!in.compositor.start(binary, dir, v->args, &error) ||
 			!connect_to(&in.conn, in.compositor.socket_path, &error) ||
-			!in.surface.open(&in.conn, client::Transport::ShmReused, &error, true)) {
+			!in.surface.open(&in.conn, client::TransportChoice::ShmReused, &error, true)) {
 			fprintf(stderr, "pixelport-bench-timing: %s: %s\n", v->name, error.c_str());
 			return false;
 		}

@@ -196,7 +196,7 @@ void confirm_crossovers(Connection &conn, TimingClient &timing, const Options &o
 					make_frame(src.path.empty() ? nullptr : &src.img, f, n.width, n.height, o.seed,
 						&c.bytes, &c.stride, &c.pattern);
 				}
-				Transport t;
+				TransportChoice t;
 				parse_transport(n.side.transport, &t);
 				Point p;
 				p.format = n.side.format;

@@ -44,7 +44,7 @@ void verify_point(const Options &o, const Content &c, Point *p) {
 
 } // namespace
 
-bool run_point(Connection &conn, TimingClient &timing, const Options &o, const Content &c, Transport t, Point *p,
+bool run_point(Connection &conn, TimingClient &timing, const Options &o, const Content &c, TransportChoice t, Point *p,
 	bool verify, const std::string &tag) {
 	std::string error;
 	Window win;

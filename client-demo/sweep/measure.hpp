@@ -28,6 +28,6 @@ struct Content {
  * With `verify`, checks the pixels shown (verify.hpp) into p->pixels. `tag` ends the window title.
  */
 bool run_point(client::Connection &conn, client::TimingClient &timing, const Options &o, const Content &c,
-	client::Transport t, Point *p, bool verify = true, const std::string &tag = "");
+	client::TransportChoice t, Point *p, bool verify = true, const std::string &tag = "");
 
 } // namespace pixelport::sweep

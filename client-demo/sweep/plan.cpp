@@ -38,10 +38,10 @@ void shape_for(uint32_t drm, double bytes, int *w, int *h) {
 
 Plan plan_sweep(const Options &o, bool sizes_given) {
 	std::vector<std::string> transport_names = split(o.transports, ',');
-	std::vector<Transport> transports;
+	std::vector<TransportChoice> transports;
 	for (const std::string &n : transport_names) {
-		Transport t;
-		if (!parse_transport(n, &t) || t == Transport::Auto)
+		TransportChoice t;
+		if (!parse_transport(n, &t) || t == TransportChoice::Auto)
 			die(2, "unknown transport '" + n + "' (shm, shm-new, socket or pipe)");
 		transports.push_back(t);
 	}

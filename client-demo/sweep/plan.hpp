@@ -26,7 +26,7 @@ void shape_for(uint32_t drm, double bytes, int *w, int *h);
 /** The checked request; names as the user gave them (formats canonical), codes DRM. */
 struct Plan {
 	std::vector<std::string> transport_names;
-	std::vector<client::Transport> transports;
+	std::vector<client::TransportChoice> transports;
 	std::vector<std::string> format_names;
 	std::vector<uint32_t> formats;
 	std::vector<SizeSpec> sizes; // empty in pressure mode

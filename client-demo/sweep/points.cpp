@@ -36,8 +36,8 @@ bool measure_points(Connection &conn, TimingClient &timing, const Options &o, co
 				p.height = h;
 				p.bytes = c.bytes.size();
 				p.content = c.pattern ? "pattern" : "image";
-				Transport t = transports[ti];
-				bool stream = t == Transport::StreamSocket || t == Transport::StreamPipe;
+				TransportChoice t = transports[ti];
+				bool stream = t == TransportChoice::StreamSocket || t == TransportChoice::StreamPipe;
 				if (stream && conn.stream_manager == nullptr) {
 					p.note = "no pixelport stream in this compositor (no plugin?)";
 				} else if (stream &&

@@ -45,7 +45,7 @@ struct InstanceResult {
 
 // One pressure instance (a forked child): decode, scale, put the frame repeatedly.
 int pressure_child(
-	const Options &o, const std::string &image_path, uint32_t drm, int w, int h, Transport t, int report_fd) {
+	const Options &o, const std::string &image_path, uint32_t drm, int w, int h, TransportChoice t, int report_fd) {
 	auto report = [&](int frames, const std::string &err) {
 		nlohmann::json j = {{"frames", frames}, {"error", err}};
 		std::string line = j.dump() + "\n";
@@ -119,8 +119,8 @@ int run_pressure(const Options &o, const std::string &image_path, const std::str
 		fprintf(stderr, "pixelport-sweep: note: pressure size rounded to %dx%d for %s's chroma grid\n", w, h,
 			formats[0].c_str());
 	}
-	Transport t;
-	if (!parse_transport(o.pressure_transport, &t) || t == Transport::Auto) {
+	TransportChoice t;
+	if (!parse_transport(o.pressure_transport, &t) || t == TransportChoice::Auto) {
 		die(2, "unknown --pressure-transport '" + o.pressure_transport + "' (shm, shm-new, socket or pipe)");
 	}
 	uint64_t bytes = frame_bytes(drm, w, h);
@@ -143,7 +143,7 @@ int run_pressure(const Options &o, const std::string &image_path, const std::str
 	int cpid = o.compositor_pid ? o.compositor_pid : peer_pid(probe);
 	bool stream_ok = probe.stream_manager != nullptr;
 	probe.disconnect();
-	if ((t == Transport::StreamSocket || t == Transport::StreamPipe) && !stream_ok) {
+	if ((t == TransportChoice::StreamSocket || t == TransportChoice::StreamPipe) && !stream_ok) {
 		die(1,
 			"the compositor has no pixelport stream (no plugin?): cannot run --pressure-transport " +
 				o.pressure_transport);

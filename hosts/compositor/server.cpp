@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -130,7 +131,20 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 		if (!options.timing_log.empty()) plugin_options.timing_log_path = options_.timing_log.c_str();
 		if (!options.timing_trace.empty()) plugin_options.timing_trace_path = options_.timing_trace.c_str();
 		plugin_ = plugin_api_.create(display_, renderer_, &plugin_options);
-		if (plugin_ == nullptr) {
+		// Each global the plugin serves, at the newest version it speaks.
+		auto wanted = [&](const char *name) {
+			return std::find(options.without_globals.begin(), options.without_globals.end(), name) ==
+				options.without_globals.end();
+		};
+		bool started = plugin_ != nullptr && plugin_api_.shm_create(plugin_, 2) != nullptr;
+		started = started &&
+			(!wanted("pp_stream_manager_v1") || plugin_api_.stream_manager_create(plugin_, 1) != nullptr);
+		started = started &&
+			(!wanted("pp_timing_manager_v1") || plugin_api_.timing_manager_create(plugin_, 3) != nullptr);
+		started = started &&
+			(!wanted("wp_color_representation_manager_v1") ||
+				plugin_api_.color_representation_manager_create(plugin_, 1) != nullptr);
+		if (!started) {
 			*error = "the plugin " + path + " failed to start (see the log above)";
 			return false;
 		}

@@ -7,6 +7,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "listener.hpp"
 #include "plugin_loader.hpp"
@@ -24,6 +25,11 @@ struct ServerOptions {
 	std::string plugin_path;
 	/** Stock wlroots behaviour: wlroots' own wl_shm, no plugin. The baseline for benchmarks. */
 	bool no_plugin = false;
+	/**
+	 * The plugin's globals left out (pp_stream_manager_v1, pp_timing_manager_v1,
+	 * wp_color_representation_manager_v1); wl_shm is always the plugin's.
+	 */
+	std::vector<std::string> without_globals;
 	/** Socket name under $XDG_RUNTIME_DIR; "" picks wayland-N. */
 	std::string socket_name;
 	/** Run through /bin/sh -c once the socket is up; the server stops when it exits. */

@@ -63,7 +63,13 @@ bool load_plugin(const std::string &path, PluginApi *api, std::string *error) {
 	}
 	std::string missing;
 	if (!resolve(handle, "pixelport_create", &api->create, &missing) ||
+		!resolve(handle, "pixelport_shm_create", &api->shm_create, &missing) ||
+		!resolve(handle, "pixelport_stream_manager_create", &api->stream_manager_create, &missing) ||
+		!resolve(handle, "pixelport_timing_manager_create", &api->timing_manager_create, &missing) ||
+		!resolve(handle, "pixelport_color_representation_manager_create",
+			&api->color_representation_manager_create, &missing) ||
 		!resolve(handle, "pixelport_attach_compositor", &api->attach_compositor, &missing) ||
+		!resolve(handle, "pixelport_add_destroy_listener", &api->add_destroy_listener, &missing) ||
 		!resolve(handle, "pixelport_destroy", &api->destroy, &missing)) {
 		*error = "plugin " + path + ": " + missing;
 		dlclose(handle);

@@ -11,7 +11,12 @@ namespace pixelport {
 struct PluginApi {
 	void *handle = nullptr;
 	decltype(&pixelport_create) create = nullptr;
+	decltype(&pixelport_shm_create) shm_create = nullptr;
+	decltype(&pixelport_stream_manager_create) stream_manager_create = nullptr;
+	decltype(&pixelport_timing_manager_create) timing_manager_create = nullptr;
+	decltype(&pixelport_color_representation_manager_create) color_representation_manager_create = nullptr;
 	decltype(&pixelport_attach_compositor) attach_compositor = nullptr;
+	decltype(&pixelport_add_destroy_listener) add_destroy_listener = nullptr;
 	decltype(&pixelport_destroy) destroy = nullptr;
 	decltype(&pixelport_get_stats) get_stats = nullptr; // optional
 	decltype(&pixelport_attach_output) attach_output = nullptr; // optional

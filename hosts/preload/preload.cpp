@@ -8,7 +8,7 @@
 // without -Bsymbolic, so they go through its PLT):
 //
 //   wlr_shm_create_with_renderer  (wlr_renderer_init_wl_display/_wl_shm call it)
-//       -> pixelport_create(): the plugin's extended wl_shm instead of wlroots' own
+//       -> pixelport_create() and the plugin's globals: its wl_shm instead of wlroots' own
 //   wlr_compositor_create
 //       -> the real one, then pixelport_attach_compositor(): the plugin's per-surface state
 //   wlr_color_representation_manager_v1_create (0.20; _with_renderer calls it)
@@ -66,6 +66,7 @@ struct Wayland {
 	decltype(&wl_event_source_remove) source_remove;
 	decltype(&wl_event_loop_add_signal) add_signal; // optional: the summary on SIGUSR1
 	decltype(&wl_global_remove) global_remove;
+	decltype(&wl_list_remove) list_remove;
 };
 
 struct Preload {
@@ -83,7 +84,7 @@ struct Preload {
 	// One display at a time: the plugin registers process-global wlroots state.
 	wl_display *display = nullptr;
 	pixelport_plugin *plugin = nullptr;
-	wl_listener display_destroy{};
+	wl_listener plugin_destroy{};
 	wl_event_source *stats_timer = nullptr;
 	pixelport_stats written{};
 	bool stats_write_failed = false;
@@ -270,7 +271,8 @@ void init(Preload *p) {
 		!find(RTLD_DEFAULT, "wl_event_loop_add_timer", &p->wl.add_timer) ||
 		!find(RTLD_DEFAULT, "wl_event_source_timer_update", &p->wl.timer_update) ||
 		!find(RTLD_DEFAULT, "wl_event_source_remove", &p->wl.source_remove) ||
-		!find(RTLD_DEFAULT, "wl_global_remove", &p->wl.global_remove)) {
+		!find(RTLD_DEFAULT, "wl_global_remove", &p->wl.global_remove) ||
+		!find(RTLD_DEFAULT, "wl_list_remove", &p->wl.list_remove)) {
 		return;
 	}
 	p->wlr_log = wlr_log;
@@ -374,9 +376,9 @@ int stats_tick(void *data) {
 	return 0;
 }
 
-// The display goes: the plugin goes with it (its own listener, added earlier, has already run),
-// and a later display in this process may have a plugin again.
-void display_destroyed(wl_listener *, void *) {
+// The plugin goes with its display: the last counters and summary are written while it can
+// still be read, and a later display in this process may have a plugin again.
+void plugin_destroyed(wl_listener *, void *) {
 	Preload &p = state();
 	write_stats(&p);
 	write_summary(&p);
@@ -385,7 +387,7 @@ void display_destroyed(wl_listener *, void *) {
 	if (p.summary_signal != nullptr) p.wl.source_remove(p.summary_signal);
 	p.summary_timer = p.summary_signal = nullptr;
 	p.summarized = {};
-	p.api.destroy(p.plugin);
+	p.wl.list_remove(&p.plugin_destroy.link);
 	log_line(3, "display %p destroyed, plugin destroyed", static_cast<void *>(p.display));
 	p.display = nullptr;
 	p.plugin = nullptr;
@@ -429,16 +431,22 @@ PRELOAD_API struct wlr_shm *wlr_shm_create_with_renderer(
 			static_cast<void *>(p.display), static_cast<void *>(display));
 		return p.real_shm_create(display, version, renderer);
 	}
-	pixelport_options options = p.options;
-	if (options.shm_version == 0) options.shm_version = version; // the compositor's choice
-	p.plugin = p.api.create(display, renderer, &options);
-	if (p.plugin == nullptr) {
-		log_line(1, "pixelport_create failed (see above): wlroots' own wl_shm instead");
+	p.plugin = p.api.create(display, renderer, &p.options);
+	// wl_shm at the compositor's version unless PIXELPORT_SHM_VERSION says otherwise, and the
+	// plugin's other globals.
+	uint32_t shm_version = p.options.shm_version != 0 ? p.options.shm_version : version;
+	if (p.plugin == nullptr || p.api.shm_create(p.plugin, shm_version) == nullptr ||
+		p.api.stream_manager_create(p.plugin, 1) == nullptr ||
+		p.api.timing_manager_create(p.plugin, 3) == nullptr ||
+		p.api.color_representation_manager_create(p.plugin, 1) == nullptr) {
+		log_line(1, "the plugin failed to start (see above): wlroots' own wl_shm instead");
+		p.api.destroy(p.plugin);
+		p.plugin = nullptr;
 		return p.real_shm_create(display, version, renderer);
 	}
 	p.display = display;
-	p.display_destroy.notify = display_destroyed;
-	p.wl.add_destroy_listener(display, &p.display_destroy);
+	p.plugin_destroy.notify = plugin_destroyed;
+	p.api.add_destroy_listener(p.plugin, &p.plugin_destroy);
 	if (p.early_display == display) {
 		p.api.attach_compositor(p.plugin, p.early_compositor);
 	}

@@ -206,6 +206,7 @@ struct Server {
 		wlr_renderer *renderer = gl.renderer;
 		wl_display *display = wl_display_create();
 		pixelport_plugin *pp = pixelport_create(display, renderer, nullptr);
+		ASSERT_TRUE(pixelport_create_globals(pp));
 		wlr_compositor *compositor = wlr_compositor_create(display, 6, renderer);
 		pixelport_attach_compositor(pp, compositor);
 		wlr_subcompositor_create(display); // the surfaces are subsurfaces: a role, as shown ones have
@@ -263,7 +264,7 @@ struct Server {
 
 struct Frame {
 	uint32_t format;
-	Transport transport;
+	TransportChoice transport;
 	int damage_x, damage_y, damage_w, damage_h; // second frame's damage
 };
 
@@ -286,10 +287,10 @@ TEST(Gles2, NativeConvertedAndStreamedUploadsMatchTheReference) {
 	// Each surface: a full frame, then a second frame changing one rectangle (GLES2 updates
 	// the texture from the damaged rows only).
 	const std::vector<Frame> frames = {
-		{DRM_FORMAT_XRGB8888, Transport::ShmReused, 8, 8, 20, 10},
-		{DRM_FORMAT_RGB888, Transport::ShmReused, 10, 6, 30, 20},
-		{DRM_FORMAT_NV12, Transport::ShmReused, 16, 8, 24, 16},
-		{DRM_FORMAT_NV12, Transport::StreamSocket, 16, 8, 24, 16},
+		{DRM_FORMAT_XRGB8888, TransportChoice::ShmReused, 8, 8, 20, 10},
+		{DRM_FORMAT_RGB888, TransportChoice::ShmReused, 10, 6, 30, 20},
+		{DRM_FORMAT_NV12, TransportChoice::ShmReused, 16, 8, 24, 16},
+		{DRM_FORMAT_NV12, TransportChoice::StreamSocket, 16, 8, 24, 16},
 	};
 	std::vector<std::vector<uint32_t>> want;
 	std::vector<std::unique_ptr<SurfaceWriter>> writers;
@@ -317,7 +318,7 @@ TEST(Gles2, NativeConvertedAndStreamedUploadsMatchTheReference) {
 		ASSERT_TRUE(writer->wait_consumed(5000));
 		// A converted format's first frame is converted on a worker: once its buffer is released
 		// the commit has applied, and the next one updates its image with the damage only.
-		if (f.transport == Transport::ShmReused && f.format != DRM_FORMAT_XRGB8888) {
+		if (f.transport == TransportChoice::ShmReused && f.format != DRM_FORMAT_XRGB8888) {
 			ASSERT_TRUE(writer->wait_shm_released(5000));
 		}
 		encode_pattern(f.format, w, h, stride, image.data(), 2, f.damage_x, f.damage_y, f.damage_w, f.damage_h);

@@ -20,7 +20,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -327,6 +326,220 @@ bool wait_release(Buffer &b, int ms) {
 	return b.released;
 }
 
+// The run's context, set by main(): the buffers' format (its name as given), the parent
+// surface the scenarios draw on, and what the reference says each colour shows as.
+uint32_t format = 0;
+const char *format_arg = "";
+Surface parent;
+int tol = 0;
+uint32_t red = 0, green = 0, blue = 0;
+
+// Converted wl_shm buffers are released once converted; buffers the renderer reads in
+// place (native formats, stream storage) stay busy while a surface shows them.
+void make(Buffer &b, uint32_t rgb) {
+	if (!b.create(format, kBlock, kBlock, rgb)) {
+		fprintf(stderr, "cannot make a %s %s buffer\n", format_arg, transport.c_str());
+		exit(1);
+	}
+}
+
+// ---- the scenarios: one function each, named after the scenario ----
+
+// A on P and C, then B on C; P's damage-only commit repaints P's area.
+void scenario_shared_then_replaced() {
+	Buffer a, b;
+	make(a, kRed);
+	make(b, kGreen);
+	Surface c = child(parent, 1, false);
+	attach(parent, a), commit(parent);
+	attach(c, a), commit(c);
+	attach(c, b), commit(c);
+	damage_only(parent);
+	checkpoint("p-keeps-a-c-shows-b", {red, green}, tol);
+	damage_only(c);
+	damage_only(parent);
+	checkpoint("after-more-repaints", {red, green}, tol);
+}
+
+// The same buffer on three surfaces, with commits of other content interleaved, then
+// (when it comes back) rewritten and committed to one of them only.
+void scenario_three_surfaces() {
+	Buffer a, b, d;
+	make(a, kRed);
+	make(b, kGreen);
+	Surface c1 = child(parent, 1, false), c2 = child(parent, 2, false);
+	attach(parent, a), commit(parent);
+	attach(c1, a), commit(c1);
+	attach(c2, a), commit(c2);
+	checkpoint("a-on-three", {red, red, red}, tol);
+	attach(c1, b), commit(c1);
+	damage_only(parent);
+	checkpoint("b-on-the-middle-one", {red, green, red}, tol);
+	if (wait_release(a, 2000)) {
+		// Released: the client may draw into it; what P and C2 show must not change.
+		a.fill(kBlue);
+		attach(c2, a), commit(c2);
+		damage_only(parent);
+		checkpoint("a-rewritten-for-c2-only", {red, green, blue}, tol);
+	} else {
+		make(d, kBlue);
+		attach(c2, d), commit(c2);
+		damage_only(parent);
+		checkpoint("new-buffer-for-c2-only", {red, green, blue}, tol);
+	}
+}
+
+// A synchronized subsurface: its commits are cached until the parent commits; a cached
+// commit is not shown, even when the area is drawn again, and its buffer is released
+// only once its content is kept elsewhere.
+void scenario_sync_cached() {
+	Buffer a, b;
+	make(a, kRed);
+	Surface c = child(parent, 1, true);
+	Buffer p;
+	make(p, kWhite);
+	// Wait until the parent's commit is applied and shown: a commit held for stream
+	// bytes would apply the child's later cache with it (wlroots 0.18 applies a
+	// synchronized child's cache at its parent's next apply, whenever that comes).
+	CommitWaiter waiter;
+	attach(parent, p);
+	waiter.arm(&conn, parent.surface);
+	commit(parent);
+	if (!waiter.wait(&conn, 10000)) {
+		expect("parent-presented", false, "the parent's commit was not presented");
+		return;
+	}
+	attach(c, a), commit(c);
+	checkpoint("cached-not-shown", {shown(format, kWhite), kBlack}, tol);
+	settle();
+	// A cached commit's buffer may be released only once its content is kept
+	// elsewhere (a converted image): reused by the client then, it must not change
+	// what the parent's commit shows.
+	if (a.released) a.fill(kGreen);
+	damage_only(parent);
+	checkpoint("applied-with-parent", {shown(format, kWhite), red}, tol);
+	Buffer *next = &a;
+	if (wait_release(a, 2000)) {
+		a.fill(kBlue); // released early: the client may reuse it at once
+	} else {
+		make(b, kBlue);
+		next = &b;
+	}
+	attach(c, *next), commit(c);
+	checkpoint("rewritten-and-cached-shows-old", {shown(format, kWhite), red}, tol);
+	settle();
+	if (next->released) next->fill(kGreen); // as above
+	damage_only(parent);
+	checkpoint("second-applied-with-parent", {shown(format, kWhite), blue}, tol);
+}
+
+// The client destroys the wl_buffer right after committing it, and later.
+void scenario_destroyed_while_shown() {
+	Buffer a, b;
+	make(a, kRed);
+	make(b, kGreen);
+	Surface c = child(parent, 1, false);
+	attach(parent, a), commit(parent);
+	a.destroy(); // before the compositor converted anything
+	attach(c, b), commit(c);
+	settle();
+	b.destroy();
+	checkpoint("destroyed-buffers-still-shown", {red, green}, tol);
+	damage_only(parent);
+	damage_only(c);
+	checkpoint("and-after-repaints", {red, green}, tol);
+}
+
+// Several commits in one burst: only the last is shown.
+void scenario_burst() {
+	Buffer a, b, d;
+	make(a, kRed);
+	make(b, kGreen);
+	make(d, kBlue);
+	for (int i = 0; i < 10; i++) {
+		attach(parent, a), commit(parent);
+		attach(parent, b), commit(parent);
+	}
+	attach(parent, d), commit(parent);
+	checkpoint("last-of-burst", {blue}, tol);
+}
+
+// One buffer on the parent, whose colour is straight alpha, and on a child that says
+// nothing (premultiplied): each shows its own reading of the same bytes, also after
+// repaints; then the parent goes back to premultiplied and shows what the child shows.
+void scenario_alpha_shared() {
+	if (conn.color_representation == nullptr) {
+		expect("color-representation", false, "no wp_color_representation_manager_v1");
+		return;
+	}
+	const uint32_t argb = 0x80c86432; // alpha 0x80, colour (200, 100, 50): not premultiplied
+	const uint32_t straight = shown(format, argb, true), premultiplied = shown(format, argb);
+	if (straight == premultiplied || straight == 0xdeadbe) {
+		expect("readings-differ", false, "the format does not tell the readings apart");
+		return;
+	}
+	Buffer a;
+	make(a, argb);
+	Surface c = child(parent, 1, false);
+	wp_color_representation_surface_v1 *color =
+		wp_color_representation_manager_v1_get_surface(conn.color_representation, parent.surface);
+	wp_color_representation_surface_v1_set_alpha_mode(
+		color, WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT);
+	attach(parent, a), commit(parent);
+	attach(c, a), commit(c);
+	checkpoint("parent-straight-child-premultiplied", {straight, premultiplied}, tol);
+	damage_only(c);
+	damage_only(parent);
+	checkpoint("after-repaints", {straight, premultiplied}, tol);
+	// The child commits it first this time, then the parent, straight again.
+	attach(c, a), commit(c);
+	attach(parent, a), commit(parent);
+	checkpoint("committed-the-other-way-round", {straight, premultiplied}, tol);
+	wp_color_representation_surface_v1_set_alpha_mode(
+		color, WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_PREMULTIPLIED_ELECTRICAL);
+	attach(parent, a), commit(parent);
+	checkpoint("parent-back-to-premultiplied", {premultiplied, premultiplied}, tol);
+}
+
+// Size and format changes on one surface, with a native buffer in between.
+void scenario_size_and_format() {
+	struct Step {
+		uint32_t format;
+		int w, h;
+		uint32_t rgb;
+	};
+	const Step steps[] = {{format, 8, 8, kRed}, {DRM_FORMAT_XRGB4444, 16, 8, kGreen},
+		{DRM_FORMAT_NV12, 8, 16, kBlue}, {DRM_FORMAT_XRGB8888, 16, 8, kWhite}, {format, 16, 8, kGreen},
+		{format, 8, 8, kBlue}};
+	std::vector<std::unique_ptr<Buffer>> keep;
+	int n = 0;
+	for (const Step &s : steps) {
+		auto b = std::make_unique<Buffer>();
+		if (!b->create(s.format, s.w, s.h, s.rgb)) {
+			fprintf(stderr, "cannot make a buffer\n");
+			exit(1);
+		}
+		attach(parent, *b), commit(parent);
+		std::vector<uint32_t> want;
+		uint32_t colour = shown(s.format, s.rgb);
+		for (int x = 0; x < s.w / kBlock; x++) want.push_back(colour);
+		want.resize(3, kBlack); // right of the buffer: nothing
+		std::string name = "step" + std::to_string(++n);
+		checkpoint(name.c_str(), want, std::max(tol, test::reference_tolerance(s.format)));
+		keep.push_back(std::move(b));
+	}
+}
+
+const std::map<std::string, void (*)()> kScenarios = {
+	{"shared-then-replaced", scenario_shared_then_replaced},
+	{"three-surfaces", scenario_three_surfaces},
+	{"sync-cached", scenario_sync_cached},
+	{"destroyed-while-shown", scenario_destroyed_while_shown},
+	{"burst", scenario_burst},
+	{"alpha-shared", scenario_alpha_shared},
+	{"size-and-format", scenario_size_and_format},
+};
+
 } // namespace
 
 int main(int argc, char *argv[]) {
@@ -336,12 +549,12 @@ int main(int argc, char *argv[]) {
 		return 2;
 	}
 	std::string scenario = argv[1];
-	uint32_t format = 0;
 	if (!parse_format(argv[2], &format)) {
 		fprintf(stderr, "unknown format %s\n", argv[2]);
 		return 2;
 	}
 	format = shm_to_drm(format);
+	format_arg = argv[2];
 	transport = argv[3];
 	std::string error;
 	if (!conn.connect(&error)) {
@@ -357,211 +570,11 @@ int main(int argc, char *argv[]) {
 		fprintf(stderr, "%s\n", error.c_str());
 		return 1;
 	}
-	Surface parent{window.surface, nullptr};
-	const int tol = test::reference_tolerance(format);
-	const uint32_t red = shown(format, kRed), green = shown(format, kGreen), blue = shown(format, kBlue);
-	// Converted wl_shm buffers are released once converted; buffers the renderer reads in
-	// place (native formats, stream storage) stay busy while a surface shows them.
-	auto make = [&](Buffer &b, uint32_t rgb) {
-		if (!b.create(format, kBlock, kBlock, rgb)) {
-			fprintf(stderr, "cannot make a %s %s buffer\n", argv[2], transport.c_str());
-			exit(1);
-		}
-	};
-
-	std::map<std::string, std::function<void()>> scenarios = {
-		// A on P and C, then B on C; P's damage-only commit repaints P's area.
-		{"shared-then-replaced",
-			[&] {
-				Buffer a, b;
-				make(a, kRed);
-				make(b, kGreen);
-				Surface c = child(parent, 1, false);
-				attach(parent, a), commit(parent);
-				attach(c, a), commit(c);
-				attach(c, b), commit(c);
-				damage_only(parent);
-				checkpoint("p-keeps-a-c-shows-b", {red, green}, tol);
-				damage_only(c);
-				damage_only(parent);
-				checkpoint("after-more-repaints", {red, green}, tol);
-			}},
-		// The same buffer on three surfaces, with commits of other content interleaved, then
-		// (when it comes back) rewritten and committed to one of them only.
-		{"three-surfaces",
-			[&] {
-				Buffer a, b, d;
-				make(a, kRed);
-				make(b, kGreen);
-				Surface c1 = child(parent, 1, false), c2 = child(parent, 2, false);
-				attach(parent, a), commit(parent);
-				attach(c1, a), commit(c1);
-				attach(c2, a), commit(c2);
-				checkpoint("a-on-three", {red, red, red}, tol);
-				attach(c1, b), commit(c1);
-				damage_only(parent);
-				checkpoint("b-on-the-middle-one", {red, green, red}, tol);
-				if (wait_release(a, 2000)) {
-					// Released: the client may draw into it; what P and C2 show must not change.
-					a.fill(kBlue);
-					attach(c2, a), commit(c2);
-					damage_only(parent);
-					checkpoint("a-rewritten-for-c2-only", {red, green, blue}, tol);
-				} else {
-					make(d, kBlue);
-					attach(c2, d), commit(c2);
-					damage_only(parent);
-					checkpoint("new-buffer-for-c2-only", {red, green, blue}, tol);
-				}
-			}},
-		// A synchronized subsurface: its commits are cached until the parent commits; a cached
-		// commit is not shown, even when the area is drawn again, and its buffer is released
-		// only once its content is kept elsewhere.
-		{"sync-cached",
-			[&] {
-				Buffer a, b;
-				make(a, kRed);
-				Surface c = child(parent, 1, true);
-				Buffer p;
-				make(p, kWhite);
-				// Wait until the parent's commit is applied and shown: a commit held for stream
-				// bytes would apply the child's later cache with it (wlroots 0.18 applies a
-				// synchronized child's cache at its parent's next apply, whenever that comes).
-				CommitWaiter waiter;
-				attach(parent, p);
-				waiter.arm(&conn, parent.surface);
-				commit(parent);
-				if (!waiter.wait(&conn, 10000)) {
-					expect("parent-presented", false, "the parent's commit was not presented");
-					return;
-				}
-				attach(c, a), commit(c);
-				checkpoint("cached-not-shown", {shown(format, kWhite), kBlack}, tol);
-				settle();
-				// A cached commit's buffer may be released only once its content is kept
-				// elsewhere (a converted image): reused by the client then, it must not change
-				// what the parent's commit shows.
-				if (a.released) a.fill(kGreen);
-				damage_only(parent);
-				checkpoint("applied-with-parent", {shown(format, kWhite), red}, tol);
-				Buffer *next = &a;
-				if (wait_release(a, 2000)) {
-					a.fill(kBlue); // released early: the client may reuse it at once
-				} else {
-					make(b, kBlue);
-					next = &b;
-				}
-				attach(c, *next), commit(c);
-				checkpoint("rewritten-and-cached-shows-old", {shown(format, kWhite), red}, tol);
-				settle();
-				if (next->released) next->fill(kGreen); // as above
-				damage_only(parent);
-				checkpoint("second-applied-with-parent", {shown(format, kWhite), blue}, tol);
-			}},
-		// The client destroys the wl_buffer right after committing it, and later.
-		{"destroyed-while-shown",
-			[&] {
-				Buffer a, b;
-				make(a, kRed);
-				make(b, kGreen);
-				Surface c = child(parent, 1, false);
-				attach(parent, a), commit(parent);
-				a.destroy(); // before the compositor converted anything
-				attach(c, b), commit(c);
-				settle();
-				b.destroy();
-				checkpoint("destroyed-buffers-still-shown", {red, green}, tol);
-				damage_only(parent);
-				damage_only(c);
-				checkpoint("and-after-repaints", {red, green}, tol);
-			}},
-		// Several commits in one burst: only the last is shown.
-		{"burst",
-			[&] {
-				Buffer a, b, d;
-				make(a, kRed);
-				make(b, kGreen);
-				make(d, kBlue);
-				for (int i = 0; i < 10; i++) {
-					attach(parent, a), commit(parent);
-					attach(parent, b), commit(parent);
-				}
-				attach(parent, d), commit(parent);
-				checkpoint("last-of-burst", {blue}, tol);
-			}},
-		// One buffer on the parent, whose colour is straight alpha, and on a child that says
-		// nothing (premultiplied): each shows its own reading of the same bytes, also after
-		// repaints; then the parent goes back to premultiplied and shows what the child shows.
-		{"alpha-shared",
-			[&] {
-				if (conn.color_representation == nullptr) {
-					expect("color-representation", false, "no wp_color_representation_manager_v1");
-					return;
-				}
-				const uint32_t argb =
-					0x80c86432; // alpha 0x80, colour (200, 100, 50): not premultiplied
-				const uint32_t straight = shown(format, argb, true),
-					       premultiplied = shown(format, argb);
-				if (straight == premultiplied || straight == 0xdeadbe) {
-					expect("readings-differ", false, "the format does not tell the readings apart");
-					return;
-				}
-				Buffer a;
-				make(a, argb);
-				Surface c = child(parent, 1, false);
-				wp_color_representation_surface_v1 *color =
-					wp_color_representation_manager_v1_get_surface(
-						conn.color_representation, parent.surface);
-				wp_color_representation_surface_v1_set_alpha_mode(
-					color, WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT);
-				attach(parent, a), commit(parent);
-				attach(c, a), commit(c);
-				checkpoint("parent-straight-child-premultiplied", {straight, premultiplied}, tol);
-				damage_only(c);
-				damage_only(parent);
-				checkpoint("after-repaints", {straight, premultiplied}, tol);
-				// The child commits it first this time, then the parent, straight again.
-				attach(c, a), commit(c);
-				attach(parent, a), commit(parent);
-				checkpoint("committed-the-other-way-round", {straight, premultiplied}, tol);
-				wp_color_representation_surface_v1_set_alpha_mode(
-					color, WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_PREMULTIPLIED_ELECTRICAL);
-				attach(parent, a), commit(parent);
-				checkpoint("parent-back-to-premultiplied", {premultiplied, premultiplied}, tol);
-			}},
-		// Size and format changes on one surface, with a native buffer in between.
-		{"size-and-format",
-			[&] {
-				struct Step {
-					uint32_t format;
-					int w, h;
-					uint32_t rgb;
-				};
-				const Step steps[] = {{format, 8, 8, kRed}, {DRM_FORMAT_XRGB4444, 16, 8, kGreen},
-					{DRM_FORMAT_NV12, 8, 16, kBlue}, {DRM_FORMAT_XRGB8888, 16, 8, kWhite},
-					{format, 16, 8, kGreen}, {format, 8, 8, kBlue}};
-				std::vector<std::unique_ptr<Buffer>> keep;
-				int n = 0;
-				for (const Step &s : steps) {
-					auto b = std::make_unique<Buffer>();
-					if (!b->create(s.format, s.w, s.h, s.rgb)) {
-						fprintf(stderr, "cannot make a buffer\n");
-						exit(1);
-					}
-					attach(parent, *b), commit(parent);
-					std::vector<uint32_t> want;
-					uint32_t colour = shown(s.format, s.rgb);
-					for (int x = 0; x < s.w / kBlock; x++) want.push_back(colour);
-					want.resize(3, kBlack); // right of the buffer: nothing
-					std::string name = "step" + std::to_string(++n);
-					checkpoint(
-						name.c_str(), want, std::max(tol, test::reference_tolerance(s.format)));
-					keep.push_back(std::move(b));
-				}
-			}},
-	};
-	auto it = scenarios.find(scenario);
-	if (it == scenarios.end()) {
+	parent = {window.surface, nullptr};
+	tol = test::reference_tolerance(format);
+	red = shown(format, kRed), green = shown(format, kGreen), blue = shown(format, kBlue);
+	auto it = kScenarios.find(scenario);
+	if (it == kScenarios.end()) {
 		fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
 		return 2;
 	}

@@ -7,6 +7,7 @@
 
 #include "harness.hpp"
 #include "pattern.hpp"
+#include "pixelport/pixelport.h"
 
 using namespace pixelport;
 using namespace pixelport::test;
@@ -111,12 +112,37 @@ TEST(Compositor, WaylandInfoListsThePluginsShmFormats) {
 	EXPECT_EQ(count, 1u) << out;
 }
 
+// A host takes only the globals it wants (pixelport_shm_create and the others): the ones left out
+// are not advertised, and wl_shm still converts what the renderer lacks.
+TEST(Compositor, GlobalsLeftOutAreNotAdvertisedAndWlShmStillConverts) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start({"--without", "pp_stream_manager_v1", "--without", "wp_color_representation_manager_v1"}))
+		<< fx.compositor().err();
+	std::string out, err;
+	ASSERT_EQ(fx.run_client({"wayland-info"}, 10000, &out, &err), 0) << err;
+	EXPECT_EQ(out.find("'pp_stream_manager_v1'"), std::string::npos) << out;
+	EXPECT_EQ(out.find("'wp_color_representation_manager_v1'"), std::string::npos) << out;
+	EXPECT_NE(out.find("'pp_timing_manager_v1'"), std::string::npos) << out;
+	EXPECT_EQ(shm_formats_from_wayland_info(out), served_shm_formats()) << out;
+	Process client;
+	ASSERT_TRUE(client.start({build_path("PIXELPORT_PAINT"), "--format", "NV12", "--size", "64x32", "--seed", "3"},
+		fx.client_env()));
+	std::string line;
+	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
+	EXPECT_EQ(line, "presented NV12 64x32");
+	client.terminate();
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+}
+
 TEST(Compositor, RefusesAPluginWithAnotherAbiVersion) {
 	CompositorFixture fx;
 	EXPECT_FALSE(fx.start({"--plugin", build_path("PIXELPORT_BAD_ABI_PLUGIN")}));
 	EXPECT_EQ(fx.compositor().wait(5000), 1);
 	const std::string &err = fx.compositor().err();
-	EXPECT_NE(err.find("has ABI version 9999, this compositor needs ABI version 5"), std::string::npos) << err;
+	EXPECT_NE(err.find("has ABI version 9999, this compositor needs ABI version " +
+			  std::to_string(PIXELPORT_ABI_VERSION)),
+		std::string::npos)
+		<< err;
 }
 
 TEST(Compositor, RefusesALibraryThatIsNotAPlugin) {

@@ -66,17 +66,52 @@ for lib in "${private[@]}"; do
 done
 echo "private libraries: ${private[*]:-none}"
 
-# A tiny consumer against the installed pixelport.pc.
+# A tiny consumer against the installed pixelport.pc: a C host that makes the plugin and the
+# globals it wants on a display, with destroy listeners, and lets the display destroy them. It
+# takes libwayland-server's and wlroots' functions from the process (libpixelport.so needs both),
+# and libwayland's wl_listener as libwayland-server-core.h lays it out (stable ABI).
 cat >"$dest/consumer.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pixelport/pixelport.h>
 #include <stdio.h>
+struct wl_list { struct wl_list *prev, *next; };
+struct wl_listener { struct wl_list link; void (*notify)(struct wl_listener *listener, void *data); };
+static int plugin_gone, shm_gone;
+static void on_plugin_gone(struct wl_listener *l, void *data) { (void)l; (void)data; plugin_gone++; }
+static void on_shm_gone(struct wl_listener *l, void *data) { (void)l; (void)data; shm_gone++; }
 int main(void) {
 	printf("header ABI %u, library ABI %u\n", (unsigned)PIXELPORT_ABI_VERSION, (unsigned)pixelport_abi_version);
-	/* Versioned structs, as a C host fills them (no display here: the counters of no plugin). */
+	/* Versioned structs, as a C host fills them. */
 	struct pixelport_options options = {.struct_size = sizeof options, .convert_threads = 2};
 	struct pixelport_stats stats = {.struct_size = sizeof stats, .native_uploads = 7};
 	pixelport_get_stats(NULL, &stats);
 	if (options.struct_size == 0 || stats.native_uploads != 0) return 1;
+	struct wl_display *(*display_create)(void) = (struct wl_display * (*)(void)) dlsym(RTLD_DEFAULT, "wl_display_create");
+	void (*display_destroy)(struct wl_display *) = (void (*)(struct wl_display *))dlsym(RTLD_DEFAULT, "wl_display_destroy");
+	struct wlr_renderer *(*pixman_create)(void) =
+		(struct wlr_renderer * (*)(void)) dlsym(RTLD_DEFAULT, "wlr_pixman_renderer_create");
+	void (*renderer_destroy)(struct wlr_renderer *) =
+		(void (*)(struct wlr_renderer *))dlsym(RTLD_DEFAULT, "wlr_renderer_destroy");
+	if (!display_create || !display_destroy || !pixman_create || !renderer_destroy) return 2;
+	struct wl_display *display = display_create();
+	struct wlr_renderer *renderer = pixman_create();
+	struct pixelport_plugin *pp = pixelport_create(display, renderer, &options);
+	if (pp == NULL) return 3;
+	/* The globals this host wants, each once; wl_shm 3 does not exist. */
+	struct pixelport_shm *shm = pixelport_shm_create(pp, 2);
+	if (shm == NULL || pixelport_shm_create(pp, 2) != NULL || pixelport_shm_create(pp, 3) != NULL) return 4;
+	if (pixelport_stream_manager_create(pp, 1) == NULL || pixelport_timing_manager_create(pp, 3) == NULL) return 5;
+	struct wl_listener plugin_listener = {.notify = on_plugin_gone}, shm_listener = {.notify = on_shm_gone};
+	pixelport_add_destroy_listener(pp, &plugin_listener);
+	pixelport_shm_add_destroy_listener(shm, &shm_listener);
+	pixelport_shm_destroy(shm);
+	if (shm_gone != 1 || pixelport_shm_create(pp, 1) == NULL) return 6;
+	pixelport_color_representation_manager_destroy(NULL);
+	display_destroy(display); /* takes the plugin and its globals */
+	renderer_destroy(renderer);
+	if (plugin_gone != 1 || shm_gone != 1) return 7;
+	printf("globals made, destroyed and gone with the display\n");
 	return pixelport_abi_version == PIXELPORT_ABI_VERSION ? 0 : 1;
 }
 C
@@ -88,10 +123,11 @@ san=()
 if readelf -d "$L/libpixelport.so" | grep -q 'libasan'; then san=(-fsanitize=address,undefined); export ASAN_OPTIONS=detect_leaks=0:detect_odr_violation=0; fi
 # shellcheck disable=SC2086
 cc -std=c11 -Wall -Werror "${san[@]}" -o "$dest/consumer" "$dest/consumer.c" $flags || fail "consumer does not build"
-out=$(env -u LD_LIBRARY_PATH LD_LIBRARY_PATH="$L" "$dest/consumer") || fail "consumer: $out"
+out=$(env -u LD_LIBRARY_PATH LD_LIBRARY_PATH="$L" "$dest/consumer" 2>&1) || fail "consumer (status $?): $out"
 echo "consumer: $out"
-[[ $out =~ ^"header ABI "([0-9]+)", library ABI "([0-9]+)$ && ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]] ||
+[[ $out =~ "header ABI "([0-9]+)", library ABI "([0-9]+) && ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]] ||
   fail "consumer printed: $out"
+[[ $out == *"globals made, destroyed and gone with the display"* ]] || fail "consumer printed: $out"
 # The installed programs find their libraries in DESTDIR alone (rpath), not in the build tree:
 # each private library from the private folder.
 # Whatever needs a private library names the private folder in its RUNPATH.

@@ -1,18 +1,29 @@
 /**
- * pixelport: a plugin for wlroots 0.18 compositors that serves wl_shm, the pixelport stream
- * and timing protocols (pixelport-stream-v1, pixelport-timing-v1) and moves client pixels into
- * the renderer.
+ * pixelport: a plugin for wlroots compositors (0.18, 0.19 and 0.20) that serves wl_shm, the
+ * pixelport stream and timing protocols (pixelport-stream-v1, pixelport-timing-v1) and
+ * wp_color_representation_v1, and moves client pixels into the renderer.
  *
- * Lifetime, in the wlroots style:
+ * In the wlroots shape: the plugin (its per-surface state, conversion workers, budgets,
+ * counters) and one constructor per global, so a host takes the globals it wants and may keep
+ * its own of an interface (wlroots 0.20's colour-representation manager, say):
  *
  *     struct pixelport_options options = {.struct_size = sizeof options};
  *     struct pixelport_plugin *pp = pixelport_create(display, renderer, &options);
  *     // instead of wlr_renderer_init_wl_shm() / wlr_shm_create_with_renderer()
+ *     pixelport_shm_create(pp, 2);
+ *     pixelport_stream_manager_create(pp, 1);
+ *     pixelport_timing_manager_create(pp, 3);
+ *     pixelport_color_representation_manager_create(pp, 1);
+ *     // or all four at once: pixelport_create_globals(pp)
  *     struct wlr_compositor *compositor = wlr_compositor_create(display, 6, renderer);
  *     pixelport_attach_compositor(pp, compositor);
- *     ...
- *     wl_display_destroy_clients(display);
- *     pixelport_destroy(pp);
+ *
+ * Lifetime, as wlroots' globals: everything is destroyed with the display (wl_display_destroy)
+ * unless the host destroys it first. pixelport_destroy() may be called at any time, clients
+ * still connected included: the globals go at once, and what clients still hold keeps working
+ * until they disconnect, when the rest is freed. A host that wants to know when an object goes
+ * adds a listener to it (the *_add_destroy_listener functions, libwayland's idiom for opaque
+ * objects); once it fired, the object must not be used.
  *
  * A host that dlopen()s the library must read the exported `pixelport_abi_version`
  * first and refuse the library if it differs from the PIXELPORT_ABI_VERSION the host
@@ -39,10 +50,15 @@ extern "C" {
 #endif
 
 struct wl_display;
+struct wl_listener;
 struct wlr_renderer;
 struct wlr_compositor;
 struct wlr_output;
 struct pixelport_plugin;
+struct pixelport_shm;
+struct pixelport_stream_manager;
+struct pixelport_timing_manager;
+struct pixelport_color_representation_manager;
 
 /**
  * Bumped when a function's signature, or a field's place or meaning, changes. Fields added at
@@ -50,7 +66,7 @@ struct pixelport_plugin;
  * (struct_size, as Weston's versioned structs), so a host and a plugin built against
  * different headers of one ABI version work together, each using the fields both know.
  */
-#define PIXELPORT_ABI_VERSION 5u
+#define PIXELPORT_ABI_VERSION 6u
 
 /**
  * Options for pixelport_create(). Zero-initialise and set struct_size: zero means "default"
@@ -62,7 +78,7 @@ struct pixelport_options {
 	 * bytes; fields past it keep their defaults. 0 is refused (pixelport_create returns NULL).
 	 */
 	size_t struct_size;
-	/** wl_shm global version to advertise, 1 or 2; 0 means 2. */
+	/** wl_shm global version pixelport_create_globals() advertises, 1 or 2; 0 means 2. */
 	uint32_t shm_version;
 	/**
 	 * Worker threads that convert commits off the event loop's thread (docs/design.md,
@@ -159,19 +175,69 @@ struct pixelport_stats {
 PIXELPORT_API extern const uint32_t pixelport_abi_version;
 
 /**
- * Creates the plugin and its wl_shm global on `display`.
+ * Creates the plugin on `display`: its per-surface state, conversion workers and counters,
+ * and no global yet (the constructors below make them).
  *
- * The wl_shm global advertises the formats `renderer` takes from CPU memory
- * (wlr_renderer_get_texture_formats(renderer, WLR_BUFFER_CAP_DATA_PTR)), used in place, plus
- * every format the conversion core can turn into one of them (RGB888, RGB565, NV12, YUYV,
- * ...), converted during upload. ARGB8888 and XRGB8888 are always among them. The host must
- * not create its own wl_shm.
- *
- * `display` and `renderer` are borrowed and must outlive the plugin. `options` is copied;
- * NULL means all defaults. Returns NULL (after logging why through wlr_log) on failure.
+ * `display` and `renderer` are borrowed; the plugin is destroyed with the display, and
+ * `renderer` must outlive it. `options` is copied; NULL means all defaults. Returns NULL
+ * (after logging why through wlr_log) on failure: no display or renderer, options with a
+ * struct_size of 0, or a renderer that cannot show ARGB8888 and XRGB8888 from CPU memory.
  */
 PIXELPORT_API struct pixelport_plugin *pixelport_create(
 	struct wl_display *display, struct wlr_renderer *renderer, const struct pixelport_options *options);
+
+/**
+ * The wl_shm global, `version` 1 or 2. It advertises the formats the renderer takes from CPU
+ * memory (wlr_renderer_get_texture_formats(renderer, WLR_BUFFER_CAP_DATA_PTR)), used in
+ * place, plus every format the conversion core can turn into one of them (RGB888, RGB565,
+ * NV12, YUYV, ...), converted during upload. ARGB8888 and XRGB8888 are always among them.
+ * The host must not create another wl_shm (wlroots' wlr_shm_create*).
+ *
+ * Each of these constructors returns NULL (after logging why) when `pp` is NULL, `version` is
+ * not one the plugin speaks, the plugin already has that global, or the global cannot be
+ * made. The global is owned by the plugin; destroy it earlier with its _destroy function
+ * (NULL is a no-op), which removes it from clients' view (objects they made from it keep
+ * working) and emits its destroy listeners.
+ */
+PIXELPORT_API struct pixelport_shm *pixelport_shm_create(struct pixelport_plugin *pp, uint32_t version);
+PIXELPORT_API void pixelport_shm_destroy(struct pixelport_shm *shm);
+PIXELPORT_API void pixelport_shm_add_destroy_listener(struct pixelport_shm *shm, struct wl_listener *listener);
+
+/** pp_stream_manager_v1 (protocols/pixelport-stream-v1.xml), `version` 1. */
+PIXELPORT_API struct pixelport_stream_manager *pixelport_stream_manager_create(
+	struct pixelport_plugin *pp, uint32_t version);
+PIXELPORT_API void pixelport_stream_manager_destroy(struct pixelport_stream_manager *manager);
+PIXELPORT_API void pixelport_stream_manager_add_destroy_listener(
+	struct pixelport_stream_manager *manager, struct wl_listener *listener);
+
+/**
+ * pp_timing_manager_v1 (protocols/pixelport-timing-v1.xml), `version` 1 to 3. The timing logs
+ * (pixelport_options.timing_log_path) do not need it.
+ */
+PIXELPORT_API struct pixelport_timing_manager *pixelport_timing_manager_create(
+	struct pixelport_plugin *pp, uint32_t version);
+PIXELPORT_API void pixelport_timing_manager_destroy(struct pixelport_timing_manager *manager);
+PIXELPORT_API void pixelport_timing_manager_add_destroy_listener(
+	struct pixelport_timing_manager *manager, struct wl_listener *listener);
+
+/**
+ * wp_color_representation_manager_v1 (staging), `version` 1: the coefficients, range, chroma
+ * location and alpha mode a client declares for a surface steer the conversion of its
+ * buffers. Without it, YUV buffers take the default rule (docs/design.md, "Colour").
+ */
+PIXELPORT_API struct pixelport_color_representation_manager *pixelport_color_representation_manager_create(
+	struct pixelport_plugin *pp, uint32_t version);
+PIXELPORT_API void pixelport_color_representation_manager_destroy(
+	struct pixelport_color_representation_manager *manager);
+PIXELPORT_API void pixelport_color_representation_manager_add_destroy_listener(
+	struct pixelport_color_representation_manager *manager, struct wl_listener *listener);
+
+/**
+ * The four globals above, each at the newest version the plugin speaks (wl_shm at
+ * options.shm_version). Returns false, with the globals made so far destroyed again, if one
+ * fails.
+ */
+PIXELPORT_API bool pixelport_create_globals(struct pixelport_plugin *pp);
 
 /**
  * Lets the plugin follow the surfaces of `compositor` (per-surface state, held commits,
@@ -203,8 +269,19 @@ PIXELPORT_API size_t pixelport_timing_summary(struct pixelport_plugin *pp, char 
 PIXELPORT_API void pixelport_get_stats(struct pixelport_plugin *pp, struct pixelport_stats *stats);
 
 /**
- * Destroys the plugin: removes its globals and every listener. NULL is a no-op.
- * Call after wl_display_destroy_clients() and before wl_display_destroy().
+ * Calls `listener` when the plugin is destroyed (pixelport_destroy or the display's destroy),
+ * while its counters and summary can still be read.
+ */
+PIXELPORT_API void pixelport_add_destroy_listener(struct pixelport_plugin *pp, struct wl_listener *listener);
+
+/**
+ * Destroys the plugin: its destroy listeners run and its globals go (theirs run too). When
+ * no client holds an object of the plugin's, it detaches from the compositor's surfaces and
+ * the outputs and is freed at once. Otherwise (a host that destroys the plugin before its
+ * clients) what clients hold (pools, buffers, streams, subscriptions) keeps working until the
+ * last of them disconnects, and the plugin is freed then or with the display, whichever comes
+ * first. `pp` must not be used after this call. NULL is a no-op. Not needed when the display
+ * is destroyed: that destroys the plugin.
  */
 PIXELPORT_API void pixelport_destroy(struct pixelport_plugin *pp);
 

@@ -1,0 +1,252 @@
+// Converted images: allocated against the client's and the plugin's budgets, each surface's
+// image (SurfaceConversion), and the conversion of a buffer's pixels into one.
+#include <sys/mman.h>
+
+#include "conversion_internal.hpp"
+#include "pixelport/core/format.hpp"
+#include "timing.hpp"
+#include "unmap.hpp"
+
+namespace pixelport {
+
+ConvertedImage::~ConvertedImage() {
+	unmap_later(data, mapped);
+	if (client_budget) client_budget->bytes -= mapped;
+	if (total_budget) total_budget->bytes -= mapped;
+}
+
+// ---- SurfaceConversion -------------------------------------------------------------------
+
+SurfaceConversion::SurfaceConversion() { pixman_region32_init(&damage_); }
+SurfaceConversion::~SurfaceConversion() {
+	drop_images();
+	pixman_region32_fini(&damage_);
+}
+
+void SurfaceConversion::show(
+	std::shared_ptr<ConvertedImage> image, bool valid, uint32_t source_format, const ColorState &color) {
+	if (image != image_) {
+		if (image_ != nullptr) image_->surfaces--;
+		image_ = std::move(image);
+		if (image_ != nullptr) image_->surfaces++;
+	}
+	valid_ = valid;
+	source_format_ = source_format;
+	source_color_ = color;
+	pixman_region32_clear(&damage_);
+}
+
+void SurfaceConversion::keep_spare(const std::shared_ptr<ConvertedImage> &next) {
+	if (image_ != nullptr && image_ != next && image_->surfaces == 1) spare_ = image_;
+}
+
+std::shared_ptr<ConvertedImage> SurfaceConversion::take_spare(uint32_t fourcc, int32_t width, int32_t height) {
+	if (spare_ == nullptr || spare_->fourcc != fourcc || spare_->width != width || spare_->height != height ||
+		spare_.use_count() != 1) {
+		return nullptr;
+	}
+	return std::move(spare_);
+}
+
+void SurfaceConversion::drop_images() {
+	show(nullptr, false, 0);
+	spare_ = nullptr;
+}
+
+void SurfaceConversion::add_damage(const pixman_region32_t *damage) {
+	if (valid_) pixman_region32_union(&damage_, &damage_, damage);
+}
+
+void SurfaceConversion::remove_first_held(size_t n) {
+	held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+void SurfaceConversion::forget_view(ConvertedView *view) {
+	if (pending_ == view) pending_ = nullptr;
+	std::erase(held_, view);
+}
+
+// ---- per-client budget -------------------------------------------------------------------
+
+namespace {
+
+struct BudgetLink {
+	wl_listener destroy;
+	std::shared_ptr<ImageBudget> budget;
+};
+
+void budget_client_destroyed(wl_listener *listener, void *) {
+	BudgetLink *link = wl_container_of(listener, link, destroy);
+	wl_list_remove(&link->destroy.link);
+	delete link;
+}
+
+} // namespace
+
+std::shared_ptr<ImageBudget> Conversions::Impl::client_budget(wl_client *client) {
+	if (wl_listener *l = wl_client_get_destroy_listener(client, budget_client_destroyed)) {
+		BudgetLink *link = wl_container_of(l, link, destroy);
+		return link->budget;
+	}
+	auto *link = new BudgetLink();
+	link->budget = std::make_shared<ImageBudget>();
+	link->destroy.notify = budget_client_destroyed;
+	wl_client_add_destroy_listener(client, &link->destroy);
+	return link->budget;
+}
+
+uint64_t Conversions::client_budget() const {
+	if (plugin_->options.image_budget_client_bytes != 0) return plugin_->options.image_budget_client_bytes;
+	uint64_t outputs = 0;
+	for (const auto &o : impl_->outputs) {
+		outputs += static_cast<uint64_t>(o->output->width) * static_cast<uint64_t>(o->output->height) * 4;
+	}
+	return std::max(kClientBudgetFloor, kClientOutputsFactor * outputs);
+}
+
+uint64_t Conversions::total_budget() const {
+	if (plugin_->options.image_budget_total_bytes != 0) return plugin_->options.image_budget_total_bytes;
+	return std::max(kTotalBudgetFloor, kTotalClientsFactor * client_budget());
+}
+
+uint64_t Conversions::total_bytes() const { return impl_->total->bytes; }
+
+void Conversions::attach_output(wlr_output *output) {
+	auto o = std::make_unique<Impl::Output>();
+	Impl::Output *raw = o.get();
+	raw->output = output;
+	Impl *impl = impl_.get();
+	raw->destroy.connect(&output->events.destroy,
+		[impl, raw](void *) { std::erase_if(impl->outputs, [raw](const auto &p) { return p.get() == raw; }); });
+	impl_->outputs.push_back(std::move(o));
+}
+
+namespace {
+
+struct ImageSize {
+	size_t stride, size, mapped;
+};
+
+ImageSize image_size(uint32_t fourcc, int32_t width, int32_t height) {
+	const core::FormatInfo *info = core::format_info(fourcc);
+	size_t bpp = info != nullptr ? info->planes[0].unit_bytes : 4;
+	size_t stride = (static_cast<size_t>(width) * bpp + 3) & ~size_t{3};
+	size_t size = stride * static_cast<size_t>(height);
+	return {stride, size, (size + page_size() - 1) & ~(page_size() - 1)};
+}
+
+} // namespace
+
+bool Conversions::Impl::affordable(wl_client *client, uint32_t fourcc, int32_t width, int32_t height) {
+	size_t mapped = image_size(fourcc, width, height).mapped;
+	return client_budget(client)->bytes + mapped <= owner->client_budget() &&
+		total->bytes + mapped <= owner->total_budget();
+}
+
+std::shared_ptr<ConvertedImage> Conversions::Impl::allocate(
+	wl_client *client, uint32_t fourcc, int32_t width, int32_t height) {
+	auto [stride, size, mapped] = image_size(fourcc, width, height);
+	std::shared_ptr<ImageBudget> mine = client_budget(client);
+	uint64_t client_limit = owner->client_budget(), total_limit = owner->total_budget();
+	if (mine->bytes + mapped > client_limit || total->bytes + mapped > total_limit) {
+		bool own = mine->bytes + mapped > client_limit;
+		wl_resource *display = wl_client_get_object(client, 1);
+		if (display != nullptr) {
+			wl_resource_post_error(display, WL_DISPLAY_ERROR_NO_MEMORY,
+				"pixelport: a %dx%d converted image (%zu bytes) would exceed the %s budget of %llu "
+				"bytes "
+				"(%llu in use)",
+				width, height, mapped, own ? "client's" : "compositor's",
+				static_cast<unsigned long long>(own ? client_limit : total_limit),
+				static_cast<unsigned long long>(own ? mine->bytes : total->bytes));
+		}
+		owner->plugin()->stats.budget_refusals++;
+		return nullptr;
+	}
+	AccountSlot slot = client_account_take(owner->plugin(), client, ClientObject::ConvertedImage);
+	if (!slot) {
+		owner->plugin()->stats.budget_refusals++;
+		return nullptr;
+	}
+	void *data = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (data == MAP_FAILED) {
+		wl_client_post_no_memory(client);
+		return nullptr;
+	}
+	auto image = std::make_shared<ConvertedImage>();
+	image->slot = std::move(slot);
+	image->fourcc = fourcc;
+	image->width = width;
+	image->height = height;
+	image->stride = stride;
+	image->size = size;
+	image->mapped = mapped;
+	image->data = static_cast<uint8_t *>(data);
+	image->client_budget = mine;
+	image->total_budget = total;
+	mine->bytes += mapped;
+	total->bytes += mapped;
+	return image;
+}
+
+// ---- converting a buffer's pixels into an image --------------------------------------------
+
+bool convert_buffer(PixelBuffer *buffer, ConvertedImage *image, const pixman_region32_t *damage,
+	const ColorState &color, timing::CommitSample *record) {
+	core::SrcImage src;
+	if (!buffer->source(&src)) {
+		return false;
+	}
+	core::DstImage dst;
+	dst.fourcc = image->fourcc;
+	dst.width = buffer->width();
+	dst.height = buffer->height();
+	dst.data = image->data;
+	dst.stride = image->stride;
+	dst.size = image->stride * static_cast<size_t>(dst.height);
+
+	std::vector<core::Rect> rects;
+	if (damage != nullptr) {
+		int n = 0;
+		const pixman_box32_t *boxes = pixman_region32_rectangles(const_cast<pixman_region32_t *>(damage), &n);
+		rects.reserve(static_cast<size_t>(n));
+		for (int i = 0; i < n; i++) {
+			// Clamp: damage_buffer may name pixels outside the buffer.
+			int32_t x1 = std::clamp(boxes[i].x1, 0, dst.width), x2 = std::clamp(boxes[i].x2, 0, dst.width);
+			int32_t y1 = std::clamp(boxes[i].y1, 0, dst.height),
+				y2 = std::clamp(boxes[i].y2, 0, dst.height);
+			if (x2 > x1 && y2 > y1) {
+				rects.push_back({x1, y1, x2 - x1, y2 - y1});
+			}
+		}
+	} else {
+		rects.push_back({0, 0, dst.width, dst.height});
+	}
+	if (record != nullptr) record->t_convert_start = monotonic_ns();
+	core::ConvertOptions options = color_state_options(
+		color, buffer->stored_format, dst.width, dst.height, buffer->plugin->convert_options);
+	core::Status status = core::convert_rects(src, dst, rects, options);
+	if (record != nullptr) record->t_convert_end = monotonic_ns();
+	buffer->after_read();
+	if (status != core::Status::Ok) {
+		wlr_log(WLR_ERROR, "pixelport: converting %s %dx%d failed: %s",
+			core::format_name(buffer->stored_format), dst.width, dst.height, core::status_str(status));
+		return false;
+	}
+	pixelport_stats &stats = buffer->plugin->stats;
+	stats.converted_uploads++;
+	for (const core::Rect &r : rects) {
+		stats.converted_pixels += static_cast<uint64_t>(r.width) * static_cast<uint64_t>(r.height);
+	}
+	return true;
+}
+
+std::shared_ptr<ConvertedImage> Conversions::convert_whole(PixelBuffer *buffer) {
+	if (buffer->resource == nullptr) return nullptr; // its client's budget is gone with it
+	std::shared_ptr<ConvertedImage> image = impl_->allocate(
+		wl_resource_get_client(buffer->resource), buffer->renderer_format, buffer->width(), buffer->height());
+	if (image == nullptr || !convert_buffer(buffer, image.get(), nullptr, buffer->color, nullptr)) return nullptr;
+	return image;
+}
+
+} // namespace pixelport

@@ -1,0 +1,186 @@
+// The views: the wlr_buffer a surface's state holds instead of a converted-format buffer, the
+// image each is bound to when its commit applies, and the conversion of a due view into it.
+#include "conversion_internal.hpp"
+#include "timing.hpp"
+#include "wlr_compat.hpp"
+
+namespace pixelport {
+
+// The view's commit is being applied: choose the image it will be converted into.
+void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
+	SurfaceConversion &c = s->conversion;
+	view->bound = true;
+	c.view_applied();
+	if (c.pending() != nullptr && c.pending() != view) {
+		// Replaced before it was converted: nothing will ever show it.
+		release_source(c.take_pending());
+		owner->plugin()->stats.skipped_conversions++;
+	}
+	if (view->early) {
+		// Converted (or superseded) before its commit applied: it shows its own image; the one
+		// it replaces may serve the next large commit once nothing shows it.
+		c.keep_spare(view->image);
+		c.show(view->image, view->converted && view->image != nullptr && view->image->filled,
+			view->source_format, view->color);
+		return;
+	}
+	PixelBuffer *source = view->source;
+	if (source == nullptr) return;
+	int32_t w = view->base.width, h = view->base.height;
+	auto fits = [&](const std::shared_ptr<ConvertedImage> &image) {
+		return image != nullptr && image->fourcc == view->renderer_format && image->width == w &&
+			image->height == h;
+	};
+	std::shared_ptr<ConvertedImage> shared = source->pure_image.lock();
+	if (fits(shared) && !shared->converting && shared->pure_source == source &&
+		shared->pure_generation == view->generation && shared->pure_color == view->color) {
+		// The same commit content on another surface: share its image.
+		c.show(shared, false, 0);
+	} else if (fits(c.image()) && c.image()->surfaces == 1 && !c.image()->converting) {
+		// This surface's own image: updated with the damage (or in full) when due. It stops
+		// being any other commit's content now, so nobody starts sharing it.
+		c.image()->pure_source = nullptr;
+		c.image()->filled = false;
+		c.add_damage(&s->surface->buffer_damage);
+	} else {
+		// No image, another size or format, or one another surface shows too.
+		std::shared_ptr<ConvertedImage> fresh = allocate(client_of(s), view->renderer_format, w, h);
+		if (fresh == nullptr) {
+			release_source(view);
+			return;
+		}
+		c.show(std::move(fresh), false, 0);
+	}
+	if (!c.valid() && c.image()->pure_source != source) {
+		// It will be converted in full from this commit: other surfaces showing the same
+		// commit content may share it from now on.
+		c.image()->pure_source = source;
+		c.image()->pure_generation = view->generation;
+		c.image()->pure_color = view->color;
+		c.image()->filled = false;
+		source->pure_image = c.image();
+	}
+	c.set_pending(view);
+}
+
+// Converts the surface's due commit into its image. Returns false if it could not.
+bool Conversions::Impl::flush(SurfaceState *s, timing::CommitSample *record) {
+	SurfaceConversion &c = s->conversion;
+	ConvertedView *view = c.take_pending();
+	if (view == nullptr) return true;
+	PixelBuffer *source = view->source;
+	std::shared_ptr<ConvertedImage> image = c.image();
+	if (source == nullptr || image == nullptr) return false;
+
+	bool pure = image->pure_source == source && image->pure_generation == view->generation &&
+		image->pure_color == view->color;
+	// Holders other than the surfaces that want this content (and our local reference) are
+	// converted views of older content: never overwrite what they show.
+	bool exclusive = image.use_count() == 1 + static_cast<long>(image->surfaces) && (pure || image->surfaces == 1);
+	bool ok = true;
+	if (pure && image->filled) {
+		// Shared content of this very commit, already converted for another surface.
+	} else {
+		bool full = !c.up_to_date(source->stored_format, view->color) || pure;
+		if (!exclusive) {
+			// Copy on write: a fresh image, converted in full.
+			std::shared_ptr<ConvertedImage> fresh =
+				allocate(client_of(s), image->fourcc, image->width, image->height);
+			if (fresh == nullptr) {
+				release_source(view);
+				return false;
+			}
+			c.show(fresh, false, 0); // converted in full below
+			image = std::move(fresh);
+			full = true;
+		}
+		if (!full) {
+			pixman_box32_t *e = pixman_region32_extents(c.damage());
+			full = pixman_region32_n_rects(c.damage()) == 1 && e->x1 <= 0 && e->y1 <= 0 &&
+				e->x2 >= image->width && e->y2 >= image->height;
+		}
+		ok = convert_buffer(source, image.get(), full ? nullptr : c.damage(), view->color, record);
+		if (full) {
+			image->pure_source = source;
+			image->pure_generation = view->generation;
+			image->pure_color = view->color;
+			source->pure_image = image;
+		} else {
+			image->pure_source = nullptr;
+		}
+		image->filled = ok;
+	}
+	view->image = image; // what this view shows from now on
+	c.show(image, ok, source->stored_format, view->color);
+	settle(view, true);
+	release_source(view);
+	return ok;
+}
+
+namespace {
+
+void view_destroy(wlr_buffer *base) {
+	wlr_compat::buffer_finish(base);
+	ConvertedView *view = view_from_base(base);
+	Conversions::Impl *impl = view->conversions->impl();
+	if (SurfaceState *s = view->conversions->plugin()->surface_state(view->surface, view->surface_id)) {
+		s->conversion.forget_view(view);
+	}
+	impl->unroot_view(view, false);
+	impl->release_source(view);
+	delete view;
+}
+
+bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, uint32_t *format, size_t *stride) {
+	ConvertedView *view = view_from_base(base);
+	if (flags & WLR_BUFFER_DATA_PTR_ACCESS_WRITE) return false;
+	Conversions *conversions = view->conversions;
+	pixelport_plugin *plugin = conversions->plugin();
+	SurfaceState *s = plugin->surface_state(view->surface, view->surface_id);
+	bool applying = s != nullptr && s->surface->current.buffer == base;
+	timing::CommitSample *record = nullptr;
+	if (applying) {
+		// The first access of the apply is the upload; later ones are not timed.
+		record = plugin->timing->upload_started(s);
+		view->timing_record = record;
+		if (!view->bound) conversions->impl()->bind(s, view);
+		if (record != nullptr && view->early && view->convert_end_ns != 0) {
+			record->t_convert_start = view->convert_start_ns;
+			record->t_convert_end = view->convert_end_ns;
+		}
+	}
+	bool due = s != nullptr && s->conversion.pending() == view;
+	if (due && (!conversions->lazy() || !applying)) {
+		// Renderers that copy at upload need it now; a render reading it needs it now.
+		conversions->impl()->flush(s, conversions->lazy() ? plugin->timing->converting(s) : record);
+		due = false;
+	}
+	// A due view is about to be converted into its surface's image (lazy mode, while
+	// wlroots makes the texture): hand out that image; the render will convert first.
+	ConvertedImage *image = due ? s->conversion.image().get() : view->image.get();
+	if (image == nullptr) return false;
+	*data = image->data;
+	*format = image->fourcc;
+	*stride = image->stride;
+	return true;
+}
+
+void view_end_data_ptr_access(wlr_buffer *base) {
+	ConvertedView *view = view_from_base(base);
+	if (view->timing_record != nullptr) {
+		view->timing_record->t_upload_end = monotonic_ns();
+		view->timing_record = nullptr;
+	}
+}
+
+} // namespace
+
+const wlr_buffer_impl kConvertedViewImpl = {
+	.destroy = view_destroy,
+	.get_dmabuf = nullptr,
+	.get_shm = nullptr,
+	.begin_data_ptr_access = view_begin_data_ptr_access,
+	.end_data_ptr_access = view_end_data_ptr_access,
+};
+
+} // namespace pixelport
