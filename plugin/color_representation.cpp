@@ -23,7 +23,7 @@ constexpr uint32_t kRanges[] = {
 };
 // The renderers take premultiplied colour. Straight colour is premultiplied on the way: a
 // buffer with alpha under a straight-alpha commit goes through a converted view, native
-// formats included (pixelport.cpp); the stream's converted formats premultiply as rows land.
+// formats included (surface.cpp); the stream's converted formats premultiply as rows land.
 // Premultiplied optical would need the transfer function, which nothing here knows.
 constexpr uint32_t kAlphaModes[] = {
 	WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_PREMULTIPLIED_ELECTRICAL,

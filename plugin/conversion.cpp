@@ -1,11 +1,114 @@
 // Which thread converts a commit, and when: admission against the main thread's allowance, the
 // workers' jobs, held commits and synchronized subsurfaces' roots, the idle queue of due views,
 // and the calls conversion.hpp lists (docs/design.md, "When it is written, and by which thread").
+#include <algorithm>
+#include <cmath>
+
 #include "conversion_internal.hpp"
 #include "timing.hpp"
 #include "wlr_compat.hpp"
 
 namespace pixelport {
+
+namespace {
+
+// One idle pass converts until this much time is spent, then yields to other clients for
+// kResumeMs; a render that needs a surface converts it at once regardless.
+constexpr uint64_t kIdleBudgetNs = 4'000'000;
+constexpr int kResumeMs = 1;
+// The main thread converts a commit itself only when it updates the surface's own image (its
+// pages faulted in already) with at most this many pixels: handing a commit to a worker and
+// applying it when handed back costs the main thread about what converting this many pixels
+// does (docs/design.md, "Why 64 Ki pixels"). Everything else is converted on a worker.
+constexpr uint64_t kInlinePixels = uint64_t{1} << 16;
+// The same limit in bytes of the client's rows (stride x rows): a narrow buffer with a huge
+// stride has few pixels but a page per row to fault in, which costs more than its pixels.
+constexpr uint64_t kInlineSpanBytes = kInlinePixels * 4;
+// A worker's band: about 1 ms of converting (less on warm pages), the longest another
+// client's frame waits for a worker (workers.hpp).
+constexpr uint64_t kBandPixels = uint64_t{1} << 18;
+constexpr uint64_t kBandSpanBytes = kBandPixels * 4;
+// What commits converted on the main thread may leave to be converted in one go (at an apply,
+// in an idle pass or in a render), counted from their admission until the next idle pass
+// after their conversion: a client one small commit's worth, all clients together two.
+// Commits beyond go to the workers, so 40 surfaces committing at once cost the main thread no
+// more than two small conversions.
+constexpr uint64_t kDueClientPixels = kInlinePixels;
+constexpr uint64_t kDueTotalPixels = 2 * kInlinePixels;
+
+// Bytes per row of the client's buffer when it lives in a wl_shm pool (its first plane); 0 when
+// not (stream buffers are the plugin's own memory).
+uint64_t shm_stride(PixelBuffer *buffer) {
+	wlr_shm_attributes attrs;
+	return buffer->get_shm(&attrs) && attrs.stride > 0 ? static_cast<uint64_t>(attrs.stride) : 0;
+}
+
+// Upper bounds on the buffer damage wlroots computes from a finalized pending state when it
+// applies (wlroots' surface_update_damage: the surface damage through the viewport's dst-to-src
+// scale and src offset, the buffer scale and the inverse transform, united with the buffer
+// damage), clipped to the buffer. Pixels and rows: a tall, narrow damage on a wide-stride buffer
+// has few pixels but a row of the pool per row. Computed in doubles: no overflow whatever the
+// scale or viewport.
+struct DamageBound {
+	uint64_t pixels = 0;
+	uint64_t rows = 0;
+};
+
+DamageBound pending_damage_bound(const wlr_surface_state &st, int32_t width, int32_t height) {
+	const double w = width, h = height;
+	const pixman_box32_t *b = pixman_region32_extents(&st.buffer_damage);
+	double bw = std::clamp<double>(static_cast<double>(b->x2) - b->x1, 0, w);
+	double bh = std::clamp<double>(static_cast<double>(b->y2) - b->y1, 0, h);
+	double pixels = bw * bh, rows = bh;
+	const pixman_box32_t *d = pixman_region32_extents(&st.surface_damage);
+	double dw = std::max<double>(0, static_cast<double>(d->x2) - d->x1),
+	       dh = std::max<double>(0, static_cast<double>(d->y2) - d->y1);
+	if (dw > 0 && dh > 0) {
+		const bool swapped = (st.transform & 1) != 0; // 90 and 270, flipped or not
+		const double scale = std::max(1, st.scale);
+		if (st.viewport.has_dst) {
+			// The viewport's source size in surface coordinates (wlroots' surface_state_viewport_src_size).
+			double src_w =
+				st.viewport.has_src ? st.viewport.src.width : std::floor((swapped ? h : w) / scale);
+			double src_h =
+				st.viewport.has_src ? st.viewport.src.height : std::floor((swapped ? w : h) / scale);
+			dw *= src_w / std::max(1, st.viewport.dst_width);
+			dh *= src_h / std::max(1, st.viewport.dst_height);
+		}
+		dw *= scale;
+		dh *= scale;
+		if (swapped) std::swap(dw, dh);
+		// Each scaling step rounds outwards: a pixel more on each side.
+		dw = std::isfinite(dw) ? std::min(w, std::ceil(dw) + 2) : w;
+		dh = std::isfinite(dh) ? std::min(h, std::ceil(dh) + 2) : h;
+		pixels += dw * dh;
+		rows += dh;
+	}
+	return {static_cast<uint64_t>(pixels), static_cast<uint64_t>(std::min(rows, h))};
+}
+
+// Counts of a pass before `epoch` are of a pass that is over.
+void refresh(ImageBudget &budget, uint64_t epoch) {
+	if (budget.epoch != epoch) {
+		budget.epoch = epoch;
+		budget.spent_pixels = 0;
+	}
+}
+
+// The surface whose apply applies `s`'s cached state: through synchronized subsurfaces up to the
+// first surface that is not one (wlroots applies a synchronized child's cache at its parent's
+// apply). Null when `s` is not a synchronized subsurface.
+SurfaceState *sync_root(pixelport_plugin *plugin, SurfaceState *s) {
+	wlr_surface *surface = s->surface;
+	for (wlr_subsurface *sub = wlr_subsurface_try_from_wlr_surface(surface);
+		sub != nullptr && sub->synchronized && sub->parent != nullptr;
+		sub = wlr_subsurface_try_from_wlr_surface(surface)) {
+		surface = sub->parent;
+	}
+	return surface == s->surface ? nullptr : plugin->surface_state(surface);
+}
+
+} // namespace
 
 void Conversions::Impl::release_source(ConvertedView *view) {
 	stop_job(view);
@@ -63,7 +166,7 @@ void Conversions::Impl::root_view(SurfaceState *root, ConvertedView *view) {
 		SurfaceConversion &c = root->conversion;
 		wlr_surface *surface = root->surface;
 		if (c.sync_waits() == 0 || surface->role == nullptr) return;
-		// Not an unmap: the role checks the commits after it against it (see pixelport.cpp).
+		// Not an unmap: the role checks the commits after it against it (see surface.cpp).
 		if ((surface->pending.committed & WLR_SURFACE_STATE_BUFFER) && surface->pending.buffer == nullptr) {
 			return;
 		}

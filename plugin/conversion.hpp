@@ -220,7 +220,7 @@ public:
 	void surface_client_commit(SurfaceState *surface, PixelBuffer *buffer, uint32_t renderer_format);
 	/**
 	 * Unlocks the surface's held commits now, unconverted where not yet converted: the client
-	 * unmaps behind them (see pixelport.cpp).
+	 * unmaps behind them (see surface.cpp).
 	 */
 	void release_held(SurfaceState *surface);
 	/** From the surface's commit (state applied): a non-view buffer or null attach drops the image. */

@@ -1,12 +1,7 @@
-// Inside the conversion module (conversion.cpp, views.cpp, images.cpp): the views, the workers'
-// jobs, the budgets' counters and the thresholds that decide which thread converts a commit.
-// Nothing outside those files includes it.
+// Inside the conversion module (conversion.cpp, views.cpp, images.cpp): what they share, the
+// views, the workers' jobs and the budgets' counters. Nothing outside those files includes it.
 #pragma once
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <cmath>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -28,95 +23,6 @@ struct ImageBudget {
 	uint64_t spent_pixels = 0;
 	uint64_t epoch = 0;
 };
-
-inline constexpr uint64_t kMiB = uint64_t{1} << 20;
-// Floors of the default budgets: an 8192x8192 image is 256 MiB, so a client may show two of
-// the largest textures common GPUs take, whatever the outputs (docs/design.md, "Limits").
-inline constexpr uint64_t kClientBudgetFloor = 512 * kMiB;
-inline constexpr uint64_t kTotalBudgetFloor = 2048 * kMiB;
-// Defaults above the floors: a client may hold 8 output-sized images per output (windows
-// larger than the output, several windows, one being replaced), the plugin 4 such clients.
-inline constexpr uint64_t kClientOutputsFactor = 8;
-inline constexpr uint64_t kTotalClientsFactor = 4;
-// One idle pass converts until this much time is spent, then yields to other clients for
-// kResumeMs; a render that needs a surface converts it at once regardless.
-inline constexpr uint64_t kIdleBudgetNs = 4'000'000;
-inline constexpr int kResumeMs = 1;
-// The main thread converts a commit itself only when it updates the surface's own image (its
-// pages faulted in already) with at most this many pixels: handing a commit to a worker and
-// applying it when handed back costs the main thread about what converting this many pixels
-// does (docs/design.md, "Why 64 Ki pixels"). Everything else is converted on a worker.
-inline constexpr uint64_t kInlinePixels = uint64_t{1} << 16;
-// The same limit in bytes of the client's rows (stride x rows): a narrow buffer with a huge
-// stride has few pixels but a page per row to fault in, which costs more than its pixels.
-inline constexpr uint64_t kInlineSpanBytes = kInlinePixels * 4;
-// A worker's band: about 1 ms of converting (less on warm pages), the longest another
-// client's frame waits for a worker (workers.hpp).
-inline constexpr uint64_t kBandPixels = uint64_t{1} << 18;
-inline constexpr uint64_t kBandSpanBytes = kBandPixels * 4;
-// What commits converted on the main thread may leave to be converted in one go (at an apply,
-// in an idle pass or in a render), counted from their admission until the next idle pass
-// after their conversion: a client one small commit's worth, all clients together two.
-// Commits beyond go to the workers, so 40 surfaces committing at once cost the main thread no
-// more than two small conversions.
-inline constexpr uint64_t kDueClientPixels = kInlinePixels;
-inline constexpr uint64_t kDueTotalPixels = 2 * kInlinePixels;
-
-// Bytes per row of the client's buffer when it lives in a wl_shm pool (its first plane); 0 when
-// not (stream buffers are the plugin's own memory).
-inline uint64_t shm_stride(PixelBuffer *buffer) {
-	wlr_shm_attributes attrs;
-	return buffer->get_shm(&attrs) && attrs.stride > 0 ? static_cast<uint64_t>(attrs.stride) : 0;
-}
-
-// Upper bounds on the buffer damage wlroots computes from a finalized pending state when it
-// applies (wlroots' surface_update_damage: the surface damage through the viewport's dst-to-src
-// scale and src offset, the buffer scale and the inverse transform, united with the buffer
-// damage), clipped to the buffer. Pixels and rows: a tall, narrow damage on a wide-stride buffer
-// has few pixels but a row of the pool per row. Computed in doubles: no overflow whatever the
-// scale or viewport.
-struct DamageBound {
-	uint64_t pixels = 0;
-	uint64_t rows = 0;
-};
-
-inline DamageBound pending_damage_bound(const wlr_surface_state &st, int32_t width, int32_t height) {
-	const double w = width, h = height;
-	const pixman_box32_t *b = pixman_region32_extents(&st.buffer_damage);
-	double bw = std::clamp<double>(static_cast<double>(b->x2) - b->x1, 0, w);
-	double bh = std::clamp<double>(static_cast<double>(b->y2) - b->y1, 0, h);
-	double pixels = bw * bh, rows = bh;
-	const pixman_box32_t *d = pixman_region32_extents(&st.surface_damage);
-	double dw = std::max<double>(0, static_cast<double>(d->x2) - d->x1),
-	       dh = std::max<double>(0, static_cast<double>(d->y2) - d->y1);
-	if (dw > 0 && dh > 0) {
-		const bool swapped = (st.transform & 1) != 0; // 90 and 270, flipped or not
-		const double scale = std::max(1, st.scale);
-		if (st.viewport.has_dst) {
-			// The viewport's source size in surface coordinates (wlroots' surface_state_viewport_src_size).
-			double src_w =
-				st.viewport.has_src ? st.viewport.src.width : std::floor((swapped ? h : w) / scale);
-			double src_h =
-				st.viewport.has_src ? st.viewport.src.height : std::floor((swapped ? w : h) / scale);
-			dw *= src_w / std::max(1, st.viewport.dst_width);
-			dh *= src_h / std::max(1, st.viewport.dst_height);
-		}
-		dw *= scale;
-		dh *= scale;
-		if (swapped) std::swap(dw, dh);
-		// Each scaling step rounds outwards: a pixel more on each side.
-		dw = std::isfinite(dw) ? std::min(w, std::ceil(dw) + 2) : w;
-		dh = std::isfinite(dh) ? std::min(h, std::ceil(dh) + 2) : h;
-		pixels += dw * dh;
-		rows += dh;
-	}
-	return {static_cast<uint64_t>(pixels), static_cast<uint64_t>(std::min(rows, h))};
-}
-
-inline size_t page_size() {
-	static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-	return size;
-}
 
 // A view: the wlr_buffer a surface's state holds instead of a converted-format PixelBuffer.
 struct ConvertedView {
@@ -237,32 +143,9 @@ struct Conversions::Impl {
 	void unlock_root(SurfaceState *root);
 };
 
-// ---- the view's wlr_buffer ---------------------------------------------------------------
-
-inline ConvertedView *view_from_base(wlr_buffer *base) { return reinterpret_cast<ConvertedView *>(base); }
+// ---- shared by the three files ---------------------------------------------------------
 
 inline wl_client *client_of(SurfaceState *s) { return wl_resource_get_client(s->surface->resource); }
-
-// Counts of a pass before `epoch` are of a pass that is over.
-inline void refresh(ImageBudget &budget, uint64_t epoch) {
-	if (budget.epoch != epoch) {
-		budget.epoch = epoch;
-		budget.spent_pixels = 0;
-	}
-}
-
-// The surface whose apply applies `s`'s cached state: through synchronized subsurfaces up to the
-// first surface that is not one (wlroots applies a synchronized child's cache at its parent's
-// apply). Null when `s` is not a synchronized subsurface.
-inline SurfaceState *sync_root(pixelport_plugin *plugin, SurfaceState *s) {
-	wlr_surface *surface = s->surface;
-	for (wlr_subsurface *sub = wlr_subsurface_try_from_wlr_surface(surface);
-		sub != nullptr && sub->synchronized && sub->parent != nullptr;
-		sub = wlr_subsurface_try_from_wlr_surface(surface)) {
-		surface = sub->parent;
-	}
-	return surface == s->surface ? nullptr : plugin->surface_state(surface);
-}
 
 /** The views' wlr_buffer implementation (views.cpp). */
 extern const wlr_buffer_impl kConvertedViewImpl;

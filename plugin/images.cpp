@@ -1,6 +1,9 @@
 // Converted images: allocated against the client's and the plugin's budgets, each surface's
 // image (SurfaceConversion), and the conversion of a buffer's pixels into one.
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "conversion_internal.hpp"
 #include "pixelport/core/format.hpp"
@@ -8,6 +11,25 @@
 #include "unmap.hpp"
 
 namespace pixelport {
+
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+// Floors of the default budgets: an 8192x8192 image is 256 MiB, so a client may show two of
+// the largest textures common GPUs take, whatever the outputs (docs/design.md, "Limits").
+constexpr uint64_t kClientBudgetFloor = 512 * kMiB;
+constexpr uint64_t kTotalBudgetFloor = 2048 * kMiB;
+// Defaults above the floors: a client may hold 8 output-sized images per output (windows
+// larger than the output, several windows, one being replaced), the plugin 4 such clients.
+constexpr uint64_t kClientOutputsFactor = 8;
+constexpr uint64_t kTotalClientsFactor = 4;
+
+size_t page_size() {
+	static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+	return size;
+}
+
+} // namespace
 
 ConvertedImage::~ConvertedImage() {
 	unmap_later(data, mapped);

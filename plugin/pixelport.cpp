@@ -1,6 +1,6 @@
-// The plugin object: the public C API (pixelport.h): the plugin, its globals (made by shm.cpp,
-// stream.cpp, timing.cpp and color_representation.cpp, owned here), their lifetimes, and each
-// surface's state and commit hooks.
+// The public C API (pixelport.h): the plugin, its globals (made by shm.cpp, stream.cpp, timing.cpp
+// and color_representation.cpp, owned here) and their lifetimes. Each surface's state and commit
+// hooks are in surface.cpp.
 #include "pixelport/pixelport.h"
 
 #include <algorithm>
@@ -8,8 +8,6 @@
 #include <cstring>
 #include <new>
 
-#include "buffer.hpp"
-#include "color-representation-v1-protocol.h"
 #include "color_representation.hpp"
 #include "conversion.hpp"
 #include "format_policy.hpp"
@@ -23,9 +21,6 @@ extern "C" PIXELPORT_API const uint32_t pixelport_abi_version = PIXELPORT_ABI_VE
 
 using namespace pixelport;
 
-SurfaceState::SurfaceState() = default;
-SurfaceState::~SurfaceState() = default;
-
 namespace pixelport {
 
 /**
@@ -34,6 +29,7 @@ namespace pixelport {
  * still call the removed global's bind for a client that saw it before the removal.
  */
 struct PluginGlobal {
+	virtual ~PluginGlobal() = default; // owned through this base, made as the public types below
 	pixelport_plugin *plugin = nullptr;
 	wl_global *global = nullptr;
 	wl_signal destroy;
@@ -61,134 +57,11 @@ struct pixelport_plugin::BoundClient {
 pixelport_plugin::pixelport_plugin() { wl_signal_init(&destroy_signal); }
 pixelport_plugin::~pixelport_plugin() = default;
 
-void pixelport_plugin::track_surface(wlr_surface *surface) {
-	auto state = std::make_unique<SurfaceState>();
-	SurfaceState *s = state.get();
-	s->plugin = this;
-	s->surface = surface;
-	s->id = next_surface_id++;
-	// Before wlroots caches or applies the state: mark our buffer busy, hold the commit while
-	// stream bytes are owed, and put a converted-format buffer behind a view of this commit.
-	s->client_commit.connect(&surface->events.client_commit, [s](void *) {
-		s->commits++;
-		if (s->plugin->timing->active(s)) {
-			s->plugin->timing->client_commit(s, pixel_buffer_from_wlr(s->surface->pending.buffer));
-		}
-		// The commit's colour representation, checked against the buffer it shows.
-		PixelBuffer *attached = (s->surface->pending.committed & WLR_SURFACE_STATE_BUFFER)
-			? pixel_buffer_from_wlr(s->surface->pending.buffer)
-			: nullptr;
-		if (attached != nullptr) s->last_client_format = attached->client_format;
-		s->plugin->colors->client_commit(s, s->last_client_format);
-		if (attached != nullptr && !(s->buffer_color == s->color)) {
-			// Read otherwise than the last buffer: the whole buffer changes on screen (a GLES2
-			// texture would otherwise take only the client's damage in the new reading).
-			pixman_region32_union_rect(&s->surface->pending.buffer_damage,
-				&s->surface->pending.buffer_damage, 0, 0, static_cast<unsigned>(attached->width()),
-				static_cast<unsigned>(attached->height()));
-			s->buffer_color = s->color;
-		}
-		s->plugin->streams->note_color(wl_resource_get_client(s->surface->resource), s->color);
-		if (!(s->surface->pending.committed & WLR_SURFACE_STATE_BUFFER)) {
-			return;
-		}
-		if (s->surface->pending.buffer == nullptr && !wl_list_empty(&s->surface->cached)) {
-			// A null attach unmaps, and a role checks the commits after it against that (an
-			// xdg_surface must be configured again): held behind our commits, the role would
-			// see the next ones as before the unmap and abort at the next unmap
-			// (xdg_surface_role_commit: !initial_commit). Ours apply now, then this one.
-			s->plugin->release_holds(s);
-		}
-		PixelBuffer *converted = nullptr;
-		uint32_t renderer_format = 0;
-		if (PixelBuffer *buffer = attached) {
-			buffer->color = s->color;
-			pixel_buffer_committed(buffer, s->surface);
-			s->plugin->streams->handle_client_commit(s, buffer);
-			renderer_format = buffer->renderer_format;
-			// Straight colour in pixels the renderer would read as they are (wl_shm, or stream
-			// rows stored as sent): a view premultiplies them, native formats included. Without
-			// a kernel for it the client got pixel_format above.
-			if (s->color.alpha_mode == WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT &&
-				core::needs_conversion_for_alpha(buffer->stored_format) &&
-				buffer->client_format == buffer->stored_format) {
-				if (uint32_t straight =
-						s->plugin->formats->straight_target_for(buffer->stored_format)) {
-					renderer_format = straight;
-					converted = buffer;
-				}
-			}
-			if (!buffer->native()) converted = buffer;
-		}
-		s->plugin->conversions->surface_client_commit(s, converted, renderer_format);
-		if (s->surface->pending.cached_state_locks > 0) {
-			s->plugin->note_holding(s);
-		}
-	});
-	// After the state is applied.
-	s->commit.connect(&surface->events.commit, [s](void *) {
-		s->plugin->timing->applied(s, pixel_buffer_from_wlr(s->surface->current.buffer));
-		s->plugin->conversions->surface_committed(s);
-	});
-	s->destroy.connect(&surface->events.destroy, [this, s, surface](void *) {
-		timing->surface_destroyed(s);
-		conversions->surface_destroyed(s);
-		surfaces.erase(surface);
-	});
-	surfaces[surface] = std::move(state);
-}
-
-void pixelport_plugin::note_holding(SurfaceState *s) {
-	// Once per surface; those gone or with nothing cached any more leave.
-	std::erase_if(holding, [this](const auto &h) {
-		return surface_state(h.first, h.second) == nullptr || wl_list_empty(&h.first->cached);
-	});
-	if (std::find(holding.begin(), holding.end(), std::pair{s->surface, s->id}) == holding.end()) {
-		holding.push_back({s->surface, s->id});
-	}
-}
-
-void pixelport_plugin::release_holds(SurfaceState *s) {
-	std::pair<wlr_surface *, uint64_t> key{s->surface, s->id};
-	streams->release_held(s);
-	conversions->release_held(s);
-	std::erase(holding, key);
-}
-
 namespace {
 
-// Before each request is dispatched: a request destroying the role object of a surface with
-// held commits (xdg_toplevel, xdg_popup, xdg_surface, wl_subsurface, ... all "destroy") first
-// applies them, as stock wlroots did long before. Applied after it, they would count as the
-// first commit of a role object made meanwhile (mapping it unconfigured, or aborting wlroots
-// at the next unmap), and a new xdg_surface would not see that the surface has a buffer.
-void role_destroy_logger(void *data, wl_protocol_logger_type type, const wl_protocol_logger_message *message) {
-	auto *pp = static_cast<pixelport_plugin *>(data);
-	if (type != WL_PROTOCOL_LOGGER_REQUEST || pp->holding.empty() ||
-		strcmp(message->message->name, "destroy") != 0) {
-		return;
-	}
-	for (const auto &[surface, id] : std::vector(pp->holding)) {
-		SurfaceState *s = pp->surface_state(surface, id);
-		if (s == nullptr || wl_list_empty(&surface->cached)) {
-			std::erase(pp->holding, std::pair{surface, id});
-			continue;
-		}
-		wlr_xdg_surface *xdg = wlr_xdg_surface_try_from_wlr_surface(surface);
-		if (message->resource == surface->role_resource ||
-			(xdg != nullptr && message->resource == xdg->role_resource)) {
-			pp->release_holds(s);
-		}
-	}
-}
-
-} // namespace
-
-namespace {
-
-// The globals a host has not destroyed, in the order made. `removed_by_host`: emits their
-// destroy listeners and removes them from clients' view (the plugin lives on for clients that
-// hold objects); otherwise (the display is going) only the listeners run.
+// The globals a host has not destroyed, in the order made: their destroy listeners run and, with
+// `remove`, they leave clients' view (the plugin lives on for clients that hold objects); without
+// it (the display is going and destroys them) only the listeners run.
 void end_globals(pixelport_plugin *pp, bool remove) {
 	for (auto &g : pp->globals) {
 		if (g->removed) continue;
@@ -227,7 +100,9 @@ void bound_client_destroyed(wl_listener *listener, void *) {
 			[](void *data) {
 				auto *plugin = static_cast<pixelport_plugin *>(data);
 				plugin->retire_idle = nullptr;
-				plugin_free(plugin);
+				// A client that saw a global before its removal may have bound it meanwhile:
+				// then the plugin waits for that one too.
+				if (plugin->bound_clients.empty()) plugin_free(plugin);
 			},
 			pp);
 	}
@@ -350,7 +225,7 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(
 		return nullptr;
 	}
 	pp->colors = ColorRepresentation::create(pp);
-	pp->role_logger = wl_display_add_protocol_logger(display, role_destroy_logger, pp);
+	pp->watch_role_destroys();
 	// Destroyed with the display, as wlroots' globals are; the display is still whole here.
 	pp->display_destroy.connect_display_destroy(display, [pp](void *) {
 		if (!pp->retiring) {

@@ -106,12 +106,14 @@ struct pixelport_plugin {
 		pixelport::SurfaceState *state = surface_state(surface);
 		return state != nullptr && state->id == id ? state : nullptr;
 	}
+	/** Follows a new surface of the compositor: its SurfaceState and commit hooks (surface.cpp). */
 	void track_surface(wlr_surface *surface);
 
 	/** Surfaces that had a commit held (stream bytes, banded conversion): may still have. */
 	std::vector<std::pair<wlr_surface *, uint64_t>> holding;
-	/** Applies role object destroy requests to `holding` (pixelport.cpp). */
+	/** Applies role object destroy requests to `holding` (surface.cpp). */
 	wl_protocol_logger *role_logger = nullptr;
+	void watch_role_destroys();
 	/** From client_commit, when the commit was held. */
 	void note_holding(pixelport::SurfaceState *surface);
 	/** Unlocks the surface's held commits now, in order (they apply, with what has arrived). */

@@ -350,7 +350,7 @@ ssize_t read_write(Stream *s, StreamWrite &w, size_t budget, const char **why) {
 		const ColorState &color = sb->committed || sb->usage == nullptr ? sb->color : sb->usage->color;
 		// Colour matters where the rows are converted: YCbCr, and straight alpha (premultiplied
 		// as the rows land). A wire format stored as it is gets premultiplied by a converted view
-		// of the commit instead (pixelport.cpp).
+		// of the commit instead (surface.cpp).
 		bool converted = sb->client_format != sb->storage->fourcc;
 		if (converted && (sb->wire->model == core::ColorModel::YUV || sb->wire->has_alpha) &&
 			!(sb->assembled_color == color)) {

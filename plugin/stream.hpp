@@ -33,7 +33,7 @@ public:
 
 	/**
 	 * Unlocks now the surface's commits held for stream bytes; they apply with the bytes in so
-	 * far (the client unmaps behind them, see pixelport.cpp).
+	 * far (the client unmaps behind them, see surface.cpp).
 	 */
 	void release_held(SurfaceState *surface);
 

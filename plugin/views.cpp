@@ -6,6 +6,12 @@
 
 namespace pixelport {
 
+namespace {
+
+ConvertedView *view_from_base(wlr_buffer *base) { return reinterpret_cast<ConvertedView *>(base); }
+
+} // namespace
+
 // The view's commit is being applied: choose the image it will be converted into.
 void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 	SurfaceConversion &c = s->conversion;

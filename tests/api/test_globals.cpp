@@ -52,6 +52,7 @@ struct Registry {
 	std::map<std::string, uint32_t> versions;
 	std::map<uint32_t, std::string> names;
 	wl_shm *shm = nullptr;
+	wl_compositor *compositor = nullptr;
 	wl_registry *registry = nullptr;
 };
 
@@ -63,6 +64,10 @@ const wl_registry_listener kRegistryListener = {
 			r->names[name] = interface;
 			if (strcmp(interface, "wl_shm") == 0 && r->shm == nullptr) {
 				r->shm = static_cast<wl_shm *>(wl_registry_bind(registry, name, &wl_shm_interface, 1));
+			}
+			if (strcmp(interface, "wl_compositor") == 0 && r->compositor == nullptr) {
+				r->compositor = static_cast<wl_compositor *>(
+					wl_registry_bind(registry, name, &wl_compositor_interface, 4));
 			}
 		},
 	.global_remove =
@@ -117,7 +122,7 @@ public:
 			}
 			wl_display_dispatch_pending(conn);
 		}
-		if (!done) wl_callback_destroy(sync);
+		wl_callback_destroy(sync); // the client's proxy, answered or not
 	}
 
 	Registry *listen() {
@@ -140,6 +145,7 @@ public:
 	void disconnect() {
 		if (conn == nullptr) return;
 		if (registry.shm != nullptr) wl_shm_destroy(registry.shm);
+		if (registry.compositor != nullptr) wl_compositor_destroy(registry.compositor);
 		if (registry.registry != nullptr) wl_registry_destroy(registry.registry);
 		wl_display_disconnect(conn);
 		conn = nullptr;
@@ -241,7 +247,7 @@ TEST(ApiLifetime, ThePluginAndItsGlobalsGoWithTheDisplay) {
 	ASSERT_NE(pp, nullptr);
 	ASSERT_TRUE(pixelport_create_globals(pp));
 	EXPECT_EQ(worker_threads(2), 2);
-	Counter plugin_gone, timing_gone;
+	Counter plugin_gone;
 	pixelport_add_destroy_listener(pp, &plugin_gone.listener);
 	pixelport_timing_manager *timing = pixelport_timing_manager_create(pp, 3);
 	EXPECT_EQ(timing, nullptr); // pixelport_create_globals made it
@@ -279,8 +285,8 @@ TEST(ApiLifetime, DestroyedBeforeItsClientsThePluginServesThemUntilTheyGo) {
 	wl_buffer_destroy(buffer);
 	wl_shm_pool_destroy(another);
 	host.roundtrip();
-	// The pool is left to the disconnect.
-	(void)pool;
+	// The pool is left to the disconnect (only the client's proxy is freed here).
+	wl_proxy_destroy(reinterpret_cast<wl_proxy *>(pool));
 	host.disconnect();
 	EXPECT_EQ(worker_threads(0), 0); // freed with its last client
 	EXPECT_EQ(plugin_gone.calls, 1);
@@ -297,10 +303,44 @@ TEST(ApiLifetime, DestroyedBeforeItsClientsAndThenTheDisplayThePluginIsFreedOnce
 	ASSERT_NE(seen->shm, nullptr);
 	wl_shm_pool *pool = host.pool(4096);
 	host.roundtrip();
-	(void)pool;
+	wl_proxy_destroy(reinterpret_cast<wl_proxy *>(pool)); // the client's proxy: the pool stays
 	pixelport_destroy(pp);
 	EXPECT_EQ(worker_threads(1), 1);
 	host.destroy_display(); // the client is destroyed, then the display
+	EXPECT_EQ(worker_threads(0), 0);
+}
+
+// Destroyed before its client while a worker converts the client's commit (a surface without a
+// role: a 2048x2048 NV12 buffer is converted on a worker as it applies): the conversion finishes or
+// is dropped with the client, and the plugin goes after it.
+TEST(ApiLifetime, DestroyedBeforeItsClientsWhileAWorkerConvertsTheirCommit) {
+	Host host;
+	wlr_compositor *compositor = wlr_compositor_create(host.display, 6, host.renderer);
+	pixelport_plugin *pp = host.plugin(1);
+	ASSERT_NE(pp, nullptr);
+	ASSERT_NE(pixelport_shm_create(pp, 2), nullptr);
+	ASSERT_TRUE(pixelport_attach_compositor(pp, compositor));
+	Registry *seen = host.listen();
+	ASSERT_NE(seen->shm, nullptr);
+	ASSERT_NE(seen->compositor, nullptr);
+	const int w = 2048, h = 2048, size = w * h * 3 / 2;
+	wl_shm_pool *pool = host.pool(size);
+	wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, w, h, w, WL_SHM_FORMAT_NV12);
+	wl_surface *surface = wl_compositor_create_surface(seen->compositor);
+	wl_surface_attach(surface, buffer, 0, 0);
+	wl_surface_damage_buffer(surface, 0, 0, w, h);
+	wl_surface_commit(surface);
+	host.roundtrip();
+	pixelport_destroy(pp); // the commit may still be on the worker
+	EXPECT_EQ(worker_threads(1), 1);
+	wl_surface_commit(surface); // the surface still works for its client
+	host.roundtrip();
+	EXPECT_EQ(wl_display_get_error(host.conn), 0);
+	// Left to the disconnect: only the client's proxies are freed here.
+	for (void *proxy : {static_cast<void *>(surface), static_cast<void *>(buffer), static_cast<void *>(pool)}) {
+		wl_proxy_destroy(static_cast<wl_proxy *>(proxy));
+	}
+	host.disconnect();
 	EXPECT_EQ(worker_threads(0), 0);
 }
 
