@@ -30,7 +30,6 @@ namespace pixelport {
  */
 struct PluginGlobal {
 	virtual ~PluginGlobal() = default; // owned through this base, made as the public types below
-	pixelport_plugin *plugin = nullptr;
 	wl_global *global = nullptr;
 	wl_signal destroy;
 	/** The host destroyed it: removed from clients' view, its listeners called. */
@@ -59,16 +58,19 @@ pixelport_plugin::~pixelport_plugin() = default;
 
 namespace {
 
-// The globals a host has not destroyed, in the order made: their destroy listeners run and, with
-// `remove`, they leave clients' view (the plugin lives on for clients that hold objects); without
-// it (the display is going and destroys them) only the listeners run.
+// A global the host has not destroyed yet: its destroy listeners run and, with `remove`, it
+// leaves clients' view (the plugin lives on for clients that hold objects); without it (the
+// display is going and destroys it) only the listeners run. Once per global.
+void end_global(PluginGlobal *global, bool remove) {
+	if (global == nullptr || global->removed) return;
+	global->removed = true;
+	wl_signal_emit_mutable(&global->destroy, global);
+	if (remove) wl_global_remove(global->global);
+}
+
+// Every global of the plugin's, in the order made.
 void end_globals(pixelport_plugin *pp, bool remove) {
-	for (auto &g : pp->globals) {
-		if (g->removed) continue;
-		g->removed = true;
-		wl_signal_emit_mutable(&g->destroy, g.get());
-		if (remove) wl_global_remove(g->global);
-	}
+	for (auto &g : pp->globals) end_global(g.get(), remove);
 }
 
 // Detaches and frees the plugin: its surfaces' state, listeners, globals and modules.
@@ -126,7 +128,6 @@ Global *global_create(pixelport_plugin *pp, const char *interface, uint32_t vers
 		}
 	}
 	auto made = std::make_unique<Global>();
-	made->plugin = pp;
 	made->interface = interface;
 	wl_signal_init(&made->destroy);
 	made->global = make(pp, version);
@@ -139,12 +140,7 @@ Global *global_create(pixelport_plugin *pp, const char *interface, uint32_t vers
 	return global;
 }
 
-void global_destroy(PluginGlobal *global) {
-	if (global == nullptr || global->removed) return;
-	global->removed = true;
-	wl_signal_emit_mutable(&global->destroy, global);
-	wl_global_remove(global->global);
-}
+void global_destroy(PluginGlobal *global) { end_global(global, true); }
 
 void global_add_destroy_listener(PluginGlobal *global, wl_listener *listener) {
 	if (global != nullptr && listener != nullptr) wl_signal_add(&global->destroy, listener);
