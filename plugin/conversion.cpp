@@ -1,6 +1,23 @@
 // Which thread converts a commit, and when: admission against the main thread's allowance, the
 // workers' jobs, held commits and synchronized subsurfaces' roots, the idle queue of due views,
-// and the calls conversion.hpp lists (docs/design.md, "When it is written, and by which thread").
+// and the calls conversion.hpp lists (docs/design.md, "The commit path").
+//
+// Every transition of a commit's CommitState is here (views.cpp converts due views):
+//   new        -> Due         small update of the surface's own image, within the allowance
+//   new        -> Ready       the same content, converted already for another surface
+//   new        -> Converting  no job runs for the surface: one starts (or joins the one
+//                             converting the same content for another surface)
+//   new        -> Waiting     the surface's job runs: this one starts when it ends
+//   Waiting    -> Converting  the surface's job ended
+//   Waiting    -> Superseded  a newer commit, a native buffer or null attach, an unmap
+//   Converting -> Ready       the job handed back, every row converted
+//   Converting -> Superseded  the job failed, or was dropped (native buffer, unmap, surface gone)
+//   Due        -> Ready       converted on the main thread (views.cpp)
+//   Due        -> Superseded  replaced before it was converted (views.cpp)
+// Orthogonal to the state: `locked` (held in wlroots' cache: Waiting or Converting, on a surface
+// with a role, until Ready or released) and `applied`. A view shows its own image only when
+// Ready; applied before (no role, released early, superseded), it shows the surface's last
+// complete image, and the surface is redrawn when its job ends.
 #include <algorithm>
 #include <cmath>
 
@@ -35,6 +52,11 @@ constexpr uint64_t kBandSpanBytes = kBandPixels * 4;
 // more than two small conversions.
 constexpr uint64_t kDueClientPixels = kInlinePixels;
 constexpr uint64_t kDueTotalPixels = 2 * kInlinePixels;
+// Commits a surface may make behind its oldest held one before the held ones apply at once
+// (showing what the surface showed, their images shown when their jobs end): what wlroots
+// caches for a surface stays this small, however fast its client commits. A client that waits
+// for its frames never comes near it.
+constexpr uint64_t kMaxCommitsBehind = 4;
 
 // Bytes per row of the client's buffer when it lives in a wl_shm pool (its first plane); 0 when
 // not (stream buffers are the plugin's own memory).
@@ -110,8 +132,12 @@ SurfaceState *sync_root(pixelport_plugin *plugin, SurfaceState *s) {
 
 } // namespace
 
+ConvertedView *converted_view(wlr_buffer *buffer) {
+	return buffer != nullptr && buffer->impl == &kConvertedViewImpl ? reinterpret_cast<ConvertedView *>(buffer)
+									: nullptr;
+}
+
 void Conversions::Impl::release_source(ConvertedView *view) {
-	stop_job(view);
 	settle(view, false);
 	if (view->source == nullptr) return;
 	PixelBuffer *source = view->source;
@@ -154,10 +180,11 @@ void Conversions::Impl::settle(ConvertedView *view, bool converted) {
 	}
 }
 
+// ---- synchronized subsurfaces' roots -------------------------------------------------------
+
 void Conversions::Impl::root_view(SurfaceState *root, ConvertedView *view) {
 	view->rooted = true;
-	view->root_surface = root->surface;
-	view->root_id = root->id;
+	view->root = root->ref();
 	root->conversion.add_sync_wait();
 	Listener &listener = root->conversion.root_commit();
 	if (listener.connected()) return;
@@ -165,42 +192,39 @@ void Conversions::Impl::root_view(SurfaceState *root, ConvertedView *view) {
 	listener.connect(&root->surface->events.client_commit, [plugin, root](void *) {
 		SurfaceConversion &c = root->conversion;
 		wlr_surface *surface = root->surface;
-		if (c.sync_waits() == 0 || surface->role == nullptr) return;
+		// One commit held is enough: the root's later ones wait behind it in wlroots' cache.
+		if (c.sync_waits() == 0 || c.root_locked() || surface->role == nullptr) return;
 		// Not an unmap: the role checks the commits after it against it (see surface.cpp).
 		if ((surface->pending.committed & WLR_SURFACE_STATE_BUFFER) && surface->pending.buffer == nullptr) {
 			return;
 		}
-		c.add_root_lock(wlr_surface_lock_pending(surface));
+		c.set_root_lock(wlr_surface_lock_pending(surface), root->commits);
 		plugin->note_holding(root);
 	});
 }
 
-void Conversions::Impl::unroot(Due key, bool now) {
-	SurfaceState *root = owner->plugin()->surface_state(key.surface, key.id);
-	if (root == nullptr || root->conversion.remove_sync_wait() > 0 || root->conversion.root_locks().empty()) {
-		return;
-	}
+void Conversions::Impl::unroot(SurfaceRef ref, bool now) {
+	SurfaceState *root = owner->plugin()->surface_state(ref);
+	if (root == nullptr || root->conversion.remove_sync_wait() > 0 || !root->conversion.root_locked()) return;
 	if (now) {
 		unlock_root(root);
 	} else {
-		root_releases.push_back({root->surface, root->id});
+		root_releases.push_back(ref);
 		kick();
 	}
 }
 
-// Applies the root's held commits, and with them its synchronized descendants' cached states.
+// Applies the root's held commit, and with it its synchronized descendants' cached states.
 void Conversions::Impl::unlock_root(SurfaceState *root) {
-	wlr_surface *surface = root->surface;
-	uint64_t id = root->id;
-	for (uint32_t seq : root->conversion.take_root_locks()) {
-		if (owner->plugin()->surface_state(surface, id) == nullptr) break;
-		wlr_surface_unlock_cached(surface, seq);
-	}
+	uint32_t seq = 0;
+	if (root->conversion.take_root_lock(&seq)) wlr_surface_unlock_cached(root->surface, seq);
 }
+
+// ---- the idle pass ---------------------------------------------------------------------------
 
 void Conversions::Impl::schedule(SurfaceState *s) {
 	if (!s->conversion.enqueue()) return;
-	due.push_back({s->surface, s->id});
+	due.push_back(s->ref());
 	kick();
 }
 
@@ -218,173 +242,22 @@ void Conversions::Impl::kick() {
 	}
 }
 
-bool Conversions::Impl::start_job(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
-	if (workers == nullptr) return false;
-	ConvertedImage *image = view->image.get();
-	auto job = std::make_shared<ViewJob>();
-	if (!buffer->source(&job->src)) return false;
-	job->dst.fourcc = image->fourcc;
-	job->dst.width = image->width;
-	job->dst.height = image->height;
-	job->dst.data = image->data;
-	job->dst.stride = image->stride;
-	job->dst.size = image->size;
-	job->options = color_state_options(
-		view->color, buffer->stored_format, image->width, image->height, owner->plugin()->convert_options);
-	job->client = client_of(s);
-	uint64_t band_rows = kBandPixels / static_cast<uint64_t>(std::max(1, image->width));
-	if (uint64_t stride = shm_stride(buffer); stride > 0) band_rows = std::min(band_rows, kBandSpanBytes / stride);
-	job->band_rows = static_cast<int32_t>(std::min<uint64_t>(band_rows, INT32_MAX - 3));
-	job->source = buffer;
-	wlr_buffer_lock(buffer->base());
-	job->image = view->image;
-	image->converting = true;
-	image->writer = job;
-	join_job(view, job);
-	workers->submit(job);
-	return true;
-}
-
-void Conversions::Impl::join_job(ConvertedView *view, const std::shared_ptr<ConvertJob> &job) {
-	auto *j = static_cast<ViewJob *>(job.get());
-	view->job = job;
-	view->job_slot = j->views.size();
-	j->views.push_back(view);
-	j->live++;
-}
-
-bool Conversions::Impl::stop_job(ConvertedView *view, bool unless_started) {
-	if (view->job == nullptr) return true;
-	auto *j = static_cast<ViewJob *>(view->job.get());
-	if (j->live == 1) {
-		if (!unless_started) {
-			workers->cancel(view->job);
-		} else if (!workers->cancel_unstarted(view->job)) {
-			return false;
-		}
-	} else if (unless_started && workers->started(view->job)) {
-		return false;
-	}
-	j->views[view->job_slot] = nullptr;
-	j->live--;
-	view->job = nullptr;
-	return true;
-}
-
-void Conversions::Impl::job_done(const std::shared_ptr<ConvertJob> &done) {
-	auto *job = static_cast<ViewJob *>(done.get());
-	PixelBuffer *source = job->source;
-	ConvertedImage *image = job->image.get();
-	pixelport_plugin *plugin = owner->plugin();
-	source->after_read(); // a shrunk pool read as zeroes: say so
-	image->converting = false;
-	if (job->ok) {
-		plugin->stats.converted_uploads++;
-		plugin->stats.converted_pixels +=
-			static_cast<uint64_t>(image->width) * static_cast<uint64_t>(image->height);
-	} else if (!job->cancelled) {
-		wlr_log(WLR_ERROR, "pixelport: converting %s %dx%d failed", core::format_name(source->stored_format),
-			image->width, image->height);
-	}
-	if (!job->ok) image->pure_source = nullptr; // not this content: nobody shares it
-	image->writer.reset();
-	std::vector<Due> surfaces;
-	for (ConvertedView *view : std::exchange(job->views, {})) {
-		if (view == nullptr) continue;
-		view->job = nullptr;
-		if (job->ok && image->pure_source == view->source && image->pure_generation == view->generation &&
-			image->pure_color == view->color) {
-			image->filled = true;
-		}
-		view->convert_start_ns = job->start_ns;
-		view->convert_end_ns = job->end_ns;
-		view->converted = true;
-		surfaces.push_back({view->surface, view->surface_id});
-		release_source(view);
-	}
-	job->live = 0;
-	// These commits and the superseded ones before them apply now.
-	for (const Due &d : surfaces) {
-		if (SurfaceState *s = plugin->surface_state(d.surface, d.id)) release_ready(s);
-	}
-	wlr_buffer_unlock(source->base()); // the job's lock, last: it may free the buffer
-}
-
-// Unlocks the surface's held commits that may apply now, oldest first: those converted, and
-// superseded ones together with the converted one after them (or, when no commit after them is
-// still converting, with the newer unheld commit wlroots cached behind them). wlroots applies
-// them in order, so no output shows a superseded one.
-void Conversions::Impl::release_ready(SurfaceState *s) {
-	const std::vector<ConvertedView *> &held = s->conversion.held();
-	size_t pending = 0;
-	while (pending < held.size() && (held[pending]->converted || held[pending]->superseded)) pending++;
-	size_t n = pending;
-	if (pending < held.size()) {
-		while (n > 0 && !held[n - 1]->converted) n--; // superseded ones wait for the next converted
-	}
-	if (n == 0) return;
-	std::vector<uint32_t> seqs;
-	std::vector<Due> roots; // taken now: the unlocks may destroy the views
-	for (size_t i = 0; i < n; i++) {
-		if (held[i]->held) seqs.push_back(held[i]->lock_seq);
-		if (std::exchange(held[i]->rooted, false)) roots.push_back({held[i]->root_surface, held[i]->root_id});
-	}
-	s->conversion.remove_first_held(n);
-	wlr_surface *surface = s->surface;
-	uint64_t id = s->id;
-	for (uint32_t seq : seqs) {
-		if (owner->plugin()->surface_state(surface, id) == nullptr) break;
-		wlr_surface_unlock_cached(surface, seq);
-	}
-	// Then the roots whose commits waited for these: they apply with them.
-	for (const Due &root : roots) unroot(root, true);
-}
-
-// A newer buffer commit (`newer`, a held or early view, or null for any other buffer)
-// replaces the surface's held commits whose conversion has not started: they stay locked until
-// the newer one may apply, and share its image where it fits, so they cost no memory
-// meanwhile. One being converted is finished and shown (a client sending frames faster than
-// they convert still sees every other one shown, not none).
-void Conversions::Impl::supersede_held(SurfaceState *s, ConvertedView *newer) {
-	for (ConvertedView *old : s->conversion.held()) {
-		if (old->superseded || old->converted) continue;
-		// One whose conversion is under way is shown, unless the newer one waits for the same.
-		const bool same_job = newer != nullptr && newer->job != nullptr && newer->job == old->job;
-		if (!stop_job(old, !same_job)) continue;
-		old->superseded = true;
-		owner->plugin()->stats.skipped_conversions++;
-		release_source(old);
-		if (newer != nullptr && newer->image != nullptr && old->image != nullptr &&
-			old->image->fourcc == newer->image->fourcc && old->image->width == newer->image->width &&
-			old->image->height == newer->image->height) {
-			old->image = newer->image;
-		}
-	}
-}
-
-// An unheld buffer commit (`newer`, or null for a buffer that needs no conversion) follows
-// the surface's held ones: supersede them and unlock what may apply after this dispatch.
-void Conversions::Impl::replace_held(SurfaceState *s, ConvertedView *newer) {
-	supersede_held(s, newer);
-	releases.push_back({s->surface, s->id});
-	kick();
-}
-
 void Conversions::Impl::run_due(uint64_t budget_ns) {
 	pixelport_plugin *plugin = owner->plugin();
 	uint64_t start = monotonic_ns();
-	for (const Due &d : std::exchange(releases, {})) {
-		if (SurfaceState *s = plugin->surface_state(d.surface, d.id)) release_ready(s);
+	// Unlocks that could not be done where they were decided (inside wlroots' apply).
+	for (const auto &[ref, seq] : std::exchange(unlocks, {})) {
+		if (SurfaceState *s = plugin->surface_state(ref)) wlr_surface_unlock_cached(s->surface, seq);
 	}
-	for (const Due &d : std::exchange(root_releases, {})) {
-		SurfaceState *root = plugin->surface_state(d.surface, d.id);
+	for (const SurfaceRef &ref : std::exchange(root_releases, {})) {
+		SurfaceState *root = plugin->surface_state(ref);
 		if (root != nullptr && root->conversion.sync_waits() == 0) unlock_root(root);
 	}
 	// Each due conversion is bounded (kInlinePixels): a pass does one at least.
 	size_t i = 0;
 	for (; i < due.size(); i++) {
 		if (budget_ns != 0 && i > 0 && monotonic_ns() - start >= budget_ns) break;
-		SurfaceState *s = plugin->surface_state(due[i].surface, due[i].id);
+		SurfaceState *s = plugin->surface_state(due[i]);
 		if (s == nullptr) continue;
 		s->conversion.dequeued();
 		if (s->conversion.pending() != nullptr) flush(s, plugin->timing->converting(s));
@@ -406,6 +279,231 @@ void Conversions::Impl::run_due(uint64_t budget_ns) {
 		}
 		if (timer != nullptr) wl_event_source_timer_update(timer, kResumeMs);
 	}
+}
+
+// ---- the commit path: jobs ---------------------------------------------------------------------
+
+bool Conversions::Impl::start_job(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
+	SurfaceConversion &c = s->conversion;
+	const int32_t w = buffer->width(), h = buffer->height();
+	auto fits = [&](const std::shared_ptr<ConvertedImage> &image) {
+		return image != nullptr && image->fourcc == view->renderer_format && image->width == w &&
+			image->height == h;
+	};
+	// Converted already, or being converted by a job other surfaces still wait for: this one
+	// takes it, or waits for that job too.
+	std::shared_ptr<ConvertedImage> shared = buffer->pure_image.lock();
+	std::shared_ptr<ConvertJob> writer = shared != nullptr ? shared->writer.lock() : nullptr;
+	const bool pure = fits(shared) && shared->pure_source == buffer &&
+		shared->pure_generation == view->generation && shared->pure_color == view->color;
+	if (pure && shared->filled) {
+		view->image = std::move(shared);
+		view->state = CommitState::Ready;
+		release_source(view);
+		return true;
+	}
+	if (pure && writer != nullptr && !static_cast<ViewJob *>(writer.get())->surfaces.empty()) {
+		static_cast<ViewJob *>(writer.get())->surfaces.push_back(s->ref());
+		view->image = std::move(shared);
+		view->state = CommitState::Converting;
+		c.set_job(std::move(writer), view->seq, view);
+		return true;
+	}
+	// Older content of this buffer is often the surface's spare: no reference of ours may keep
+	// take_spare() from handing it over.
+	shared.reset();
+	std::shared_ptr<ConvertedImage> image = c.take_spare(view->renderer_format, w, h);
+	if (image != nullptr) {
+		image->filled = false; // nobody shows it any more
+	} else {
+		// A spare of another size is only memory now, when the budget is short.
+		if (!affordable(client_of(s), view->renderer_format, w, h)) c.drop_spare();
+		image = allocate(client_of(s), view->renderer_format, w, h);
+	}
+	auto job = std::make_shared<ViewJob>();
+	if (image == nullptr || !buffer->source(&job->src)) {
+		// Over budget (the client has its error) or pixels that cannot be read: nothing of
+		// this commit to show.
+		view->state = CommitState::Superseded;
+		owner->plugin()->stats.skipped_conversions++;
+		release_source(view);
+		return false;
+	}
+	image->pure_source = buffer;
+	image->pure_generation = view->generation;
+	image->pure_color = view->color;
+	buffer->pure_image = image;
+	job->dst.fourcc = image->fourcc;
+	job->dst.width = image->width;
+	job->dst.height = image->height;
+	job->dst.data = image->data;
+	job->dst.stride = image->stride;
+	job->dst.size = image->size;
+	job->options = color_state_options(
+		view->color, buffer->stored_format, image->width, image->height, owner->plugin()->convert_options);
+	job->client = client_of(s);
+	uint64_t band_rows = kBandPixels / static_cast<uint64_t>(std::max(1, image->width));
+	if (uint64_t stride = shm_stride(buffer); stride > 0) band_rows = std::min(band_rows, kBandSpanBytes / stride);
+	job->band_rows = static_cast<int32_t>(std::min<uint64_t>(band_rows, INT32_MAX - 3));
+	job->source = buffer;
+	wlr_buffer_lock(buffer->base());
+	job->image = image;
+	image->converting = true;
+	image->writer = job;
+	job->surfaces.push_back(s->ref());
+	view->image = std::move(image);
+	view->state = CommitState::Converting;
+	c.set_job(job, view->seq, view);
+	workers->submit(job);
+	return true;
+}
+
+void Conversions::Impl::drop_job(SurfaceState *s) {
+	std::shared_ptr<ConvertJob> job = s->conversion.take_job();
+	if (job == nullptr) return;
+	auto *j = static_cast<ViewJob *>(job.get());
+	std::erase(j->surfaces, s->ref());
+	if (!j->surfaces.empty()) return;
+	// Nobody waits for it: the workers stop it, and its image stops counting against the
+	// client at once (it is unmapped when the job is handed back, a band later at most).
+	workers->cancel(job);
+	j->image->pure_source = nullptr;
+	j->image->uncharge();
+}
+
+void Conversions::Impl::start_waiting(SurfaceState *s) {
+	SurfaceConversion &c = s->conversion;
+	if (c.job() != nullptr || c.waiting() == nullptr) return;
+	ConvertedView *view = c.take_waiting();
+	start_job(s, view, view->source);
+	if (view->state == CommitState::Converting) return;
+	// Ready at once (content converted for another surface) or Superseded: it may apply.
+	if (view->applied && view->state == CommitState::Ready && converted_view(s->surface->current.buffer) == view) {
+		redraw(s, view);
+	}
+	unlock(s, view, false);
+}
+
+void Conversions::Impl::job_done(const std::shared_ptr<ConvertJob> &done) {
+	auto *job = static_cast<ViewJob *>(done.get());
+	PixelBuffer *source = job->source;
+	std::shared_ptr<ConvertedImage> image = job->image;
+	pixelport_plugin *plugin = owner->plugin();
+	source->after_read(); // a shrunk pool read as zeroes: say so
+	image->converting = false;
+	image->writer.reset();
+	if (job->ok) {
+		plugin->stats.converted_uploads++;
+		plugin->stats.converted_pixels +=
+			static_cast<uint64_t>(image->width) * static_cast<uint64_t>(image->height);
+		image->filled = image->pure_source == source;
+	} else {
+		if (!job->cancelled) {
+			wlr_log(WLR_ERROR, "pixelport: converting %s %dx%d failed",
+				core::format_name(source->stored_format), image->width, image->height);
+		}
+		image->pure_source = nullptr; // not this content: nobody shares it
+	}
+	for (const SurfaceRef &ref : std::exchange(job->surfaces, {})) {
+		SurfaceState *s = plugin->surface_state(ref);
+		if (s == nullptr || s->conversion.job() != done) continue;
+		SurfaceConversion &c = s->conversion;
+		const uint64_t seq = c.job_seq();
+		ConvertedView *view = c.job_view();
+		c.take_job();
+		// Applied before its conversion was done (or a later commit that shows what the
+		// surface showed): the surface shows this image from now on, redrawn.
+		ConvertedView *current = converted_view(s->surface->current.buffer);
+		const bool stale = job->ok && current != nullptr && current->applied &&
+			(current == view ||
+				(current->seq > seq && current->state != CommitState::Ready &&
+					current->state != CommitState::Due));
+		if (view != nullptr) {
+			if (job->ok) {
+				view->state = CommitState::Ready;
+				view->convert_start_ns = job->start_ns;
+				view->convert_end_ns = job->end_ns;
+			} else {
+				view->state = CommitState::Superseded;
+				view->image.reset();
+				plugin->stats.skipped_conversions++;
+			}
+			release_source(view);
+		}
+		if (stale) {
+			c.keep_spare(image);
+			c.show(image, false, 0); // the next commit converts in full: its upload too
+			redraw(s, current);
+		}
+		start_waiting(s);
+		// This commit applies now (and the superseded ones before it): it shows its image.
+		if (view != nullptr) unlock(s, view, true);
+	}
+	wlr_buffer_unlock(source->base()); // the job's lock, last: it may free the buffer
+}
+
+// ---- the commit path: holding and letting go ----------------------------------------------------
+
+void Conversions::Impl::unlock(SurfaceState *s, ConvertedView *view, bool now) {
+	if (!view->locked) return;
+	view->locked = false;
+	const uint32_t seq = view->lock_seq;
+	unroot_view(view, false);
+	if (now) {
+		wlr_surface_unlock_cached(s->surface, seq); // may apply states: views may go
+	} else {
+		unlocks.push_back({s->ref(), seq});
+		kick();
+	}
+}
+
+void Conversions::Impl::supersede(SurfaceState *s, ConvertedView *view, bool now) {
+	SurfaceConversion &c = s->conversion;
+	if (c.waiting() == view) c.take_waiting();
+	if (c.job_view() == view) drop_job(s);
+	if (view->state != CommitState::Ready && view->state != CommitState::Superseded) {
+		view->state = CommitState::Superseded;
+		view->image.reset();
+		owner->plugin()->stats.skipped_conversions++;
+	}
+	release_source(view);
+	unlock(s, view, now);
+}
+
+void Conversions::Impl::supersede_all(SurfaceState *s, bool now) {
+	SurfaceConversion &c = s->conversion;
+	if (ConvertedView *waiting = c.waiting()) supersede(s, waiting, now);
+	if (ConvertedView *converting = c.job_view()) {
+		supersede(s, converting, now);
+	} else {
+		drop_job(s); // its view was applied and is gone
+	}
+}
+
+void Conversions::Impl::release_early(SurfaceState *s) {
+	SurfaceConversion &c = s->conversion;
+	// Oldest first: the converting commit is before the waiting one in wlroots' cache.
+	ConvertedView *converting = c.job_view();
+	ConvertedView *waiting = c.waiting();
+	if (waiting != nullptr) unlock(s, waiting, true);
+	if (converting != nullptr) unlock(s, converting, true);
+}
+
+void Conversions::Impl::redraw(SurfaceState *s, ConvertedView *current) {
+	wlr_surface *surface = s->surface;
+	if (surface->role == nullptr || surface->buffer == nullptr) return; // shown nowhere
+	// As when a commit applies: the whole buffer damaged, the commit signal emitted (the
+	// scene redraws the surface from it); a renderer that copies at upload takes the new
+	// pixels first. The surface's state is unchanged, and the plugin's own listeners skip it.
+	pixman_region32_union_rect(&surface->buffer_damage, &surface->buffer_damage, 0, 0,
+		static_cast<unsigned>(current->base.width), static_cast<unsigned>(current->base.height));
+	if (!owner->lazy() && surface->buffer->texture != nullptr) {
+		wlr_texture_update_from_buffer(surface->buffer->texture, &current->base, &surface->buffer_damage);
+	}
+	s->redrawing = true;
+	wl_signal_emit_mutable(&surface->events.commit, surface);
+	s->redrawing = false;
+	owner->plugin()->stats.redraws++;
 }
 
 // ---- Conversions ------------------------------------------------------------------------
@@ -433,45 +531,63 @@ Conversions::~Conversions() {
 	if (impl_->timer != nullptr) wl_event_source_remove(impl_->timer);
 }
 
+void Conversions::limit_held(SurfaceState *s) {
+	SurfaceConversion &c = s->conversion;
+	uint64_t oldest = UINT64_MAX;
+	if (ConvertedView *v = c.job_view(); v != nullptr && v->locked) oldest = v->seq;
+	if (ConvertedView *v = c.waiting(); v != nullptr && v->locked) oldest = std::min(oldest, v->seq);
+	if (oldest != UINT64_MAX && s->commits - oldest > kMaxCommitsBehind) {
+		plugin_->stats.early_releases++;
+		impl_->release_early(s);
+	}
+	if (c.root_locked() && s->commits - c.root_lock_commit() > kMaxCommitsBehind) impl_->unlock_root(s);
+}
+
 void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer, uint32_t renderer_format) {
-	wlr_surface *surface = s->surface;
-	bool had_held = !s->conversion.held().empty();
+	SurfaceConversion &c = s->conversion;
 	if (buffer == nullptr) {
-		// Another buffer replaces the held commits: they apply with it, unconverted.
-		if (had_held) impl_->replace_held(s, nullptr);
+		// A buffer we do not convert, or a null attach: the commits we hold apply with it,
+		// unconverted.
+		impl_->supersede_all(s, true);
 		return;
 	}
+	wlr_surface *surface = s->surface;
 	auto *view = new ConvertedView();
 	view->conversions = this;
 	view->source = buffer; // takes over the pending state's lock
 	view->generation = buffer->generation;
 	view->renderer_format = renderer_format;
-	view->surface = surface;
-	view->surface_id = s->id;
+	view->surface = s->ref();
+	view->seq = s->commits;
 	view->source_format = buffer->stored_format;
 	view->color = s->color;
 	wlr_buffer_init(&view->base, &kConvertedViewImpl, buffer->width(), buffer->height());
 	surface->pending.buffer = wlr_buffer_lock(&view->base);
 	wlr_buffer_drop(&view->base); // freed with its last lock
-	impl_->hold(s, view, buffer);
-	if (had_held &&
-		std::find(s->conversion.held().begin(), s->conversion.held().end(), view) ==
-			s->conversion.held().end()) {
-		impl_->replace_held(s, view);
+	// At most one commit waits behind the surface's job: this one replaces it.
+	if (ConvertedView *older = c.waiting()) impl_->supersede(s, older, true);
+	const CommitState state = impl_->admit_commit(s, view, buffer);
+	if ((state == CommitState::Waiting || state == CommitState::Converting) && surface->role != nullptr) {
+		view->locked = true;
+		view->lock_seq = wlr_surface_lock_pending(surface);
+		plugin_->stats.held_commits++;
+		// A synchronized subsurface's state applies with its root's: the root's next commit
+		// is held too, so both still apply together.
+		if (SurfaceState *root = sync_root(plugin_, s)) impl_->root_view(root, view);
 	}
+	if (state == CommitState::Waiting) c.set_waiting(view);
 }
 
-// A large commit, or a small one beyond what may be left to one go: choose its image now and
-// hold the commit until it is converted (see conversion.hpp). Small ones, and damage-only
-// updates of a large surface's own image, are left to the apply within that allowance.
-void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
+// Chooses the new view's state: converted when applied (small, within the allowance), or on
+// the workers now, or once the surface's running job ends (see conversion.hpp).
+CommitState Conversions::Impl::admit_commit(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
 	SurfaceConversion &c = s->conversion;
 	int32_t w = buffer->width(), h = buffer->height();
 	const uint64_t stride = shm_stride(buffer);
 	// Stream bytes still to come (straight alpha on a stream buffer): the stream holds the
 	// commit until they are in, and it is converted in one go when applied. Without workers,
 	// every commit is converted so.
-	if (buffer->incomplete() || workers == nullptr) return;
+	if (buffer->incomplete() || workers == nullptr) return view->state = CommitState::Due;
 	// Cheap enough to convert in one go when applied: few pixels in few bytes of the pool.
 	auto small = [&](uint64_t pixels, uint64_t rows) {
 		return pixels <= kInlinePixels && stride * rows <= kInlineSpanBytes;
@@ -481,19 +597,15 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 			image->height == h;
 	};
 	std::shared_ptr<ConvertedImage> shared = buffer->pure_image.lock();
-	// Converted already, or being converted by a job others still wait for: this one waits too.
-	std::shared_ptr<ConvertJob> writer = shared != nullptr ? shared->writer.lock() : nullptr;
-	const bool shares = fits(shared) && shared->pure_source == buffer &&
-		shared->pure_generation == view->generation && shared->pure_color == view->color &&
-		(shared->filled || (writer != nullptr && static_cast<ViewJob *>(writer.get())->live > 0));
-	// Older content of this buffer is often the surface's spare: no reference of ours may keep
-	// take_spare() from handing it over.
-	if (!shares) shared.reset();
+	const bool pure = fits(shared) && shared->pure_source == buffer &&
+		shared->pure_generation == view->generation && shared->pure_color == view->color;
+	shared.reset();
+	// Nothing of the surface's is under way: a commit may be converted in place when applied.
+	const bool idle = c.job() == nullptr && c.waiting() == nullptr;
 	const uint64_t pixels = static_cast<uint64_t>(w) * static_cast<uint64_t>(h);
 	bool cheap = false;
 	uint64_t cost = pixels;
-	if (c.held().empty() && c.pending() == nullptr && fits(c.image()) && c.image()->surfaces == 1 &&
-		!c.image()->converting) {
+	if (idle && c.pending() == nullptr && fits(c.image()) && c.image()->surfaces == 1 && !c.image()->converting) {
 		// The surface's own image, its pages faulted in already: a small update of it is
 		// converted on the main thread when applied (a fresh image's page faults never are).
 		if (c.up_to_date(buffer->stored_format, view->color)) {
@@ -505,95 +617,26 @@ void Conversions::Impl::hold(SurfaceState *s, ConvertedView *view, PixelBuffer *
 			cheap = small(pixels, static_cast<uint64_t>(h));
 		}
 	}
-	// A surface without a role cannot be held (below): a small commit of one is converted when
+	// A surface without a role cannot be held: a small commit of one is converted when
 	// applied, whatever image it needs, so a renderer that copies at the apply gets its pixels.
-	const bool lock = s->surface->role != nullptr;
-	if (!lock && !cheap && small(pixels, static_cast<uint64_t>(h))) cheap = true;
-	if (!shares && cheap && admit(client_of(s), view, cost)) return;
-	// A synchronized subsurface's state applies with its root's: held, and so is the root's
-	// next commit until this one is converted, so both still apply together.
-	SurfaceState *root = sync_root(owner->plugin(), s);
-	// A surface without a role shows nothing, and a state held across an xdg role's initial
-	// commit would apply as that role's first commit, which wlroots aborts on: its commit
-	// applies at once and is converted on a worker all the same.
-	if (shares) {
-		view->image = shared; // this commit content, converted (or being converted) for another surface
-	} else {
-		if (std::shared_ptr<ConvertedImage> spare = c.take_spare(view->renderer_format, w, h)) {
-			view->image = std::move(spare); // nobody shows it any more
-			view->image->filled = false;
-		} else if (fits(c.image()) && c.image()->surfaces == 1 && c.held().empty() &&
-			!affordable(client_of(s), view->renderer_format, w, h)) {
-			// A second image of this size would cross a budget: not held, the commit is
-			// converted into the surface's own image when it applies (in one go, as small
-			// ones are). Slower to show, but a client that shows one such frame may show the
-			// next.
-			return;
-		} else {
-			view->image = allocate(client_of(s), view->renderer_format, w, h);
-			if (view->image == nullptr) {
-				// Over budget: the client has its error; nothing of this commit will show.
-				view->early = true;
-				release_source(view);
-				return;
-			}
-		}
-		view->image->pure_source = buffer;
-		view->image->pure_generation = view->generation;
-		view->image->pure_color = view->color;
-		buffer->pure_image = view->image;
+	if (idle && s->surface->role == nullptr && !cheap && small(pixels, static_cast<uint64_t>(h))) cheap = true;
+	if (!pure && cheap && admit(client_of(s), view, cost)) return view->state = CommitState::Due;
+	if (!idle) return view->state = CommitState::Waiting; // its job starts when the surface's ends
+	if (!pure && fits(c.image()) && c.image()->surfaces == 1 && !c.has_spare(view->renderer_format, w, h) &&
+		!affordable(client_of(s), view->renderer_format, w, h)) {
+		// A second image of this size would cross a budget: not held, the commit is converted
+		// into the surface's own image when it applies (in one go, as small ones are). Slower
+		// to show, but a client that shows one such frame may show the next.
+		return view->state = CommitState::Due;
 	}
-	view->early = true;
-	if (view->image->filled) {
-		view->converted = true;
-		release_source(view);
-		return;
-	}
-	if (writer != nullptr && shares) {
-		join_job(view, writer);
-	} else if (!start_job(s, view, buffer)) {
-		// The client's pixels cannot be read: nothing of this commit to show.
-		view->image->pure_source = nullptr;
-		view->converted = true;
-		release_source(view);
-		supersede_held(s, view);
-		return;
-	}
-	// After joining: older commits of this surface may wait for the same job.
-	supersede_held(s, view);
-	if (lock) {
-		view->held = true;
-		view->lock_seq = wlr_surface_lock_pending(s->surface);
-		owner->plugin()->stats.held_commits++;
-	}
-	c.add_held(view);
-	if (lock && root != nullptr) root_view(root, view);
+	start_job(s, view, buffer);
+	return view->state;
 }
 
 void Conversions::release_held(SurfaceState *s) {
-	std::vector<uint32_t> seqs;
-	std::vector<Impl::Due> roots;
-	s->conversion.remove_held_if([&](ConvertedView *view) {
-		if (!view->held) return false; // already applied (no role when committed)
-		if (std::exchange(view->rooted, false)) roots.push_back({view->root_surface, view->root_id});
-		if (!view->converted && !view->superseded) {
-			// Unmapped right after it applies: nothing will show it.
-			view->superseded = true;
-			plugin_->stats.skipped_conversions++;
-			impl_->release_source(view);
-		}
-		seqs.push_back(view->lock_seq);
-		return true;
-	});
-	wlr_surface *surface = s->surface;
-	uint64_t id = s->id;
-	for (uint32_t seq : seqs) {
-		if (plugin_->surface_state(surface, id) == nullptr) break;
-		wlr_surface_unlock_cached(surface, seq);
-	}
-	// Commits of its own held for synchronized descendants apply now too; theirs when converted.
-	if (plugin_->surface_state(surface, id) != nullptr) impl_->unlock_root(s);
-	for (const Impl::Due &root : roots) impl_->unroot(root, false);
+	impl_->supersede_all(s, true);
+	// Its own commit held for synchronized descendants applies now too; theirs when converted.
+	impl_->unlock_root(s);
 }
 
 void Conversions::surface_committed(SurfaceState *s) {
@@ -611,9 +654,11 @@ void Conversions::surface_committed(SurfaceState *s) {
 
 void Conversions::surface_destroyed(SurfaceState *s) {
 	SurfaceConversion &c = s->conversion;
-	for (ConvertedView *view : c.held()) impl_->unroot_view(view, false);
-	c.forget_held();
-	c.take_root_locks(); // wlroots drops the cached states
+	// wlroots drops the cached states (and so the views) after this: none of them applies.
+	c.take_waiting();
+	impl_->drop_job(s);
+	uint32_t seq;
+	c.take_root_lock(&seq);
 	c.root_commit().disconnect();
 	if (c.pending() != nullptr) impl_->release_source(c.take_pending());
 	c.drop_images();

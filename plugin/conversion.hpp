@@ -22,16 +22,17 @@
 // such commits count their pixels against a per-client and a global allowance until converted.
 //
 // Every other commit (a new surface, a size change, a large update, one beyond the allowance)
-// is held (wlr_surface_lock_pending, as a stream commit waiting for its bytes) and converted on
-// the workers (workers.hpp) into an image of its own, then applied when the job is handed
-// back. A newer buffer commit on the same surface supersedes a held one whose job has not
-// started: it is cancelled, and the held commit applies together with the newer one, so no
-// output shows it. The same commit content on another surface joins the running job. On a
-// surface without a role the commit cannot be held: small ones are converted when applied,
-// large ones on a worker while applied. A synchronized subsurface's commit is held too, and so
-// is the next commit of the surface whose apply applies it (its root: the first ancestor that
-// is not a synchronized subsurface) until every such child's image is complete: the root's
-// apply then converts nothing, and the children still apply with it.
+// is converted on the workers (workers.hpp) into an image of its own, one job per surface at a
+// time, and held (wlr_surface_lock_pending) until the job is handed back; a commit made while
+// the surface's job runs waits for it (at most one waits: a newer commit supersedes it, and it
+// applies unconverted, showing what the surface showed). A view shows its own image only once
+// its conversion is complete; until then (applied before that: no role, a role object
+// destroyed, an unmap, a client committing faster than its frames convert) it shows the
+// surface's last complete image, and the surface is redrawn when the job ends. Each commit's
+// state and its transitions: conversion.cpp, and docs/design.md ("The commit path"). The same
+// commit content on another surface joins the running job. A synchronized subsurface's held
+// commit also holds the next commit of the surface whose apply applies it (its root: the
+// first ancestor that is not a synchronized subsurface) until the child's image is complete.
 #pragma once
 
 #include <cstdint>
@@ -90,6 +91,8 @@ struct ConvertedImage {
 	ConvertedImage(const ConvertedImage &) = delete;
 	ConvertedImage &operator=(const ConvertedImage &) = delete;
 	~ConvertedImage();
+	/** No longer charged to the budgets (and the client's count), ahead of being freed. */
+	void uncharge();
 };
 
 /**
@@ -131,6 +134,15 @@ public:
 	void keep_spare(const std::shared_ptr<ConvertedImage> &next);
 	/** Hands over the spare if it has this format and size and nothing else holds it, else null. */
 	std::shared_ptr<ConvertedImage> take_spare(uint32_t fourcc, int32_t width, int32_t height);
+	/**
+	 * A fully transparent image of this size (read-only zero pages: no memory, no budget),
+	 * what a view shows when the surface's last complete image has another size or none.
+	 */
+	const std::shared_ptr<ConvertedImage> &blank(int32_t width, int32_t height);
+	/** Whether a spare of this format and size could be handed over now. */
+	bool has_spare(uint32_t fourcc, int32_t width, int32_t height) const;
+	/** The spare goes (its memory is needed for an image of another size). */
+	void drop_spare() { spare_ = nullptr; }
 	/** Neither image nor spare any more (a native buffer, a null attach, the surface going). */
 	void drop_images();
 
@@ -138,6 +150,14 @@ public:
 	const pixman_region32_t *damage() const { return &damage_; }
 	/** Adds a commit's buffer damage, if the image is valid (else it is converted in full). */
 	void add_damage(const pixman_region32_t *damage);
+	/**
+	 * The image stays shown but no longer holds the client's last commit (a commit applied
+	 * before its conversion was done): the next one is converted, and uploaded, in full.
+	 */
+	void invalidate() {
+		valid_ = false;
+		pixman_region32_clear(&damage_);
+	}
 
 	// ---- the commits to convert ------------------------------------------------------------
 
@@ -157,21 +177,30 @@ public:
 	void dequeued() { queued_ = false; }
 
 	/**
-	 * Views of this surface's commits converted in bands, in commit order (all but the last
-	 * superseded): held (locked) ones, or on a surface without a role, already applied.
+	 * The job converting this surface's newest commit on the workers (null when none), that
+	 * commit's number, and its view while the view lives (it may be applied, or gone, before
+	 * the job ends: the image then shows once handed back). At most one per surface.
 	 */
-	const std::vector<ConvertedView *> &held() const { return held_; }
-	void add_held(ConvertedView *view) { held_.push_back(view); }
-	/** Removes the first `n` held views (they apply now). */
-	void remove_first_held(size_t n);
-	/** Removes the held views for which `pred(view)` is true. */
-	template <typename Pred>
-	void remove_held_if(Pred pred) {
-		std::erase_if(held_, pred);
+	const std::shared_ptr<ConvertJob> &job() const { return job_; }
+	uint64_t job_seq() const { return job_seq_; }
+	ConvertedView *job_view() const { return job_view_; }
+	void set_job(std::shared_ptr<ConvertJob> job, uint64_t seq, ConvertedView *view) {
+		job_ = std::move(job);
+		job_seq_ = seq;
+		job_view_ = view;
 	}
-	/** The views are gone with the surface (wlroots drops their cached states itself). */
-	void forget_held() { held_.clear(); }
-	/** `view` is being destroyed: no longer due or held. */
+	std::shared_ptr<ConvertJob> take_job() {
+		job_view_ = nullptr;
+		return std::move(job_);
+	}
+	/**
+	 * The commit waiting for that job to end before its own starts (null when none): a newer
+	 * commit supersedes it. At most one per surface.
+	 */
+	ConvertedView *waiting() const { return waiting_; }
+	void set_waiting(ConvertedView *view) { waiting_ = view; }
+	ConvertedView *take_waiting() { return std::exchange(waiting_, nullptr); }
+	/** `view` is being destroyed: no longer due, converting or waiting here. */
 	void forget_view(ConvertedView *view);
 
 	// ---- as the root of synchronized subsurfaces ---------------------------------------------
@@ -181,16 +210,29 @@ public:
 	void add_sync_wait() { sync_waits_++; }
 	/** One fewer; returns how many are left. */
 	uint32_t remove_sync_wait() { return sync_waits_ > 0 ? --sync_waits_ : 0; }
-	/** This surface's commits held until those are converted (lock sequence numbers). */
-	const std::vector<uint32_t> &root_locks() const { return root_locks_; }
-	void add_root_lock(uint32_t seq) { root_locks_.push_back(seq); }
-	std::vector<uint32_t> take_root_locks() { return std::exchange(root_locks_, {}); }
+	/**
+	 * This surface's commit held until those are converted (its lock sequence number, and its
+	 * commit number), if any: one, the commits after it wait behind it in wlroots' cache.
+	 */
+	bool root_locked() const { return root_locked_; }
+	uint64_t root_lock_commit() const { return root_lock_commit_; }
+	void set_root_lock(uint32_t seq, uint64_t commit) {
+		root_locked_ = true;
+		root_lock_seq_ = seq;
+		root_lock_commit_ = commit;
+	}
+	/** Clears the root lock; returns whether there was one, and its sequence number. */
+	bool take_root_lock(uint32_t *seq) {
+		*seq = root_lock_seq_;
+		return std::exchange(root_locked_, false);
+	}
 	/** This surface's client_commit, connected once it is a root with something to wait for. */
 	Listener &root_commit() { return root_commit_; }
 
 private:
 	std::shared_ptr<ConvertedImage> image_;
 	std::shared_ptr<ConvertedImage> spare_;
+	std::shared_ptr<ConvertedImage> blank_;
 	bool valid_ = false;
 	uint32_t source_format_ = 0;
 	ColorState source_color_;
@@ -198,9 +240,14 @@ private:
 	ConvertedView *pending_ = nullptr;
 	bool view_applied_ = false;
 	bool queued_ = false;
-	std::vector<ConvertedView *> held_;
+	std::shared_ptr<ConvertJob> job_;
+	uint64_t job_seq_ = 0;
+	ConvertedView *job_view_ = nullptr;
+	ConvertedView *waiting_ = nullptr;
 	uint32_t sync_waits_ = 0;
-	std::vector<uint32_t> root_locks_;
+	bool root_locked_ = false;
+	uint32_t root_lock_seq_ = 0;
+	uint64_t root_lock_commit_ = 0;
 	Listener root_commit_;
 };
 
@@ -215,20 +262,24 @@ public:
 	 * to convert (else null) is put behind a view of it that shows it as `renderer_format`
 	 * (the view takes over the pending state's lock on the buffer): a converted format,
 	 * or any format with alpha under straight alpha (premultiplied, even into its own format).
-	 * Any buffer supersedes the surface's held commits.
+	 * A null `buffer` (a native buffer or a null attach) supersedes the surface's held commits.
 	 */
 	void surface_client_commit(SurfaceState *surface, PixelBuffer *buffer, uint32_t renderer_format);
 	/**
-	 * Unlocks the surface's held commits now, unconverted where not yet converted: the client
-	 * unmaps behind them (see surface.cpp).
+	 * From every client commit of the surface, first: when it makes more than a few commits
+	 * behind its oldest held one, the held ones apply now (what wlroots caches for a surface
+	 * stays bounded; their images show when their jobs end).
+	 */
+	void limit_held(SurfaceState *surface);
+	/**
+	 * Unlocks the surface's held commits now, superseded where not yet converted: the client
+	 * unmaps behind them or destroys their role object (see surface.cpp).
 	 */
 	void release_held(SurfaceState *surface);
 	/** From the surface's commit (state applied): a non-view buffer or null attach drops the image. */
 	void surface_committed(SurfaceState *surface);
 	/** The surface is going: its due conversion is dropped, its buffer released. */
 	void surface_destroyed(SurfaceState *surface);
-	/** Outputs size the default budgets. */
-	void attach_output(wlr_output *output);
 	/**
 	 * For a reader of the client's buffer itself rather than a surface's view: its pixels now,
 	 * converted in full into an image of its own, charged to its client's budget. Null if the

@@ -33,9 +33,32 @@ size_t page_size() {
 
 ConvertedImage::~ConvertedImage() {
 	unmap_later(data, mapped);
+	uncharge();
+}
+
+void ConvertedImage::uncharge() {
 	if (client_budget) client_budget->bytes -= mapped;
 	if (total_budget) total_budget->bytes -= mapped;
+	client_budget.reset();
+	total_budget.reset();
+	slot = {};
 }
+
+namespace {
+
+struct ImageSize {
+	size_t stride, size, mapped;
+};
+
+ImageSize image_size(uint32_t fourcc, int32_t width, int32_t height) {
+	const core::FormatInfo *info = core::format_info(fourcc);
+	size_t bpp = info != nullptr ? info->planes[0].unit_bytes : 4;
+	size_t stride = (static_cast<size_t>(width) * bpp + 3) & ~size_t{3};
+	size_t size = stride * static_cast<size_t>(height);
+	return {stride, size, (size + page_size() - 1) & ~(page_size() - 1)};
+}
+
+} // namespace
 
 // ---- SurfaceConversion -------------------------------------------------------------------
 
@@ -62,6 +85,11 @@ void SurfaceConversion::keep_spare(const std::shared_ptr<ConvertedImage> &next) 
 	if (image_ != nullptr && image_ != next && image_->surfaces == 1) spare_ = image_;
 }
 
+bool SurfaceConversion::has_spare(uint32_t fourcc, int32_t width, int32_t height) const {
+	return spare_ != nullptr && spare_->fourcc == fourcc && spare_->width == width && spare_->height == height &&
+		spare_.use_count() == 1;
+}
+
 std::shared_ptr<ConvertedImage> SurfaceConversion::take_spare(uint32_t fourcc, int32_t width, int32_t height) {
 	if (spare_ == nullptr || spare_->fourcc != fourcc || spare_->width != width || spare_->height != height ||
 		spare_.use_count() != 1) {
@@ -73,19 +101,37 @@ std::shared_ptr<ConvertedImage> SurfaceConversion::take_spare(uint32_t fourcc, i
 void SurfaceConversion::drop_images() {
 	show(nullptr, false, 0);
 	spare_ = nullptr;
+	blank_ = nullptr;
+}
+
+const std::shared_ptr<ConvertedImage> &SurfaceConversion::blank(int32_t width, int32_t height) {
+	if (blank_ != nullptr && blank_->width == width && blank_->height == height) return blank_;
+	blank_ = nullptr;
+	auto [stride, size, mapped] = image_size(core::fourcc::ARGB8888, width, height);
+	// Never written: every page reads as the kernel's zero page.
+	void *data = mmap(nullptr, mapped, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (data == MAP_FAILED) return blank_;
+	auto image = std::make_shared<ConvertedImage>();
+	image->fourcc = core::fourcc::ARGB8888;
+	image->width = width;
+	image->height = height;
+	image->stride = stride;
+	image->size = size;
+	image->mapped = mapped;
+	image->data = static_cast<uint8_t *>(data);
+	image->filled = true;
+	blank_ = std::move(image);
+	return blank_;
 }
 
 void SurfaceConversion::add_damage(const pixman_region32_t *damage) {
 	if (valid_) pixman_region32_union(&damage_, &damage_, damage);
 }
 
-void SurfaceConversion::remove_first_held(size_t n) {
-	held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(n));
-}
-
 void SurfaceConversion::forget_view(ConvertedView *view) {
 	if (pending_ == view) pending_ = nullptr;
-	std::erase(held_, view);
+	if (job_view_ == view) job_view_ = nullptr;
+	if (waiting_ == view) waiting_ = nullptr;
 }
 
 // ---- per-client budget -------------------------------------------------------------------
@@ -120,7 +166,7 @@ std::shared_ptr<ImageBudget> Conversions::Impl::client_budget(wl_client *client)
 uint64_t Conversions::client_budget() const {
 	if (plugin_->options.image_budget_client_bytes != 0) return plugin_->options.image_budget_client_bytes;
 	uint64_t outputs = 0;
-	for (const auto &o : impl_->outputs) {
+	for (const auto &o : plugin_->outputs) {
 		outputs += static_cast<uint64_t>(o->output->width) * static_cast<uint64_t>(o->output->height) * 4;
 	}
 	return std::max(kClientBudgetFloor, kClientOutputsFactor * outputs);
@@ -132,32 +178,6 @@ uint64_t Conversions::total_budget() const {
 }
 
 uint64_t Conversions::total_bytes() const { return impl_->total->bytes; }
-
-void Conversions::attach_output(wlr_output *output) {
-	auto o = std::make_unique<Impl::Output>();
-	Impl::Output *raw = o.get();
-	raw->output = output;
-	Impl *impl = impl_.get();
-	raw->destroy.connect(&output->events.destroy,
-		[impl, raw](void *) { std::erase_if(impl->outputs, [raw](const auto &p) { return p.get() == raw; }); });
-	impl_->outputs.push_back(std::move(o));
-}
-
-namespace {
-
-struct ImageSize {
-	size_t stride, size, mapped;
-};
-
-ImageSize image_size(uint32_t fourcc, int32_t width, int32_t height) {
-	const core::FormatInfo *info = core::format_info(fourcc);
-	size_t bpp = info != nullptr ? info->planes[0].unit_bytes : 4;
-	size_t stride = (static_cast<size_t>(width) * bpp + 3) & ~size_t{3};
-	size_t size = stride * static_cast<size_t>(height);
-	return {stride, size, (size + page_size() - 1) & ~(page_size() - 1)};
-}
-
-} // namespace
 
 bool Conversions::Impl::affordable(wl_client *client, uint32_t fourcc, int32_t width, int32_t height) {
 	size_t mapped = image_size(fourcc, width, height).mapped;

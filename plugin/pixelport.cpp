@@ -73,14 +73,15 @@ void end_globals(pixelport_plugin *pp, bool remove) {
 	for (auto &g : pp->globals) end_global(g.get(), remove);
 }
 
+// Every surface's state goes, as each would with its surface.
+void forget_surfaces(pixelport_plugin *pp) {
+	while (!pp->surfaces.empty()) pp->forget_surface(pp->surfaces.begin()->first);
+}
+
 // Detaches and frees the plugin: its surfaces' state, listeners, globals and modules.
 void plugin_free(pixelport_plugin *pp) {
 	// Surfaces first: their timing records end (as discarded) while Timing still exists.
-	for (auto &[surface, state] : pp->surfaces) {
-		pp->timing->surface_destroyed(state.get());
-		pp->conversions->surface_destroyed(state.get());
-	}
-	pp->surfaces.clear();
+	forget_surfaces(pp);
 	if (pp->role_logger != nullptr) wl_protocol_logger_destroy(pp->role_logger);
 	if (pp->retire_idle != nullptr) wl_event_source_remove(pp->retire_idle);
 	for (auto &g : pp->globals) wl_global_destroy(g->global);
@@ -325,7 +326,7 @@ PIXELPORT_API bool pixelport_attach_compositor(struct pixelport_plugin *pp, stru
 	pp->new_surface.connect(&compositor->events.new_surface,
 		[pp](void *data) { pp->track_surface(static_cast<wlr_surface *>(data)); });
 	pp->compositor_destroy.connect(&compositor->events.destroy, [pp](void *) {
-		pp->surfaces.clear();
+		forget_surfaces(pp);
 		pp->new_surface.disconnect();
 		pp->compositor_destroy.disconnect();
 		pp->compositor = nullptr;
@@ -335,8 +336,14 @@ PIXELPORT_API bool pixelport_attach_compositor(struct pixelport_plugin *pp, stru
 
 PIXELPORT_API void pixelport_attach_output(struct pixelport_plugin *pp, struct wlr_output *output) {
 	if (pp != nullptr && output != nullptr) {
+		auto o = std::make_unique<pixelport_plugin::Output>();
+		pixelport_plugin::Output *raw = o.get();
+		raw->output = output;
+		raw->destroy.connect(&output->events.destroy, [pp, raw](void *) {
+			std::erase_if(pp->outputs, [raw](const auto &p) { return p.get() == raw; });
+		});
+		pp->outputs.push_back(std::move(o));
 		pp->timing->attach_output(output);
-		pp->conversions->attach_output(output);
 	}
 }
 

@@ -26,13 +26,28 @@ class Shm;
 class StreamManager;
 class Timing;
 
+/**
+ * A weak reference to a surface: the wlr_surface and the plugin's id for it, which tells it from
+ * a later surface at the same address. pixelport_plugin::surface_state() resolves it (null once
+ * the surface is gone). What outlives a surface (held commits, jobs, roots, stream waiters)
+ * names it only so.
+ */
+struct SurfaceRef {
+	wlr_surface *surface = nullptr;
+	uint64_t id = 0;
+	bool operator==(const SurfaceRef &) const = default;
+};
+
 /** Per wlr_surface: lives exactly as long as the surface (erased on its destroy). */
 struct SurfaceState {
 	pixelport_plugin *plugin = nullptr;
 	wlr_surface *surface = nullptr;
 	/** Unique for the plugin's life: tells a surface from a later one at the same address. */
 	uint64_t id = 0;
+	/** Client commits so far: a commit's number orders it among the surface's others. */
 	uint64_t commits = 0;
+	/** A synthetic commit signal is being emitted (conversion.cpp): our own listeners skip it. */
+	bool redrawing = false;
 	/** Converted-format commits: the image the surface shows (conversion.hpp). */
 	SurfaceConversion conversion;
 	Listener client_commit;
@@ -47,8 +62,13 @@ struct SurfaceState {
 	/** Client format of the last buffer of ours committed (0: none): what the colour state must suit. */
 	uint32_t last_client_format = 0;
 
+	/** Its role objects' resources in pixelport_plugin::holding (null where none). */
+	wl_resource *held_roles[2] = {nullptr, nullptr};
+
 	/** Timing's own state of this surface (timing.hpp), made when first needed. */
 	std::unique_ptr<SurfaceTiming> timing;
+
+	SurfaceRef ref() const { return {surface, id}; }
 
 	SurfaceState();
 	~SurfaceState();
@@ -76,6 +96,12 @@ struct pixelport_plugin {
 	pixelport_stats stats{};
 
 	std::unordered_map<wlr_surface *, std::unique_ptr<pixelport::SurfaceState>> surfaces;
+	/** The host's outputs (pixelport_attach_output), each until it is destroyed. */
+	struct Output {
+		wlr_output *output;
+		pixelport::Listener destroy;
+	};
+	std::vector<std::unique_ptr<Output>> outputs;
 
 	pixelport::Listener new_surface;
 	pixelport::Listener compositor_destroy;
@@ -106,15 +132,28 @@ struct pixelport_plugin {
 		pixelport::SurfaceState *state = surface_state(surface);
 		return state != nullptr && state->id == id ? state : nullptr;
 	}
+	pixelport::SurfaceState *surface_state(const pixelport::SurfaceRef &ref) {
+		return surface_state(ref.surface, ref.id);
+	}
+	/**
+	 * The surface goes (its destroy, the compositor's, or the plugin's): its timing records end,
+	 * its conversions are dropped, its holds released, and its state freed. The one teardown
+	 * of a surface (surface.cpp).
+	 */
+	void forget_surface(wlr_surface *surface);
 	/** Follows a new surface of the compositor: its SurfaceState and commit hooks (surface.cpp). */
 	void track_surface(wlr_surface *surface);
 
-	/** Surfaces that had a commit held (stream bytes, banded conversion): may still have. */
-	std::vector<std::pair<wlr_surface *, uint64_t>> holding;
+	/**
+	 * Role objects (wl_resource of an xdg_surface, xdg_toplevel, wl_subsurface, ...) of surfaces
+	 * that had a commit held (stream bytes, a conversion): their destroy request applies the
+	 * surface's held commits first. Keyed by resource: a request looks up its own in O(1).
+	 */
+	std::unordered_map<wl_resource *, pixelport::SurfaceRef> holding;
 	/** Applies role object destroy requests to `holding` (surface.cpp). */
 	wl_protocol_logger *role_logger = nullptr;
 	void watch_role_destroys();
-	/** From client_commit, when the commit was held. */
+	/** From client_commit, when the commit was held: its role objects join `holding`. */
 	void note_holding(pixelport::SurfaceState *surface);
 	/** Unlocks the surface's held commits now, in order (they apply, with what has arrived). */
 	void release_holds(pixelport::SurfaceState *surface);

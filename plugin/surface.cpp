@@ -29,6 +29,7 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 	// stream bytes are owed, and put a converted-format buffer behind a view of this commit.
 	s->client_commit.connect(&surface->events.client_commit, [s](void *) {
 		s->commits++;
+		s->plugin->conversions->limit_held(s);
 		if (s->plugin->timing->active(s)) {
 			s->plugin->timing->client_commit(s, pixel_buffer_from_wlr(s->surface->pending.buffer));
 		}
@@ -85,32 +86,52 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 	});
 	// After the state is applied.
 	s->commit.connect(&surface->events.commit, [s](void *) {
+		if (s->redrawing) return;
 		s->plugin->timing->applied(s, pixel_buffer_from_wlr(s->surface->current.buffer));
 		s->plugin->conversions->surface_committed(s);
 	});
-	s->destroy.connect(&surface->events.destroy, [this, s, surface](void *) {
-		timing->surface_destroyed(s);
-		conversions->surface_destroyed(s);
-		surfaces.erase(surface);
-	});
+	s->destroy.connect(&surface->events.destroy, [this, surface](void *) { forget_surface(surface); });
 	surfaces[surface] = std::move(state);
 }
 
+namespace {
+
+// The surface's entries in `holding` go.
+void unhold_roles(pixelport_plugin *pp, SurfaceState *s) {
+	for (wl_resource *&role : s->held_roles) {
+		if (role != nullptr) pp->holding.erase(std::exchange(role, nullptr));
+	}
+}
+
+} // namespace
+
 void pixelport_plugin::note_holding(SurfaceState *s) {
-	// Once per surface; those gone or with nothing cached any more leave.
-	std::erase_if(holding, [this](const auto &h) {
-		return surface_state(h.first, h.second) == nullptr || wl_list_empty(&h.first->cached);
-	});
-	if (std::find(holding.begin(), holding.end(), std::pair{s->surface, s->id}) == holding.end()) {
-		holding.push_back({s->surface, s->id});
+	// The role objects now: a role made since the last hold replaces the one noted then.
+	wlr_xdg_surface *xdg = wlr_xdg_surface_try_from_wlr_surface(s->surface);
+	wl_resource *roles[2] = {s->surface->role_resource, xdg != nullptr ? xdg->role_resource : nullptr};
+	if (roles[0] == s->held_roles[0] && roles[1] == s->held_roles[1]) return;
+	unhold_roles(this, s);
+	for (int i = 0; i < 2; i++) {
+		if (roles[i] == nullptr) continue;
+		s->held_roles[i] = roles[i];
+		holding[roles[i]] = s->ref();
 	}
 }
 
 void pixelport_plugin::release_holds(SurfaceState *s) {
-	std::pair<wlr_surface *, uint64_t> key{s->surface, s->id};
 	streams->release_held(s);
 	conversions->release_held(s);
-	std::erase(holding, key);
+	unhold_roles(this, s);
+}
+
+void pixelport_plugin::forget_surface(wlr_surface *surface) {
+	auto it = surfaces.find(surface);
+	if (it == surfaces.end()) return;
+	SurfaceState *s = it->second.get();
+	unhold_roles(this, s);
+	timing->surface_destroyed(s);
+	conversions->surface_destroyed(s);
+	surfaces.erase(it);
 }
 
 namespace {
@@ -119,25 +140,22 @@ namespace {
 // held commits (xdg_toplevel, xdg_popup, xdg_surface, wl_subsurface, ... all "destroy") first
 // applies them, as stock wlroots did long before. Applied after it, they would count as the
 // first commit of a role object made meanwhile (mapping it unconfigured, or aborting wlroots
-// at the next unmap), and a new xdg_surface would not see that the surface has a buffer.
+// at the next unmap), and a new xdg_surface would not see that the surface has a buffer. One
+// hash lookup per destroy request, whatever the number of surfaces holding commits.
 void role_destroy_logger(void *data, wl_protocol_logger_type type, const wl_protocol_logger_message *message) {
 	auto *pp = static_cast<pixelport_plugin *>(data);
 	if (type != WL_PROTOCOL_LOGGER_REQUEST || pp->holding.empty() ||
 		strcmp(message->message->name, "destroy") != 0) {
 		return;
 	}
-	for (const auto &[surface, id] : std::vector(pp->holding)) {
-		SurfaceState *s = pp->surface_state(surface, id);
-		if (s == nullptr || wl_list_empty(&surface->cached)) {
-			std::erase(pp->holding, std::pair{surface, id});
-			continue;
-		}
-		wlr_xdg_surface *xdg = wlr_xdg_surface_try_from_wlr_surface(surface);
-		if (message->resource == surface->role_resource ||
-			(xdg != nullptr && message->resource == xdg->role_resource)) {
-			pp->release_holds(s);
-		}
+	auto it = pp->holding.find(message->resource);
+	if (it == pp->holding.end()) return;
+	SurfaceState *s = pp->surface_state(it->second);
+	if (s == nullptr) {
+		pp->holding.erase(it);
+		return;
 	}
+	pp->release_holds(s);
 }
 
 } // namespace

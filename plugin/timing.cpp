@@ -381,15 +381,23 @@ void Timing::applied(SurfaceState *s, TimedBuffer *buffer) {
 	timing::CommitSample &r = st.unapplied.front();
 	if (buffer != nullptr) buffer->applied(&r);
 	// A record no output has shown yet is replaced by this one: discarded.
-	std::erase_if(st.shown, [&](SurfaceTiming::Shown &shown) {
-		if (shown.output != nullptr) return false;
+	for (SurfaceTiming::Shown &shown : st.shown) {
+		if (shown.output != nullptr || shown.done) continue;
 		shown.record.discarded = true;
-		finish(s, shown.record);
-		return true;
-	});
+		shown.done = true;
+	}
 	st.shown.emplace_back().record = r;
 	st.unapplied.pop_front(); // r is gone from here on
 	waiting_.push_back(&st);
+	finish_done(s, st);
+}
+
+void Timing::finish_done(SurfaceState *s, SurfaceTiming &st) {
+	while (!st.shown.empty() && st.shown.front().done) {
+		finish(s, st.shown.front().record);
+		st.shown.pop_front();
+	}
+	if (st.shown.empty()) waiting_.remove(&st);
 }
 
 void Timing::surface_destroyed(SurfaceState *s) {
@@ -588,18 +596,18 @@ void Timing::output_presented(OutputState *o, const wlr_output_event_present *ev
 	uint64_t when = event->presented && shown_at != nullptr ? ns_of(shown_at) : 0;
 	waiting_.for_each([&](SurfaceTiming *st) {
 		SurfaceState *s = st->state;
-		std::erase_if(st->shown, [&](SurfaceTiming::Shown &shown) {
-			if (shown.output != o->output || shown.output_commit_seq > event->commit_seq) return false;
+		for (SurfaceTiming::Shown &shown : st->shown) {
+			if (shown.done || shown.output != o->output || shown.output_commit_seq > event->commit_seq)
+				continue;
 			if (event->presented) {
 				shown.record.t_present = when;
 				shown.record.output = o->output->name;
 			} else {
 				shown.record.discarded = true;
 			}
-			finish(s, shown.record);
-			return true;
-		});
-		if (st->shown.empty()) waiting_.remove(st);
+			shown.done = true;
+		}
+		finish_done(s, *st);
 	});
 	if (log_ != nullptr) {
 		timing::FrameRecord &f = o->frame;

@@ -5,6 +5,7 @@
 // nobody listens to: no subscriber and no log means no clock read and no allocation.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -175,13 +176,18 @@ struct SurfaceTiming {
 	/** The xdg_toplevel watched for set_title, set_app_id and destroy (LabelSource::Toplevel). */
 	wlr_xdg_toplevel *toplevel = nullptr;
 	Listener toplevel_title, toplevel_app_id, toplevel_destroy;
-	/** Applied records waiting for an output to present them. */
+	/**
+	 * Applied records, in commit order, until reported: each waits for an output to present
+	 * it (or for a newer one to replace it first), then for the records before it, so that
+	 * reports keep commit order.
+	 */
 	struct Shown {
 		timing::CommitSample record;
 		wlr_output *output = nullptr; // set when an output commit showed it
 		uint32_t output_commit_seq = 0;
+		bool done = false; // presented or discarded: reported once those before it are
 	};
-	std::vector<Shown> shown;
+	std::deque<Shown> shown;
 };
 
 class Timing {
@@ -243,6 +249,8 @@ private:
 	Timing() = default;
 	struct OutputState;
 	void finish(SurfaceState *surface, timing::CommitSample &record);
+	/** Reports the surface's done records at the front of `shown`, in order. */
+	void finish_done(SurfaceState *surface, SurfaceTiming &st);
 	void log_labels(SurfaceState *surface, SurfaceTiming &st);
 	void watch_labels(SurfaceState *surface, SurfaceTiming &st);
 	void push_labels_gone();

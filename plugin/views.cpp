@@ -1,5 +1,7 @@
 // The views: the wlr_buffer a surface's state holds instead of a converted-format buffer, the
 // image each is bound to when its commit applies, and the conversion of a due view into it.
+#include <cassert>
+
 #include "conversion_internal.hpp"
 #include "timing.hpp"
 #include "wlr_compat.hpp"
@@ -12,23 +14,39 @@ ConvertedView *view_from_base(wlr_buffer *base) { return reinterpret_cast<Conver
 
 } // namespace
 
-// The view's commit is being applied: choose the image it will be converted into.
+// The view's commit is being applied: what the surface shows from now on.
 void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 	SurfaceConversion &c = s->conversion;
-	view->bound = true;
+	view->applied = true;
 	c.view_applied();
+	if (view->state != CommitState::Due) {
+		if (view->state == CommitState::Ready) {
+			if (c.pending() != nullptr) {
+				// Replaced before it was converted: nothing will ever show it.
+				ConvertedView *older = c.take_pending();
+				older->state = CommitState::Superseded;
+				release_source(older);
+				owner->plugin()->stats.skipped_conversions++;
+			}
+			// Its own image; the one it replaces may serve the next large commit once nothing
+			// shows it.
+			c.keep_spare(view->image);
+			c.show(view->image, view->image != nullptr && view->image->filled, view->source_format,
+				view->color);
+		} else {
+			// Not converted (yet): it shows what the surface showed (a due commit finished
+			// first), which no longer holds the client's last commit.
+			if (c.pending() != nullptr) flush(s, nullptr);
+			c.invalidate();
+		}
+		return;
+	}
 	if (c.pending() != nullptr && c.pending() != view) {
 		// Replaced before it was converted: nothing will ever show it.
-		release_source(c.take_pending());
+		ConvertedView *older = c.take_pending();
+		older->state = CommitState::Superseded;
+		release_source(older);
 		owner->plugin()->stats.skipped_conversions++;
-	}
-	if (view->early) {
-		// Converted (or superseded) before its commit applied: it shows its own image; the one
-		// it replaces may serve the next large commit once nothing shows it.
-		c.keep_spare(view->image);
-		c.show(view->image, view->converted && view->image != nullptr && view->image->filled,
-			view->source_format, view->color);
-		return;
 	}
 	PixelBuffer *source = view->source;
 	if (source == nullptr) return;
@@ -52,6 +70,7 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 		// No image, another size or format, or one another surface shows too.
 		std::shared_ptr<ConvertedImage> fresh = allocate(client_of(s), view->renderer_format, w, h);
 		if (fresh == nullptr) {
+			view->state = CommitState::Superseded;
 			release_source(view);
 			return;
 		}
@@ -76,7 +95,10 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitSample *record) {
 	if (view == nullptr) return true;
 	PixelBuffer *source = view->source;
 	std::shared_ptr<ConvertedImage> image = c.image();
-	if (source == nullptr || image == nullptr) return false;
+	if (source == nullptr || image == nullptr) {
+		view->state = CommitState::Superseded;
+		return false;
+	}
 
 	bool pure = image->pure_source == source && image->pure_generation == view->generation &&
 		image->pure_color == view->color;
@@ -93,6 +115,7 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitSample *record) {
 			std::shared_ptr<ConvertedImage> fresh =
 				allocate(client_of(s), image->fourcc, image->width, image->height);
 			if (fresh == nullptr) {
+				view->state = CommitState::Superseded;
 				release_source(view);
 				return false;
 			}
@@ -117,6 +140,7 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitSample *record) {
 		image->filled = ok;
 	}
 	view->image = image; // what this view shows from now on
+	view->state = ok ? CommitState::Ready : CommitState::Superseded;
 	c.show(image, ok, source->stored_format, view->color);
 	settle(view, true);
 	release_source(view);
@@ -129,7 +153,8 @@ void view_destroy(wlr_buffer *base) {
 	wlr_compat::buffer_finish(base);
 	ConvertedView *view = view_from_base(base);
 	Conversions::Impl *impl = view->conversions->impl();
-	if (SurfaceState *s = view->conversions->plugin()->surface_state(view->surface, view->surface_id)) {
+	if (SurfaceState *s = view->conversions->plugin()->surface_state(view->surface)) {
+		// Its surface's job, if it had one, goes on: the surface may still show its image.
 		s->conversion.forget_view(view);
 	}
 	impl->unroot_view(view, false);
@@ -142,15 +167,15 @@ bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, u
 	if (flags & WLR_BUFFER_DATA_PTR_ACCESS_WRITE) return false;
 	Conversions *conversions = view->conversions;
 	pixelport_plugin *plugin = conversions->plugin();
-	SurfaceState *s = plugin->surface_state(view->surface, view->surface_id);
+	SurfaceState *s = plugin->surface_state(view->surface);
 	bool applying = s != nullptr && s->surface->current.buffer == base;
 	timing::CommitSample *record = nullptr;
 	if (applying) {
 		// The first access of the apply is the upload; later ones are not timed.
 		record = plugin->timing->upload_started(s);
 		view->timing_record = record;
-		if (!view->bound) conversions->impl()->bind(s, view);
-		if (record != nullptr && view->early && view->convert_end_ns != 0) {
+		if (!view->applied) conversions->impl()->bind(s, view);
+		if (record != nullptr && view->state == CommitState::Ready && view->convert_end_ns != 0) {
 			record->t_convert_start = view->convert_start_ns;
 			record->t_convert_end = view->convert_end_ns;
 		}
@@ -161,10 +186,29 @@ bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, u
 		conversions->impl()->flush(s, conversions->lazy() ? plugin->timing->converting(s) : record);
 		due = false;
 	}
-	// A due view is about to be converted into its surface's image (lazy mode, while
-	// wlroots makes the texture): hand out that image; the render will convert first.
-	ConvertedImage *image = due ? s->conversion.image().get() : view->image.get();
+	ConvertedImage *image = nullptr;
+	if (due) {
+		// About to be converted into its surface's image (lazy mode, while wlroots makes the
+		// texture): hand out that image; the render will convert first.
+		image = s->conversion.image().get();
+	} else if (view->state == CommitState::Ready) {
+		image = view->image.get();
+	} else if (s != nullptr) {
+		// Not converted (yet): what the surface showed, complete (a due commit is finished
+		// first); nothing (transparent) where that has another size than this buffer, or is none.
+		SurfaceConversion &c = s->conversion;
+		if (c.pending() != nullptr) {
+			conversions->impl()->flush(s, conversions->lazy() ? plugin->timing->converting(s) : nullptr);
+		}
+		const std::shared_ptr<ConvertedImage> &shown = c.image();
+		image = shown != nullptr && shown->width == base->width && shown->height == base->height
+			? shown.get()
+			: c.blank(base->width, base->height).get();
+	}
 	if (image == nullptr) return false;
+	// Never an image a worker is writing (docs/design.md, "The commit path", invariant 1).
+	assert(!image->converting);
+	if (image->converting) return false;
 	*data = image->data;
 	*format = image->fourcc;
 	*stride = image->stride;

@@ -169,6 +169,13 @@ struct pixelport_stats {
 	uint64_t budget_refusals;
 	/** Bytes of converted images alive now. */
 	uint64_t image_bytes;
+	/**
+	 * Held commits applied before their conversion was done, because their client committed
+	 * more than a few times behind them (they showed what the surface showed until then).
+	 */
+	uint64_t early_releases;
+	/** Surfaces redrawn when a conversion ended after its commit applied. */
+	uint64_t redraws;
 };
 
 /** The ABI version the library was built with (equal to its PIXELPORT_ABI_VERSION). */
