@@ -6,6 +6,154 @@
 // interleaved channels and vst4 writes B G R A, so no shuffles are needed.
 #if defined(__aarch64__)
 
+// Rows of 16- and 32-bit words may start at any byte (strides and x are not aligned):
+// byte loads, reinterpreted.
+inline uint16x8_t load_u16x8(const uint8_t *p) { return vreinterpretq_u16_u8(vld1q_u8(p)); }
+inline uint32x4_t load_u32x4(const uint8_t *p) { return vreinterpretq_u32_u8(vld1q_u8(p)); }
+
+// ---- straight alpha: premultiply a finished destination row in place ----------------------
+// The fast rows write the straight colour and the stored alpha exactly as the template does
+// before it premultiplies; this pass applies premul<D::amax>() of rows_impl.hpp to them.
+// 8 bits: round(c * a / 255) == (t + (t >> 8)) >> 8 with t = c * a + 128 (c * a / 255 is
+// never a tie; t + (t >> 8) < 2^16, so vaddhn is exact). 10-bit colour, 2-bit alpha:
+// (2ca + 3) / 6 == ((2ca + 3) * 10923) >> 16 for 2ca + 3 <= 6141.
+template <class D>
+void premultiply_row(uint8_t *d, int32_t w) {
+	static_assert(D::alpha);
+	int32_t i = 0;
+	if constexpr (D::cb == 8) {
+		const uint16x8_t r128 = vdupq_n_u16(128);
+		auto mul = [&](uint8x8_t c, uint8x8_t a) {
+			const uint16x8_t t = vaddq_u16(vmull_u8(c, a), r128);
+			return vaddhn_u16(t, vshrq_n_u16(t, 8));
+		};
+		for (; i + 16 <= w; i += 16) {
+			uint8_t *p = d + 4 * int64_t(i);
+			uint8x16x4_t x = vld4q_u8(p); // B G R A
+			const uint8x16_t a = x.val[3];
+			for (int k = 0; k < 3; ++k)
+				x.val[k] = vcombine_u8(mul(vget_low_u8(x.val[k]), vget_low_u8(a)),
+					mul(vget_high_u8(x.val[k]), vget_high_u8(a)));
+			vst4q_u8(p, x);
+		}
+	} else {
+		static_assert(D::cb == 10 && D::ab == 2);
+		const uint32x4_t ten = vdupq_n_u32(1023), three = vdupq_n_u32(3), k = vdupq_n_u32(10923);
+		for (; i + 4 <= w; i += 4) {
+			uint8_t *p = d + 4 * int64_t(i);
+			const uint32x4_t x = vreinterpretq_u32_u8(vld1q_u8(p)), a = vshrq_n_u32(x, 30);
+			auto ch = [&](uint32x4_t c) {
+				const uint32x4_t n = vaddq_u32(vshlq_n_u32(vmulq_u32(vandq_u32(c, ten), a), 1), three);
+				return vshrq_n_u32(vmulq_u32(n, k), 16);
+			};
+			const uint32x4_t o =
+				vorrq_u32(vorrq_u32(vshlq_n_u32(a, 30), vshlq_n_u32(ch(vshrq_n_u32(x, 20)), 20)),
+					vorrq_u32(vshlq_n_u32(ch(vshrq_n_u32(x, 10)), 10), ch(x)));
+			vst1q_u8(p, vreinterpretq_u8_u32(o));
+		}
+	}
+	for (; i < w; ++i) {
+		const uint32_t v = ld32(d + 4 * int64_t(i)), m = (1u << D::cb) - 1, a = v >> (3 * D::cb);
+		uint32_t o = a << (3 * D::cb);
+		for (int k = 0; k < 3; ++k) o |= premul<D::amax>(v >> (k * D::cb) & m, a) << (k * D::cb);
+		st32(d + 4 * int64_t(i), o);
+	}
+}
+
+// Straight alpha through a hand-written row: the row as for premultiplied input, then
+// premultiply_row(); X targets (alpha not stored) take the template. False: not straight.
+template <class S, class D, RowFn Row>
+inline bool straight_alpha(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (!(S::alpha && c.premultiply)) return false;
+	if constexpr (D::alpha) {
+		RowParams plain = c;
+		plain.premultiply = false;
+		Row(s, d, w, plain);
+		premultiply_row<D>(d, w);
+	} else {
+		rgb_span<S, D>(s, d, 0, w, true);
+	}
+	return true;
+}
+
+// ---- 24/32-bit byte RGB, 16 pixels per step -----------------------------------------------
+// vld3/vld4 split the channels, vst4 writes them as B G R A.
+template <class S, class D>
+void bytes_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (straight_alpha<S, D, &bytes_row_neon<S, D>>(s, d, w, c)) return;
+	constexpr bool keep_a = S::a >= 0 && D::alpha;
+	const uint8_t *p = s.p[0];
+	const int32_t n = w & ~15;
+	for (int32_t i = 0; i < n; i += 16) {
+		const uint8_t *q = p + S::bpp * int64_t(i);
+		uint8x16x4_t px;
+		if constexpr (S::bpp == 3) {
+			const uint8x16x3_t x = vld3q_u8(q);
+			px.val[0] = x.val[S::b];
+			px.val[1] = x.val[S::g];
+			px.val[2] = x.val[S::r];
+			px.val[3] = vdupq_n_u8(0xff);
+		} else {
+			const uint8x16x4_t x = vld4q_u8(q);
+			px.val[0] = x.val[S::b];
+			px.val[1] = x.val[S::g];
+			px.val[2] = x.val[S::r];
+			px.val[3] = keep_a ? x.val[S::a < 0 ? 0 : S::a] : vdupq_n_u8(0xff);
+		}
+		vst4q_u8(d + 4 * int64_t(i), px);
+	}
+	rgb_span<S, D>(s, d, n, w, false);
+}
+
+template <uint32_t Code, int Bpp, int R, int G, int B, int A, class D>
+struct Fast<SBytes<Code, Bpp, R, G, B, A>, D> {
+	static constexpr RowFn fn = &bytes_row_neon<SBytes<Code, Bpp, R, G, B, A>, D>;
+};
+
+// ---- 16-bit RGB words -> 8 bits, 16 pixels per step ----------------------------------------
+// Fields are extracted and bit-replicated in 16-bit lanes (expand() of the template),
+// narrowed to bytes and written by vst4.
+template <int Shift, int Bits>
+inline uint8x8_t field8(uint16x8_t v) {
+	uint16x8_t f = v;
+	if constexpr (Shift > 0) f = vshrq_n_u16(v, Shift > 0 ? Shift : 1);
+	f = vandq_u16(f, vdupq_n_u16((1 << Bits) - 1));
+	if constexpr (Bits == 1)
+		f = vmulq_n_u16(f, 255);
+	else if constexpr (Bits == 4)
+		f = vorrq_u16(vshlq_n_u16(f, 4), f);
+	else // 5 or 6: v << (8 - Bits) | v >> (2 * Bits - 8)
+		f = vorrq_u16(vshlq_n_u16(f, 8 - Bits), vshrq_n_u16(f, 2 * Bits - 8));
+	return vmovn_u16(f);
+}
+
+template <class S, class D, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB>
+void word16_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (straight_alpha<S, D, &word16_row_neon<S, D, RS, RB, GS, GB, BS, BB, AS, AB>>(s, d, w, c)) return;
+	constexpr bool keep_a = D::alpha && AB > 0;
+	const int32_t n = w & ~15;
+	for (int32_t i = 0; i < n; i += 16) {
+		const uint16x8_t v0 = load_u16x8(s.p[0] + 2 * int64_t(i)),
+				 v1 = load_u16x8(s.p[0] + 2 * int64_t(i) + 16);
+		uint8x16x4_t px;
+		px.val[0] = vcombine_u8(field8<BS, BB>(v0), field8<BS, BB>(v1));
+		px.val[1] = vcombine_u8(field8<GS, GB>(v0), field8<GS, GB>(v1));
+		px.val[2] = vcombine_u8(field8<RS, RB>(v0), field8<RS, RB>(v1));
+		if constexpr (keep_a)
+			px.val[3] = vcombine_u8(field8<AS, (AB > 0 ? AB : 1)>(v0), field8<AS, (AB > 0 ? AB : 1)>(v1));
+		else
+			px.val[3] = vdupq_n_u8(0xff);
+		vst4q_u8(d + 4 * int64_t(i), px);
+	}
+	rgb_span<S, D>(s, d, n, w, false);
+}
+
+template <uint32_t Code, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB, class D>
+struct Fast<SWord16<Code, RS, RB, GS, GB, BS, BB, AS, AB>, D> {
+	static constexpr RowFn fn =
+		&word16_row_neon<SWord16<Code, RS, RB, GS, GB, BS, BB, AS, AB>, D, RS, RB, GS, GB, BS, BB, AS, AB>;
+};
+
 // ---- 8-bit YUV -> RGB in 16-bit lanes, 16 pixels per step ----------------------------------
 // yuv16_chroma / yuv16_luma / yuv16_out of rows_impl.hpp: vqrdmulh is pmulhrsw's
 // (a * b + 2^14) >> 15 (it saturates only for -32768 * -32768, and no coefficient is
