@@ -239,4 +239,128 @@ struct Fast<S, D> {
 	static constexpr RowFn fn = &yuv16_row_neon<S, D>;
 };
 
+// ---- 2:10:10:10 -> 8 bits, 8 pixels per step -----------------------------------------------
+// c10to8() in 32-bit lanes, narrowed to bytes for vst4.
+template <class S, class D>
+void w2101010_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (straight_alpha<S, D, &w2101010_row_neon<S, D>>(s, d, w, c)) return;
+	constexpr bool keep_a = D::alpha && S::alpha;
+	const uint32x4_t ten = vdupq_n_u32(1023), k = vdupq_n_u32(1021), rnd = vdupq_n_u32(2041);
+	auto c10 = [&](uint32x4_t v) { return vmovn_u32(vshrq_n_u32(vmlaq_u32(rnd, vandq_u32(v, ten), k), 12)); };
+	auto bytes = [](uint16x4_t a, uint16x4_t b) { return vmovn_u16(vcombine_u16(a, b)); };
+	const int32_t n = w & ~7;
+	for (int32_t i = 0; i < n; i += 8) {
+		const uint8_t *q = s.p[0] + 4 * int64_t(i);
+		const uint32x4_t x[2] = {load_u32x4(q), load_u32x4(q + 16)};
+		uint16x4_t hi[2], g[2], lo[2], a[2];
+		for (int h = 0; h < 2; ++h) {
+			hi[h] = c10(vshrq_n_u32(x[h], 20));
+			g[h] = c10(vshrq_n_u32(x[h], 10));
+			lo[h] = c10(x[h]);
+			a[h] = vmovn_u32(vmulq_n_u32(vshrq_n_u32(x[h], 30), 85));
+		}
+		uint8x8x4_t px;
+		px.val[0] = S::bgr ? bytes(hi[0], hi[1]) : bytes(lo[0], lo[1]);
+		px.val[1] = bytes(g[0], g[1]);
+		px.val[2] = S::bgr ? bytes(lo[0], lo[1]) : bytes(hi[0], hi[1]);
+		px.val[3] = keep_a ? bytes(a[0], a[1]) : vdup_n_u8(0xff);
+		vst4_u8(d + 4 * int64_t(i), px);
+	}
+	rgb_span<S, D>(s, d, n, w, false);
+}
+
+template <uint32_t Code, bool Bgr, bool Alpha, class D>
+	requires(D::cb == 8)
+struct Fast<S2101010<Code, Bgr, Alpha>, D> {
+	static constexpr RowFn fn = &w2101010_row_neon<S2101010<Code, Bgr, Alpha>, D>;
+};
+
+// ---- 10-bit YUV (P010) -> RGB, 16 pixels per step ------------------------------------------
+// yuv_pixel() of rows_impl.hpp in 32-bit lanes (10-bit terms do not fit 16 bits). vuzp
+// splits luma into even and odd pixels and chroma into Cb and Cr of 8 pairs; vzip puts
+// the finished pixels back in order.
+template <class S, class D>
+void p010_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	using M = YuvMath<S, D>;
+	const int32x4_t yoff = vdupq_n_s32(c.y_off << (S::bits - 8)), coff = vdupq_n_s32(M::coff);
+	const int32x4_t rnd = vdupq_n_s32(M::rnd), maxv = vdupq_n_s32(M::maxv), zero = vdupq_n_s32(0);
+	const uint32x4_t amax = vdupq_n_u32(D::amax << (3 * D::cb));
+	auto s32 = [](uint16x4_t x) { return vreinterpretq_s32_u32(vmovl_u16(x)); };
+	auto channel = [&](int32x4_t y, int32x4_t t) {
+		return vreinterpretq_u32_s32(vminq_s32(vmaxq_s32(vshrq_n_s32(vaddq_s32(y, t), M::shift), zero), maxv));
+	};
+	auto pack = [&](int32x4_t y, int32x4_t rc, int32x4_t gc, int32x4_t bc) {
+		const uint32x4_t r = channel(y, rc), g = channel(y, gc), b = channel(y, bc);
+		const uint32x4_t lo = D::bgr ? r : b, hi = D::bgr ? b : r;
+		return vorrq_u32(vorrq_u32(vshlq_n_u32(hi, 2 * D::cb), vshlq_n_u32(g, D::cb)), vorrq_u32(lo, amax));
+	};
+	const int32_t n = w & ~15;
+	for (int32_t i = 0; i < n; i += 16) {
+		const uint8_t *py = s.p[0] + 2 * int64_t(i), *pc = s.p[1] + 2 * int64_t(i);
+		const uint16x8_t y0 = vshrq_n_u16(load_u16x8(py), 6), y1 = vshrq_n_u16(load_u16x8(py + 16), 6);
+		const uint16x8_t c0 = vshrq_n_u16(load_u16x8(pc), 6), c1 = vshrq_n_u16(load_u16x8(pc + 16), 6);
+		const uint16x8_t ye = vuzp1q_u16(y0, y1), yo = vuzp2q_u16(y0, y1);
+		const uint16x8_t u16 = vuzp1q_u16(c0, c1), v16 = vuzp2q_u16(c0, c1);
+		for (int h = 0; h < 2; ++h) { // pairs 4h .. 4h+3: pixels 8h .. 8h+7
+			const int32x4_t u = vsubq_s32(s32(h ? vget_high_u16(u16) : vget_low_u16(u16)), coff);
+			const int32x4_t v = vsubq_s32(s32(h ? vget_high_u16(v16) : vget_low_u16(v16)), coff);
+			const int32x4_t rc = vmlaq_n_s32(rnd, v, c.rv);
+			const int32x4_t gc = vmlsq_n_s32(vmlsq_n_s32(rnd, u, c.gu), v, c.gv);
+			const int32x4_t bc = vmlaq_n_s32(rnd, u, c.bu);
+			const int32x4_t e =
+				vmulq_n_s32(vsubq_s32(s32(h ? vget_high_u16(ye) : vget_low_u16(ye)), yoff), c.y_mul);
+			const int32x4_t o =
+				vmulq_n_s32(vsubq_s32(s32(h ? vget_high_u16(yo) : vget_low_u16(yo)), yoff), c.y_mul);
+			const uint32x4_t pe = pack(e, rc, gc, bc), po = pack(o, rc, gc, bc);
+			uint8_t *out = d + 4 * (int64_t(i) + 8 * h);
+			vst1q_u8(out, vreinterpretq_u8_u32(vzip1q_u32(pe, po)));
+			vst1q_u8(out + 16, vreinterpretq_u8_u32(vzip2q_u32(pe, po)));
+		}
+	}
+	yuv_span<S, D>(s, d, n, w, c);
+}
+
+template <class D>
+struct Fast<SP010, D> {
+	static constexpr RowFn fn = &p010_row_neon<SP010, D>;
+};
+
+// ---- half float RGBA, 4 pixels per step ----------------------------------------------------
+// fcvtl is exact for every half. Matching half_to_n(): any sign bit (the half's own, so
+// NaN signs cannot be lost) gives 0; fminnm gives 1 for NaN and Inf, as the template's finite
+// stand-in does; then f * max + 0.5 in the same two float operations and truncation.
+// Each pixel's R G B A lanes are shifted to their places and added pairwise into one word.
+template <class S, class D>
+void half_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (straight_alpha<S, D, &half_row_neon<S, D>>(s, d, w, c)) return;
+	constexpr int cb = D::cb;
+	constexpr bool keep_a = D::alpha && S::alpha;
+	const float mc = static_cast<float>((1 << cb) - 1), ma = static_cast<float>(D::amax);
+	const float32x4_t scale = {mc, mc, mc, ma}, one = vdupq_n_f32(1.0f), half = vdupq_n_f32(0.5f);
+	const int32x4_t place = {D::bgr ? 0 : 2 * cb, cb, D::bgr ? 2 * cb : 0, 3 * cb};
+	const uint32x4_t amask = {~0u, ~0u, ~0u, keep_a ? ~0u : 0u};
+	const uint32x4_t aset = vdupq_n_u32(keep_a ? 0u : D::amax << (3 * cb));
+	auto pixel = [&](uint16x4_t h) { // R G B A halves -> the pixel's fields, in place
+		const uint32x4_t neg = vreinterpretq_u32_s32(vmovl_s16(vshr_n_s16(vreinterpret_s16_u16(h), 15)));
+		float32x4_t f = vcvt_f32_f16(vreinterpret_f16_u16(h));
+		f = vminnmq_f32(vbslq_f32(neg, vdupq_n_f32(0.0f), f), one);
+		const uint32x4_t v = vcvtq_u32_f32(vaddq_f32(vmulq_f32(f, scale), half));
+		return vshlq_u32(vandq_u32(v, amask), place);
+	};
+	const int32_t n = w & ~3;
+	for (int32_t i = 0; i < n; i += 4) {
+		const uint8_t *q = s.p[0] + 8 * int64_t(i);
+		const uint16x8_t h0 = load_u16x8(q), h1 = load_u16x8(q + 16);
+		const uint32x4_t p01 = vpaddq_u32(pixel(vget_low_u16(h0)), pixel(vget_high_u16(h0)));
+		const uint32x4_t p23 = vpaddq_u32(pixel(vget_low_u16(h1)), pixel(vget_high_u16(h1)));
+		vst1q_u8(d + 4 * int64_t(i), vreinterpretq_u8_u32(vorrq_u32(vpaddq_u32(p01, p23), aset)));
+	}
+	rgb_span<S, D>(s, d, n, w, false);
+}
+
+template <uint32_t Code, bool Alpha, class D>
+struct Fast<SHalf<Code, Alpha>, D> {
+	static constexpr RowFn fn = &half_row_neon<SHalf<Code, Alpha>, D>;
+};
+
 #endif // __aarch64__
