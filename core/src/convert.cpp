@@ -126,7 +126,7 @@ bool env_force_scalar() {
 }
 
 RowFn find_kernel(uint32_t src, uint32_t dst, const ConvertOptions &opt) {
-	[[maybe_unused]] Isa isa = std::min(best_isa(), opt.max_isa); // unread without x86 tables
+	[[maybe_unused]] Isa isa = std::min(best_isa(), opt.max_isa); // unread with only the scalar table
 	if (opt.force_scalar || env_force_scalar()) isa = Isa::Scalar;
 	// The best table built at or below isa.
 	std::span<const KernelEntry> table = detail::kernels_scalar();
@@ -138,6 +138,9 @@ RowFn find_kernel(uint32_t src, uint32_t dst, const ConvertOptions &opt) {
 #endif
 #if PP_HAVE_KERNELS_AVX2
 	if (isa >= Isa::AVX2) table = detail::kernels_avx2();
+#endif
+#if PP_HAVE_KERNELS_NEON
+	if (isa >= Isa::Neon) table = detail::kernels_neon();
 #endif
 	for (const KernelEntry &k : table)
 		if (k.src == src && k.dst == dst) return k.fn;
@@ -324,6 +327,7 @@ const char *isa_name(Isa isa) {
 	case Isa::SSE2: return "sse2";
 	case Isa::SSSE3: return "ssse3";
 	case Isa::AVX2: return "avx2";
+	case Isa::Neon: return "neon";
 	}
 	return "unknown";
 }
@@ -343,6 +347,9 @@ Isa best_isa() {
 #if PP_HAVE_KERNELS_SSE2
 		if (__builtin_cpu_supports("sse2")) return Isa::SSE2;
 #endif
+#endif
+#if PP_HAVE_KERNELS_NEON
+		return Isa::Neon; // ASIMD is part of the arm64 baseline: nothing to detect
 #endif
 		return Isa::Scalar;
 	}();

@@ -43,5 +43,6 @@ std::span<const KernelEntry> kernels_scalar();
 std::span<const KernelEntry> kernels_sse2();
 std::span<const KernelEntry> kernels_ssse3();
 std::span<const KernelEntry> kernels_avx2();
+std::span<const KernelEntry> kernels_neon();
 
 } // namespace pixelport::core::detail

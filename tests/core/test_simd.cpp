@@ -58,8 +58,8 @@ TEST_P(SimdMatchesScalar, ForEveryWidthPaddingAndColourSetting) {
 				o.force_scalar = true;
 				ASSERT_EQ(convert_image(src.img, ref.img, o), Status::Ok);
 				o.force_scalar = false;
-				for (int isa = 1; isa <= static_cast<int>(best_isa()); ++isa) {
-					o.max_isa = static_cast<Isa>(isa);
+				for (Isa isa : test::simd_isas()) {
+					o.max_isa = isa;
 					std::memset(out.img.data, 0xAB, out.img.size);
 					ASSERT_EQ(convert_image(src.img, out.img, o), Status::Ok);
 					ASSERT_EQ(out.bytes(), ref.bytes()) << isa_name(o.max_isa) << " width " << w
@@ -99,10 +99,10 @@ void expect_all_isas_match(const test::TestSrc &src, uint32_t dst_code) {
 	ConvertOptions o;
 	o.force_scalar = true;
 	ASSERT_EQ(convert_image(src.img, ref.img, o), Status::Ok);
-	for (int isa = 1; isa <= static_cast<int>(best_isa()); ++isa) {
+	for (Isa isa : test::simd_isas()) {
 		auto out = test::make_dst(dst_code, src.img.width, src.img.height, 0, 0);
 		o = {};
-		o.max_isa = static_cast<Isa>(isa);
+		o.max_isa = isa;
 		ASSERT_EQ(convert_image(src.img, out.img, o), Status::Ok);
 		EXPECT_EQ(out.bytes(), ref.bytes())
 			<< format_name(src.img.fourcc) << " -> " << format_name(dst_code) << " " << isa_name(o.max_isa);
@@ -112,10 +112,10 @@ void expect_all_isas_match(const test::TestSrc &src, uint32_t dst_code) {
 	o.alpha = AlphaMode::Straight;
 	o.force_scalar = true;
 	ASSERT_EQ(convert_image(src.img, ref.img, o), Status::Ok);
-	for (int isa = 1; isa <= static_cast<int>(best_isa()); ++isa) {
+	for (Isa isa : test::simd_isas()) {
 		auto out = test::make_dst(dst_code, src.img.width, src.img.height, 0, 0);
 		o.force_scalar = false;
-		o.max_isa = static_cast<Isa>(isa);
+		o.max_isa = isa;
 		ASSERT_EQ(convert_image(src.img, out.img, o), Status::Ok);
 		EXPECT_EQ(out.bytes(), ref.bytes()) << format_name(src.img.fourcc) << " -> " << format_name(dst_code)
 						    << " straight " << isa_name(o.max_isa);
@@ -184,8 +184,8 @@ TEST(EveryValue, P010CodesConvertAlikeOnEveryIsaForEveryMatrixAndRange) {
 				auto ref = test::make_dst(d, 2048, 2, 0, 0);
 				ASSERT_EQ(convert_image(src.img, ref.img, o), Status::Ok);
 				o.force_scalar = false;
-				for (int isa = 1; isa <= static_cast<int>(best_isa()); ++isa) {
-					o.max_isa = static_cast<Isa>(isa);
+				for (Isa isa : test::simd_isas()) {
+					o.max_isa = isa;
 					auto out = test::make_dst(d, 2048, 2, 0, 0);
 					ASSERT_EQ(convert_image(src.img, out.img, o), Status::Ok);
 					EXPECT_EQ(out.bytes(), ref.bytes())
@@ -208,6 +208,21 @@ TEST(EveryValue, HalfFloatsConvertAlikeOnEveryIsa) {
 	}
 	for (uint32_t d : {fourcc::ARGB8888, fourcc::XRGB8888, fourcc::ABGR2101010, fourcc::XBGR2101010})
 		expect_all_isas_match(src, d);
+}
+
+} // namespace
+} // namespace pixelport::core
+
+namespace pixelport::core {
+namespace {
+
+// arm64 always has NEON (ASIMD is baseline), x86 never.
+TEST(BestIsa, NeonExactlyOnArm64) {
+#if defined(__aarch64__)
+	EXPECT_EQ(best_isa(), Isa::Neon);
+#else
+	EXPECT_NE(best_isa(), Isa::Neon);
+#endif
 }
 
 } // namespace

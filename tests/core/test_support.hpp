@@ -19,6 +19,20 @@
 
 namespace pixelport::core::test {
 
+// The instruction sets above scalar whose tables this CPU runs, each a distinct table:
+// x86's from SSE2 up to best_isa(); on arm64 only Neon (x86 caps select scalar there).
+inline std::vector<Isa> simd_isas() {
+	std::vector<Isa> out;
+	for (int i = 1; i <= static_cast<int>(best_isa()); ++i) {
+		const Isa isa = static_cast<Isa>(i);
+#if defined(__aarch64__)
+		if (isa != Isa::Neon) continue;
+#endif
+		out.push_back(isa);
+	}
+	return out;
+}
+
 // `size` bytes whose last byte is immediately followed by a PROT_NONE page, so any
 // read or write past the end faults (also under ASan, which does not see mmap memory
 // as poisoned but does not hide the fault either). The start is wherever that puts

@@ -125,7 +125,10 @@ YuvMatrix default_yuv_matrix(int32_t width, int32_t height);
 
 // Instruction sets the kernels come in. Chosen once per call: the best the CPU has,
 // capped by ConvertOptions::max_isa (and by force_scalar / PIXELPORT_FORCE_SCALAR=1).
-enum class Isa : uint8_t { Scalar, SSE2, SSSE3, AVX2 };
+// Levels order within one architecture: x86's ascend from SSE2 to AVX2; Neon (ASIMD, the
+// arm64 baseline) is arm64's only one, last so that it caps nothing on x86. On arm64 a cap
+// below Neon gives scalar.
+enum class Isa : uint8_t { Scalar, SSE2, SSSE3, AVX2, Neon };
 const char *isa_name(Isa isa);
 Isa best_isa(); // what this CPU supports (ignores PIXELPORT_FORCE_SCALAR)
 
@@ -183,7 +186,7 @@ struct ConvertOptions {
 	enum class Stores : uint8_t { Auto, Cached, Streaming };
 	Stores stores = Stores::Auto;
 	bool force_scalar = false; // also forced by env PIXELPORT_FORCE_SCALAR=1
-	Isa max_isa = Isa::AVX2; // cap, for tests and benchmarks
+	Isa max_isa = Isa::Neon; // cap, for tests and benchmarks (the last value: no cap)
 };
 
 // Destination bytes of one call above which Stores::Auto streams: the larger of

@@ -1,0 +1,366 @@
+// Internal: hand-written NEON (arm64 ASIMD) rows, the arm64 counterpart of rows_simd.hpp.
+// Each specialises Fast<S, D> from rows_impl.hpp, does the same integer / exactly
+// representable float arithmetic as the template, lane for lane, and finishes the row
+// with the template (widths that are not a multiple of the step). Loads never reach
+// beyond the bytes of the row's own pixels. Structured loads (vld2/vld3/vld4) split
+// interleaved channels and vst4 writes B G R A, so no shuffles are needed.
+#if defined(__aarch64__)
+
+// Rows of 16- and 32-bit words may start at any byte (strides and x are not aligned):
+// byte loads, reinterpreted.
+inline uint16x8_t load_u16x8(const uint8_t *p) { return vreinterpretq_u16_u8(vld1q_u8(p)); }
+inline uint32x4_t load_u32x4(const uint8_t *p) { return vreinterpretq_u32_u8(vld1q_u8(p)); }
+
+// ---- straight alpha: premultiply a finished destination row in place ----------------------
+// The fast rows write the straight colour and the stored alpha exactly as the template does
+// before it premultiplies; this pass applies premul<D::amax>() of rows_impl.hpp to them.
+// 8 bits: round(c * a / 255) == (t + (t >> 8)) >> 8 with t = c * a + 128 (c * a / 255 is
+// never a tie; t + (t >> 8) < 2^16, so vaddhn is exact). 10-bit colour, 2-bit alpha:
+// (2ca + 3) / 6 == ((2ca + 3) * 10923) >> 16 for 2ca + 3 <= 6141.
+template <class D>
+void premultiply_row(uint8_t *d, int32_t w) {
+	static_assert(D::alpha);
+	int32_t i = 0;
+	if constexpr (D::cb == 8) {
+		const uint16x8_t r128 = vdupq_n_u16(128);
+		auto mul = [&](uint8x8_t c, uint8x8_t a) {
+			const uint16x8_t t = vaddq_u16(vmull_u8(c, a), r128);
+			return vaddhn_u16(t, vshrq_n_u16(t, 8));
+		};
+		for (; i + 16 <= w; i += 16) {
+			uint8_t *p = d + 4 * int64_t(i);
+			uint8x16x4_t x = vld4q_u8(p); // B G R A
+			const uint8x16_t a = x.val[3];
+			for (int k = 0; k < 3; ++k)
+				x.val[k] = vcombine_u8(mul(vget_low_u8(x.val[k]), vget_low_u8(a)),
+					mul(vget_high_u8(x.val[k]), vget_high_u8(a)));
+			vst4q_u8(p, x);
+		}
+	} else {
+		static_assert(D::cb == 10 && D::ab == 2);
+		const uint32x4_t ten = vdupq_n_u32(1023), three = vdupq_n_u32(3), k = vdupq_n_u32(10923);
+		for (; i + 4 <= w; i += 4) {
+			uint8_t *p = d + 4 * int64_t(i);
+			const uint32x4_t x = vreinterpretq_u32_u8(vld1q_u8(p)), a = vshrq_n_u32(x, 30);
+			auto ch = [&](uint32x4_t c) {
+				const uint32x4_t n = vaddq_u32(vshlq_n_u32(vmulq_u32(vandq_u32(c, ten), a), 1), three);
+				return vshrq_n_u32(vmulq_u32(n, k), 16);
+			};
+			const uint32x4_t o =
+				vorrq_u32(vorrq_u32(vshlq_n_u32(a, 30), vshlq_n_u32(ch(vshrq_n_u32(x, 20)), 20)),
+					vorrq_u32(vshlq_n_u32(ch(vshrq_n_u32(x, 10)), 10), ch(x)));
+			vst1q_u8(p, vreinterpretq_u8_u32(o));
+		}
+	}
+	for (; i < w; ++i) {
+		const uint32_t v = ld32(d + 4 * int64_t(i)), m = (1u << D::cb) - 1, a = v >> (3 * D::cb);
+		uint32_t o = a << (3 * D::cb);
+		for (int k = 0; k < 3; ++k) o |= premul<D::amax>(v >> (k * D::cb) & m, a) << (k * D::cb);
+		st32(d + 4 * int64_t(i), o);
+	}
+}
+
+// Straight alpha through a hand-written row: the row as for premultiplied input, then
+// premultiply_row(); X targets (alpha not stored) take the template. False: not straight.
+template <class S, class D, RowFn Row>
+inline bool straight_alpha(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (!(S::alpha && c.premultiply)) return false;
+	if constexpr (D::alpha) {
+		RowParams plain = c;
+		plain.premultiply = false;
+		Row(s, d, w, plain);
+		premultiply_row<D>(d, w);
+	} else {
+		rgb_span<S, D>(s, d, 0, w, true);
+	}
+	return true;
+}
+
+// ---- 24/32-bit byte RGB, 16 pixels per step -----------------------------------------------
+// vld3/vld4 split the channels, vst4 writes them as B G R A.
+template <class S, class D>
+void bytes_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (straight_alpha<S, D, &bytes_row_neon<S, D>>(s, d, w, c)) return;
+	constexpr bool keep_a = S::a >= 0 && D::alpha;
+	const uint8_t *p = s.p[0];
+	const int32_t n = w & ~15;
+	for (int32_t i = 0; i < n; i += 16) {
+		const uint8_t *q = p + S::bpp * int64_t(i);
+		uint8x16x4_t px;
+		if constexpr (S::bpp == 3) {
+			const uint8x16x3_t x = vld3q_u8(q);
+			px.val[0] = x.val[S::b];
+			px.val[1] = x.val[S::g];
+			px.val[2] = x.val[S::r];
+			px.val[3] = vdupq_n_u8(0xff);
+		} else {
+			const uint8x16x4_t x = vld4q_u8(q);
+			px.val[0] = x.val[S::b];
+			px.val[1] = x.val[S::g];
+			px.val[2] = x.val[S::r];
+			px.val[3] = keep_a ? x.val[S::a < 0 ? 0 : S::a] : vdupq_n_u8(0xff);
+		}
+		vst4q_u8(d + 4 * int64_t(i), px);
+	}
+	rgb_span<S, D>(s, d, n, w, false);
+}
+
+template <uint32_t Code, int Bpp, int R, int G, int B, int A, class D>
+struct Fast<SBytes<Code, Bpp, R, G, B, A>, D> {
+	static constexpr RowFn fn = &bytes_row_neon<SBytes<Code, Bpp, R, G, B, A>, D>;
+};
+
+// ---- 16-bit RGB words -> 8 bits, 16 pixels per step ----------------------------------------
+// Fields are extracted and bit-replicated in 16-bit lanes (expand() of the template),
+// narrowed to bytes and written by vst4.
+template <int Shift, int Bits>
+inline uint8x8_t field8(uint16x8_t v) {
+	uint16x8_t f = v;
+	if constexpr (Shift > 0) f = vshrq_n_u16(v, Shift > 0 ? Shift : 1);
+	f = vandq_u16(f, vdupq_n_u16((1 << Bits) - 1));
+	if constexpr (Bits == 1)
+		f = vmulq_n_u16(f, 255);
+	else if constexpr (Bits == 4)
+		f = vorrq_u16(vshlq_n_u16(f, 4), f);
+	else // 5 or 6: v << (8 - Bits) | v >> (2 * Bits - 8)
+		f = vorrq_u16(vshlq_n_u16(f, 8 - Bits), vshrq_n_u16(f, 2 * Bits - 8));
+	return vmovn_u16(f);
+}
+
+template <class S, class D, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB>
+void word16_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (straight_alpha<S, D, &word16_row_neon<S, D, RS, RB, GS, GB, BS, BB, AS, AB>>(s, d, w, c)) return;
+	constexpr bool keep_a = D::alpha && AB > 0;
+	const int32_t n = w & ~15;
+	for (int32_t i = 0; i < n; i += 16) {
+		const uint16x8_t v0 = load_u16x8(s.p[0] + 2 * int64_t(i)),
+				 v1 = load_u16x8(s.p[0] + 2 * int64_t(i) + 16);
+		uint8x16x4_t px;
+		px.val[0] = vcombine_u8(field8<BS, BB>(v0), field8<BS, BB>(v1));
+		px.val[1] = vcombine_u8(field8<GS, GB>(v0), field8<GS, GB>(v1));
+		px.val[2] = vcombine_u8(field8<RS, RB>(v0), field8<RS, RB>(v1));
+		if constexpr (keep_a)
+			px.val[3] = vcombine_u8(field8<AS, (AB > 0 ? AB : 1)>(v0), field8<AS, (AB > 0 ? AB : 1)>(v1));
+		else
+			px.val[3] = vdupq_n_u8(0xff);
+		vst4q_u8(d + 4 * int64_t(i), px);
+	}
+	rgb_span<S, D>(s, d, n, w, false);
+}
+
+template <uint32_t Code, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB, class D>
+struct Fast<SWord16<Code, RS, RB, GS, GB, BS, BB, AS, AB>, D> {
+	static constexpr RowFn fn =
+		&word16_row_neon<SWord16<Code, RS, RB, GS, GB, BS, BB, AS, AB>, D, RS, RB, GS, GB, BS, BB, AS, AB>;
+};
+
+// ---- 8-bit YUV -> RGB in 16-bit lanes, 16 pixels per step ----------------------------------
+// yuv16_chroma / yuv16_luma / yuv16_out of rows_impl.hpp: vqrdmulh is pmulhrsw's
+// (a * b + 2^14) >> 15 (it saturates only for -32768 * -32768, and no coefficient is
+// -32768), vqadd is paddsw, vqmovun after the shift clamps to 0..255.
+// Loaders give the luma of even and odd pixels of 8 pairs apart, so each lines up with the
+// chroma of its pair without duplication.
+template <class S>
+struct Yuv16NeonLoad;
+
+template <uint32_t Code, int U, int V>
+struct Yuv16NeonLoad<SSemi<Code, U, V>> {
+	static void load(const RowSrc &s, int32_t i, uint8x8_t &ye, uint8x8_t &yo, uint8x8_t &u, uint8x8_t &v) {
+		const uint8x8x2_t y = vld2_u8(s.p[0] + i), c = vld2_u8(s.p[1] + i);
+		ye = y.val[0];
+		yo = y.val[1];
+		u = c.val[U];
+		v = c.val[V];
+	}
+};
+
+template <uint32_t Code, int UP, int VP>
+struct Yuv16NeonLoad<SPlanar<Code, UP, VP>> {
+	static void load(const RowSrc &s, int32_t i, uint8x8_t &ye, uint8x8_t &yo, uint8x8_t &u, uint8x8_t &v) {
+		const uint8x8x2_t y = vld2_u8(s.p[0] + i);
+		ye = y.val[0];
+		yo = y.val[1];
+		u = vld1_u8(s.p[UP] + i / 2);
+		v = vld1_u8(s.p[VP] + i / 2);
+	}
+};
+
+template <uint32_t Code, int Y0, int U, int Y1, int V>
+struct Yuv16NeonLoad<SPacked422<Code, Y0, U, Y1, V>> {
+	static void load(const RowSrc &s, int32_t i, uint8x8_t &ye, uint8x8_t &yo, uint8x8_t &u, uint8x8_t &v) {
+		const uint8x8x4_t x = vld4_u8(s.p[0] + 2 * int64_t(i));
+		ye = x.val[Y0];
+		yo = x.val[Y1];
+		u = x.val[U];
+		v = x.val[V];
+	}
+};
+
+template <class S, class D>
+void yuv16_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	static_assert(D::cb == 8 && !D::bgr);
+	const int16x8_t yoff = vdupq_n_s16(static_cast<int16_t>(c.y_off)), coff = vdupq_n_s16(128);
+	const int16x8_t cy = vdupq_n_s16(static_cast<int16_t>(c.y_mul14)), r32 = vdupq_n_s16(32);
+	const int16x8_t krv = vdupq_n_s16(static_cast<int16_t>(c.rv)), kgu = vdupq_n_s16(static_cast<int16_t>(-c.gu));
+	const int16x8_t kgv = vdupq_n_s16(static_cast<int16_t>(-c.gv)), kbu = vdupq_n_s16(static_cast<int16_t>(c.bu));
+	auto s16 = [](uint8x8_t x) { return vreinterpretq_s16_u16(vmovl_u8(x)); };
+	auto luma = [&](uint8x8_t y) {
+		return vaddq_s16(vqrdmulhq_s16(vshlq_n_s16(vsubq_s16(s16(y), yoff), 7), cy), r32);
+	};
+	auto out = [](int16x8_t y, int16x8_t t) { return vqmovun_s16(vshrq_n_s16(vqaddq_s16(y, t), 6)); };
+	// Even and odd pixels' bytes back into pixel order.
+	auto zip = [](uint8x8_t e, uint8x8_t o) {
+		const uint8x8x2_t z = vzip_u8(e, o);
+		return vcombine_u8(z.val[0], z.val[1]);
+	};
+	const int32_t n = w & ~15;
+	for (int32_t i = 0; i < n; i += 16) {
+		uint8x8_t y8[2], u8, v8;
+		Yuv16NeonLoad<S>::load(s, i, y8[0], y8[1], u8, v8);
+		const int16x8_t u = vshlq_n_s16(vsubq_s16(s16(u8), coff), 8);
+		const int16x8_t v = vshlq_n_s16(vsubq_s16(s16(v8), coff), 8);
+		const int16x8_t tr = vqrdmulhq_s16(v, krv);
+		const int16x8_t tg = vqaddq_s16(vqrdmulhq_s16(u, kgu), vqrdmulhq_s16(v, kgv));
+		const int16x8_t tb = vqrdmulhq_s16(u, kbu);
+		const int16x8_t ye = luma(y8[0]), yo = luma(y8[1]);
+		uint8x16x4_t px;
+		px.val[0] = zip(out(ye, tb), out(yo, tb));
+		px.val[1] = zip(out(ye, tg), out(yo, tg));
+		px.val[2] = zip(out(ye, tr), out(yo, tr));
+		px.val[3] = vdupq_n_u8(0xff);
+		vst4q_u8(d + 4 * int64_t(i), px);
+	}
+	yuv_span<S, D>(s, d, n, w, c);
+}
+
+template <class S, class D>
+	requires requires { &Yuv16NeonLoad<S>::load; }
+struct Fast<S, D> {
+	static constexpr RowFn fn = &yuv16_row_neon<S, D>;
+};
+
+// ---- 2:10:10:10 -> 8 bits, 8 pixels per step -----------------------------------------------
+// c10to8() in 32-bit lanes, narrowed to bytes for vst4.
+template <class S, class D>
+void w2101010_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (straight_alpha<S, D, &w2101010_row_neon<S, D>>(s, d, w, c)) return;
+	constexpr bool keep_a = D::alpha && S::alpha;
+	const uint32x4_t ten = vdupq_n_u32(1023), k = vdupq_n_u32(1021), rnd = vdupq_n_u32(2041);
+	auto c10 = [&](uint32x4_t v) { return vmovn_u32(vshrq_n_u32(vmlaq_u32(rnd, vandq_u32(v, ten), k), 12)); };
+	auto bytes = [](uint16x4_t a, uint16x4_t b) { return vmovn_u16(vcombine_u16(a, b)); };
+	const int32_t n = w & ~7;
+	for (int32_t i = 0; i < n; i += 8) {
+		const uint8_t *q = s.p[0] + 4 * int64_t(i);
+		const uint32x4_t x[2] = {load_u32x4(q), load_u32x4(q + 16)};
+		uint16x4_t hi[2], g[2], lo[2], a[2];
+		for (int h = 0; h < 2; ++h) {
+			hi[h] = c10(vshrq_n_u32(x[h], 20));
+			g[h] = c10(vshrq_n_u32(x[h], 10));
+			lo[h] = c10(x[h]);
+			a[h] = vmovn_u32(vmulq_n_u32(vshrq_n_u32(x[h], 30), 85));
+		}
+		uint8x8x4_t px;
+		px.val[0] = S::bgr ? bytes(hi[0], hi[1]) : bytes(lo[0], lo[1]);
+		px.val[1] = bytes(g[0], g[1]);
+		px.val[2] = S::bgr ? bytes(lo[0], lo[1]) : bytes(hi[0], hi[1]);
+		px.val[3] = keep_a ? bytes(a[0], a[1]) : vdup_n_u8(0xff);
+		vst4_u8(d + 4 * int64_t(i), px);
+	}
+	rgb_span<S, D>(s, d, n, w, false);
+}
+
+template <uint32_t Code, bool Bgr, bool Alpha, class D>
+	requires(D::cb == 8)
+struct Fast<S2101010<Code, Bgr, Alpha>, D> {
+	static constexpr RowFn fn = &w2101010_row_neon<S2101010<Code, Bgr, Alpha>, D>;
+};
+
+// ---- 10-bit YUV (P010) -> RGB, 16 pixels per step ------------------------------------------
+// yuv_pixel() of rows_impl.hpp in 32-bit lanes (10-bit terms do not fit 16 bits). vuzp
+// splits luma into even and odd pixels and chroma into Cb and Cr of 8 pairs; vzip puts
+// the finished pixels back in order.
+template <class S, class D>
+void p010_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	using M = YuvMath<S, D>;
+	const int32x4_t yoff = vdupq_n_s32(c.y_off << (S::bits - 8)), coff = vdupq_n_s32(M::coff);
+	const int32x4_t rnd = vdupq_n_s32(M::rnd), maxv = vdupq_n_s32(M::maxv), zero = vdupq_n_s32(0);
+	const uint32x4_t amax = vdupq_n_u32(D::amax << (3 * D::cb));
+	auto s32 = [](uint16x4_t x) { return vreinterpretq_s32_u32(vmovl_u16(x)); };
+	auto channel = [&](int32x4_t y, int32x4_t t) {
+		return vreinterpretq_u32_s32(vminq_s32(vmaxq_s32(vshrq_n_s32(vaddq_s32(y, t), M::shift), zero), maxv));
+	};
+	auto pack = [&](int32x4_t y, int32x4_t rc, int32x4_t gc, int32x4_t bc) {
+		const uint32x4_t r = channel(y, rc), g = channel(y, gc), b = channel(y, bc);
+		const uint32x4_t lo = D::bgr ? r : b, hi = D::bgr ? b : r;
+		return vorrq_u32(vorrq_u32(vshlq_n_u32(hi, 2 * D::cb), vshlq_n_u32(g, D::cb)), vorrq_u32(lo, amax));
+	};
+	const int32_t n = w & ~15;
+	for (int32_t i = 0; i < n; i += 16) {
+		const uint8_t *py = s.p[0] + 2 * int64_t(i), *pc = s.p[1] + 2 * int64_t(i);
+		const uint16x8_t y0 = vshrq_n_u16(load_u16x8(py), 6), y1 = vshrq_n_u16(load_u16x8(py + 16), 6);
+		const uint16x8_t c0 = vshrq_n_u16(load_u16x8(pc), 6), c1 = vshrq_n_u16(load_u16x8(pc + 16), 6);
+		const uint16x8_t ye = vuzp1q_u16(y0, y1), yo = vuzp2q_u16(y0, y1);
+		const uint16x8_t u16 = vuzp1q_u16(c0, c1), v16 = vuzp2q_u16(c0, c1);
+		for (int h = 0; h < 2; ++h) { // pairs 4h .. 4h+3: pixels 8h .. 8h+7
+			const int32x4_t u = vsubq_s32(s32(h ? vget_high_u16(u16) : vget_low_u16(u16)), coff);
+			const int32x4_t v = vsubq_s32(s32(h ? vget_high_u16(v16) : vget_low_u16(v16)), coff);
+			const int32x4_t rc = vmlaq_n_s32(rnd, v, c.rv);
+			const int32x4_t gc = vmlsq_n_s32(vmlsq_n_s32(rnd, u, c.gu), v, c.gv);
+			const int32x4_t bc = vmlaq_n_s32(rnd, u, c.bu);
+			const int32x4_t e =
+				vmulq_n_s32(vsubq_s32(s32(h ? vget_high_u16(ye) : vget_low_u16(ye)), yoff), c.y_mul);
+			const int32x4_t o =
+				vmulq_n_s32(vsubq_s32(s32(h ? vget_high_u16(yo) : vget_low_u16(yo)), yoff), c.y_mul);
+			const uint32x4_t pe = pack(e, rc, gc, bc), po = pack(o, rc, gc, bc);
+			uint8_t *out = d + 4 * (int64_t(i) + 8 * h);
+			vst1q_u8(out, vreinterpretq_u8_u32(vzip1q_u32(pe, po)));
+			vst1q_u8(out + 16, vreinterpretq_u8_u32(vzip2q_u32(pe, po)));
+		}
+	}
+	yuv_span<S, D>(s, d, n, w, c);
+}
+
+template <class D>
+struct Fast<SP010, D> {
+	static constexpr RowFn fn = &p010_row_neon<SP010, D>;
+};
+
+// ---- half float RGBA, 4 pixels per step ----------------------------------------------------
+// fcvtl is exact for every half. Matching half_to_n(): any sign bit (the half's own, so
+// NaN signs cannot be lost) gives 0; fminnm gives 1 for NaN and Inf, as the template's finite
+// stand-in does; then f * max + 0.5 in the same two float operations and truncation.
+// Each pixel's R G B A lanes are shifted to their places and added pairwise into one word.
+template <class S, class D>
+void half_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	if (straight_alpha<S, D, &half_row_neon<S, D>>(s, d, w, c)) return;
+	constexpr int cb = D::cb;
+	constexpr bool keep_a = D::alpha && S::alpha;
+	const float mc = static_cast<float>((1 << cb) - 1), ma = static_cast<float>(D::amax);
+	const float32x4_t scale = {mc, mc, mc, ma}, one = vdupq_n_f32(1.0f), half = vdupq_n_f32(0.5f);
+	const int32x4_t place = {D::bgr ? 0 : 2 * cb, cb, D::bgr ? 2 * cb : 0, 3 * cb};
+	const uint32x4_t amask = {~0u, ~0u, ~0u, keep_a ? ~0u : 0u};
+	const uint32x4_t aset = vdupq_n_u32(keep_a ? 0u : D::amax << (3 * cb));
+	auto pixel = [&](uint16x4_t h) { // R G B A halves -> the pixel's fields, in place
+		const uint32x4_t neg = vreinterpretq_u32_s32(vmovl_s16(vshr_n_s16(vreinterpret_s16_u16(h), 15)));
+		float32x4_t f = vcvt_f32_f16(vreinterpret_f16_u16(h));
+		f = vminnmq_f32(vbslq_f32(neg, vdupq_n_f32(0.0f), f), one);
+		const uint32x4_t v = vcvtq_u32_f32(vaddq_f32(vmulq_f32(f, scale), half));
+		return vshlq_u32(vandq_u32(v, amask), place);
+	};
+	const int32_t n = w & ~3;
+	for (int32_t i = 0; i < n; i += 4) {
+		const uint8_t *q = s.p[0] + 8 * int64_t(i);
+		const uint16x8_t h0 = load_u16x8(q), h1 = load_u16x8(q + 16);
+		const uint32x4_t p01 = vpaddq_u32(pixel(vget_low_u16(h0)), pixel(vget_high_u16(h0)));
+		const uint32x4_t p23 = vpaddq_u32(pixel(vget_low_u16(h1)), pixel(vget_high_u16(h1)));
+		vst1q_u8(d + 4 * int64_t(i), vreinterpretq_u8_u32(vorrq_u32(vpaddq_u32(p01, p23), aset)));
+	}
+	rgb_span<S, D>(s, d, n, w, false);
+}
+
+template <uint32_t Code, bool Alpha, class D>
+struct Fast<SHalf<Code, Alpha>, D> {
+	static constexpr RowFn fn = &half_row_neon<SHalf<Code, Alpha>, D>;
+};
+
+#endif // __aarch64__
