@@ -137,6 +137,13 @@ ConvertedView *converted_view(wlr_buffer *buffer) {
 									: nullptr;
 }
 
+ConvertedView *shown_view(wlr_surface *surface) {
+	// While its state applies, the buffer is the state's; after, wlroots keeps only the
+	// texture's buffer, whose source lives while the texture reads it (pixman).
+	if (surface->current.buffer != nullptr) return converted_view(surface->current.buffer);
+	return surface->buffer != nullptr ? converted_view(surface->buffer->source) : nullptr;
+}
+
 void Conversions::Impl::release_source(ConvertedView *view) {
 	settle(view, false);
 	if (view->source == nullptr) return;
@@ -363,7 +370,7 @@ void Conversions::Impl::drop_job(SurfaceState *s) {
 	if (job == nullptr) return;
 	auto *j = static_cast<ViewJob *>(job.get());
 	std::erase(j->surfaces, s->ref());
-	if (!j->surfaces.empty()) return;
+	if (!j->surfaces.empty() || j->handed_back) return;
 	// Nobody waits for it: the workers stop it, and its image stops counting against the
 	// client at once (it is unmapped when the job is handed back, a band later at most).
 	workers->cancel(job);
@@ -389,6 +396,7 @@ void Conversions::Impl::job_done(const std::shared_ptr<ConvertJob> &done) {
 	PixelBuffer *source = job->source;
 	std::shared_ptr<ConvertedImage> image = job->image;
 	pixelport_plugin *plugin = owner->plugin();
+	job->handed_back = true;
 	source->after_read(); // a shrunk pool read as zeroes: say so
 	image->converting = false;
 	image->writer.reset();
@@ -404,7 +412,11 @@ void Conversions::Impl::job_done(const std::shared_ptr<ConvertJob> &done) {
 		}
 		image->pure_source = nullptr; // not this content: nobody shares it
 	}
-	for (const SurfaceRef &ref : std::exchange(job->surfaces, {})) {
+	// Each surface leaves the job's list as it is served: one served may apply states that drop
+	// another's job (drop_job then sees that surface still listed, and cancels nothing).
+	while (!job->surfaces.empty()) {
+		const SurfaceRef ref = job->surfaces.front();
+		job->surfaces.erase(job->surfaces.begin());
 		SurfaceState *s = plugin->surface_state(ref);
 		if (s == nullptr || s->conversion.job() != done) continue;
 		SurfaceConversion &c = s->conversion;
@@ -413,7 +425,7 @@ void Conversions::Impl::job_done(const std::shared_ptr<ConvertJob> &done) {
 		c.take_job();
 		// Applied before its conversion was done (or a later commit that shows what the
 		// surface showed): the surface shows this image from now on, redrawn.
-		ConvertedView *current = converted_view(s->surface->current.buffer);
+		ConvertedView *current = shown_view(s->surface);
 		const bool stale = job->ok && current != nullptr && current->applied &&
 			(current == view ||
 				(current->seq > seq && current->state != CommitState::Ready &&
@@ -482,11 +494,10 @@ void Conversions::Impl::supersede_all(SurfaceState *s, bool now) {
 
 void Conversions::Impl::release_early(SurfaceState *s) {
 	SurfaceConversion &c = s->conversion;
-	// Oldest first: the converting commit is before the waiting one in wlroots' cache.
-	ConvertedView *converting = c.job_view();
-	ConvertedView *waiting = c.waiting();
-	if (waiting != nullptr) unlock(s, waiting, true);
-	if (converting != nullptr) unlock(s, converting, true);
+	// Oldest first: the converting commit is before the waiting one in wlroots' cache. Each
+	// unlock may apply states and so destroy views that applied before: read them again after.
+	if (ConvertedView *converting = c.job_view()) unlock(s, converting, true);
+	if (ConvertedView *waiting = c.waiting()) unlock(s, waiting, true);
 }
 
 void Conversions::Impl::redraw(SurfaceState *s, ConvertedView *current) {
@@ -634,7 +645,9 @@ CommitState Conversions::Impl::admit_commit(SurfaceState *s, ConvertedView *view
 }
 
 void Conversions::release_held(SurfaceState *s) {
-	impl_->supersede_all(s, true);
+	// They apply now, their jobs going on: the surface (mapped again later, or given another
+	// role) shows their images once converted, as it would show its last buffer with stock.
+	impl_->release_early(s);
 	// Its own commit held for synchronized descendants applies now too; theirs when converted.
 	impl_->unlock_root(s);
 }

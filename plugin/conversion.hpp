@@ -272,8 +272,8 @@ public:
 	 */
 	void limit_held(SurfaceState *surface);
 	/**
-	 * Unlocks the surface's held commits now, superseded where not yet converted: the client
-	 * unmaps behind them or destroys their role object (see surface.cpp).
+	 * Unlocks the surface's held commits now (the client unmaps behind them or destroys their
+	 * role object: see surface.cpp); their conversions go on and show when done.
 	 */
 	void release_held(SurfaceState *surface);
 	/** From the surface's commit (state applied): a non-view buffer or null attach drops the image. */

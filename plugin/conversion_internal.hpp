@@ -90,6 +90,8 @@ struct ViewJob : ConvertJob {
 	std::shared_ptr<ConvertedImage> image;
 	/** Surfaces whose SurfaceConversion::job() this is. */
 	std::vector<SurfaceRef> surfaces;
+	/** job_done() runs or ran: its image is what it is, nothing cancels it. */
+	bool handed_back = false;
 };
 
 static_assert(std::is_standard_layout_v<ConvertedView>);
@@ -169,6 +171,8 @@ inline wl_client *client_of(SurfaceState *s) { return wl_resource_get_client(s->
 
 /** The view a wlr_buffer is, if it is one of ours. */
 ConvertedView *converted_view(wlr_buffer *buffer);
+/** The view the surface shows now, if it is one of ours (and still alive). */
+ConvertedView *shown_view(wlr_surface *surface);
 
 /** The views' wlr_buffer implementation (views.cpp). */
 extern const wlr_buffer_impl kConvertedViewImpl;

@@ -104,7 +104,14 @@ void ConvertWorkers::Impl::work() {
 		job->in_flight++;
 		if (job->start_ns == 0) job->start_ns = timing::monotonic_ns();
 		next = index + 1;
-		if (y1 >= job->dst.height) unqueue(job); // its last band: the next client's turn
+		if (y1 >= job->dst.height) {
+			unqueue(job); // its last band: the next client's turn
+		} else if (queues[index].jobs.size() > 1) {
+			// The client's jobs (one per surface) take turns too: a small window's frame does
+			// not wait behind its own client's large one.
+			queues[index].jobs.pop_front();
+			queues[index].jobs.push_back(job);
+		}
 		lock.unlock();
 		const core::Status status = core::convert_rows(job->src, job->dst, y0, y1, job->options);
 		lock.lock();

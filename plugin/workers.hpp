@@ -5,8 +5,10 @@
 // the workers read is fixed before submit() and kept alive by the job's owner until the job
 // is handed back), then goes on serving clients. Workers take one band at a time, round robin
 // over the clients that have work, so a client converting 8K frames as fast as it can delays
-// another client's frame by one band at most. A finished (or cancelled) job is handed back on
-// the main thread through an eventfd in the wl_event_loop: `done` runs there, never on a worker.
+// another client's frame by one band at most; within a client, its jobs (one per surface) take
+// turns the same way, so a small window's frame does not wait behind the same client's large
+// one. A finished (or cancelled) job is handed back on the main thread through an eventfd in the
+// wl_event_loop: `done` runs there, never on a worker.
 //
 // A band of a job is a run of whole rows (a multiple of 4: chroma rows are never split), so
 // several workers may convert one large image at once.

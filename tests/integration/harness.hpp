@@ -162,12 +162,17 @@ uint64_t main_thread_cpu_ns(pid_t pid);
  */
 size_t settle_at_most(size_t (*count)(pid_t), pid_t pid, size_t limit, int timeout_ms = 3000);
 
+/** A sanitizer build (AddressSanitizer or ThreadSanitizer): slower, with allocators of its own. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PIXELPORT_TEST_SANITIZED 1
+#endif
+
 /**
- * Slack for mapping counts: AddressSanitizer's allocator maps regions of its own (and keeps
- * freed memory in quarantine), so under it heap growth shows as mappings. Leaks there are
- * LeakSanitizer's job; the tight bound applies to the normal build.
+ * Slack for mapping counts: the sanitizers' allocators map regions of their own (and
+ * AddressSanitizer keeps freed memory in quarantine), so under them heap growth shows as
+ * mappings. Leaks there are LeakSanitizer's job; the tight bound applies to the normal build.
  */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(PIXELPORT_TEST_SANITIZED)
 inline constexpr size_t kMapsSlack = 64;
 #else
 inline constexpr size_t kMapsSlack = 0;
@@ -175,10 +180,10 @@ inline constexpr size_t kMapsSlack = 0;
 
 /**
  * Latency bound for a well-behaved client while another one misbehaves: a probe roundtrip or
- * frame must come within kProbeLatencyMs. AddressSanitizer slows the compositor several times
- * (every byte copied and converted is checked), so its build gets kLatencyScale times as long.
+ * frame must come within kProbeLatencyMs. The sanitizers slow the compositor several times
+ * (every byte copied and converted is checked), so their builds get kLatencyScale times as long.
  */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(PIXELPORT_TEST_SANITIZED)
 inline constexpr int kLatencyScale = 4;
 #else
 inline constexpr int kLatencyScale = 1;
@@ -271,8 +276,9 @@ private:
 struct AttackArena {
 	/** RSS the compositor may keep after an attacker left: malloc keeps some freed heap; under
 	 * AddressSanitizer freed memory sits in its quarantine instead (64 MiB in the compositors
-	 * CompositorFixture starts, with redzones and allocator caches on top). */
-#if defined(__SANITIZE_ADDRESS__)
+	 * CompositorFixture starts, with redzones and allocator caches on top); ThreadSanitizer's
+	 * allocator and shadow keep some too. */
+#if defined(PIXELPORT_TEST_SANITIZED)
 	static constexpr size_t kRssSlackKib = 320 * 1024;
 #else
 	static constexpr size_t kRssSlackKib = 8 * 1024;

@@ -1,0 +1,626 @@
+// The commit path's invariants (docs/design.md, "The commit path"), checked in-process where
+// the server's state can be read after every dispatch: what each surface shows is a complete
+// conversion of a commit its client made (never an image being written, never a cancelled one),
+// what wlroots caches for a surface stays bounded however fast its client commits, the images a
+// client is charged for are those it shows, converts and waits for, timing reports keep commit
+// order, a small surface is not queued behind its own client's large one, and teardown in any
+// order frees everything once. A seeded random sequence of legal requests (the commit-path
+// fuzzer) drives the same checks; PIXELPORT_COMMIT_FUZZ_SEED replays one seed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "api_host.hpp"
+
+namespace {
+
+using namespace pixelport::test;
+
+// Commits a surface may make behind its oldest held one (conversion.cpp's kMaxCommitsBehind),
+// plus the held ones themselves (the converting and the waiting commit).
+constexpr int kMaxCached = 4 + 2;
+
+// RGB888 (converted to XRGB8888 on pixman): bytes B, G, R per pixel.
+constexpr uint32_t kStoredBpp = 3;
+
+// A wl_shm buffer of one solid colour in its own memfd pool.
+struct Buffer {
+	wl_buffer *buffer = nullptr;
+	int32_t width = 0, height = 0;
+	uint32_t format = WL_SHM_FORMAT_RGB888;
+	uint8_t *map = nullptr;
+	size_t size = 0;
+	int32_t stride = 0;
+	bool busy = false;
+};
+
+const wl_buffer_listener kBufferListener = {
+	.release = [](void *data, wl_buffer *) { static_cast<Buffer *>(data)->busy = false; },
+};
+
+// The server with what the commit path needs: wlr_compositor and wl_subcompositor (roles
+// without a shell), wl_shm of the plugin, and its timing log.
+class PathHost : public Host {
+public:
+	explicit PathHost(uint32_t threads = 1, const char *log = nullptr, bool compositor_first = false) {
+		if (compositor_first) compositor = wlr_compositor_create(display, 6, renderer);
+		pixelport_options options{};
+		options.struct_size = sizeof options;
+		options.convert_threads = threads;
+		options.timing_log_path = log;
+		pp = pixelport_create(display, renderer, &options);
+		if (pp == nullptr) return;
+		pixelport_shm_create(pp, 2);
+		if (!compositor_first) compositor = wlr_compositor_create(display, 6, renderer);
+		wlr_subcompositor_create(display);
+		pixelport_attach_compositor(pp, compositor);
+		listen();
+	}
+
+	// One turn of each side, waiting up to `ms` for the server's sources (workers' hand-backs).
+	void pump(int ms = 0) {
+		wl_display_flush(conn);
+		wl_event_loop_dispatch(wl_display_get_event_loop(display), ms);
+		wl_display_flush_clients(display);
+		while (wl_display_prepare_read(conn) != 0) wl_display_dispatch_pending(conn);
+		pollfd pfd = {wl_display_get_fd(conn), POLLIN, 0};
+		if (poll(&pfd, 1, 0) > 0) {
+			wl_display_read_events(conn);
+		} else {
+			wl_display_cancel_read(conn);
+		}
+		wl_display_dispatch_pending(conn);
+	}
+
+	Buffer *buffer(int32_t w, int32_t h, uint32_t format = WL_SHM_FORMAT_RGB888) {
+		auto b = std::make_unique<Buffer>();
+		b->width = w;
+		b->height = h;
+		b->format = format;
+		if (format == WL_SHM_FORMAT_NV12) {
+			b->stride = w;
+			b->size = static_cast<size_t>(w) * h * 3 / 2;
+		} else {
+			b->stride = (w * static_cast<int32_t>(kStoredBpp) + 3) & ~3;
+			b->size = static_cast<size_t>(b->stride) * h;
+		}
+		int fd = memfd_create("buffer", MFD_CLOEXEC);
+		if (fd < 0 || ftruncate(fd, static_cast<off_t>(b->size)) != 0) return nullptr;
+		b->map = static_cast<uint8_t *>(mmap(nullptr, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+		wl_shm_pool *pool = wl_shm_create_pool(registry.shm, fd, static_cast<int32_t>(b->size));
+		close(fd);
+		b->buffer = wl_shm_pool_create_buffer(pool, 0, w, h, b->stride, format);
+		wl_shm_pool_destroy(pool); // the buffer keeps the pool's memory
+		wl_buffer_add_listener(b->buffer, &kBufferListener, b.get());
+		buffers.push_back(std::move(b));
+		return buffers.back().get();
+	}
+
+	void destroy_buffer(Buffer *b) {
+		wl_buffer_destroy(b->buffer);
+		munmap(b->map, b->size);
+		std::erase_if(buffers, [b](const auto &p) { return p.get() == b; });
+	}
+
+	// The server's wlr_surface of a client wl_surface.
+	wlr_surface *server_surface(wl_surface *surface) {
+		wl_resource *r = wl_client_get_object(client, wl_proxy_get_id(reinterpret_cast<wl_proxy *>(surface)));
+		return r != nullptr ? wlr_surface_from_resource(r) : nullptr;
+	}
+
+	pixelport_stats stats() {
+		pixelport_stats s{};
+		s.struct_size = sizeof s;
+		pixelport_get_stats(pp, &s);
+		return s;
+	}
+
+	~PathHost() {
+		disconnect();
+		for (auto &b : buffers) munmap(b->map, b->size);
+	}
+
+	pixelport_plugin *pp = nullptr;
+	wlr_compositor *compositor = nullptr;
+	std::vector<std::unique_ptr<Buffer>> buffers;
+};
+
+// Fills a buffer with one colour (0xRRGGBB).
+void paint(Buffer *b, uint32_t rgb) {
+	const uint8_t r = rgb >> 16, g = rgb >> 8, bl = rgb;
+	if (b->format == WL_SHM_FORMAT_NV12) {
+		// Full-range-free check values: grey levels only (Y = U = V midpoints survive any matrix).
+		memset(b->map, r, static_cast<size_t>(b->stride) * b->height);
+		memset(b->map + static_cast<size_t>(b->stride) * b->height, 128, b->size - static_cast<size_t>(b->stride) * b->height);
+		return;
+	}
+	for (int32_t y = 0; y < b->height; y++) {
+		uint8_t *row = b->map + static_cast<size_t>(y) * b->stride;
+		for (int32_t x = 0; x < b->width; x++) {
+			row[x * 3] = bl;
+			row[x * 3 + 1] = g;
+			row[x * 3 + 2] = r;
+		}
+	}
+}
+
+void commit(wl_surface *surface, Buffer *b) {
+	wl_surface_attach(surface, b->buffer, 0, 0);
+	wl_surface_damage_buffer(surface, 0, 0, b->width, b->height);
+	wl_surface_commit(surface);
+	b->busy = true;
+}
+
+// What the surface shows now, read as a renderer would: {shows something, uniform, 0xRRGGBB,
+// blank (transparent: nothing shown)}.
+struct Shown {
+	bool any = false;
+	bool uniform = true;
+	uint32_t rgb = 0;
+	bool blank = false;
+};
+
+Shown read_shown(wlr_surface *surface) {
+	Shown out;
+	// wlroots keeps the applied buffer as its texture's source (pixman reads it at render).
+	wlr_buffer *buffer = surface != nullptr && surface->buffer != nullptr ? surface->buffer->source : nullptr;
+	if (buffer == nullptr) return out;
+	void *data = nullptr;
+	uint32_t format = 0;
+	size_t stride = 0;
+	if (!wlr_buffer_begin_data_ptr_access(buffer, WLR_BUFFER_DATA_PTR_ACCESS_READ, &data, &format, &stride)) {
+		return out;
+	}
+	out.any = true;
+	auto at = [&](int x, int y) {
+		return *reinterpret_cast<const uint32_t *>(static_cast<const uint8_t *>(data) + static_cast<size_t>(y) * stride +
+			static_cast<size_t>(x) * 4);
+	};
+	const int w = buffer->width, h = buffer->height;
+	const uint32_t first = at(0, 0);
+	for (int i = 0; i < 5; i++) {
+		for (int j = 0; j < 5; j++) {
+			if (at((w - 1) * i / 4, (h - 1) * j / 4) != first) out.uniform = false;
+		}
+	}
+	out.blank = format == DRM_FORMAT_ARGB8888 && first == 0;
+	out.rgb = first & 0xffffff;
+	wlr_buffer_end_data_ptr_access(buffer);
+	return out;
+}
+
+// ---- the commit-path fuzzer ----------------------------------------------------------------
+
+// One client surface of the fuzzer: its role, buffers and every colour committed to it.
+struct FuzzSurface {
+	wl_surface *surface = nullptr;
+	wl_subsurface *sub = nullptr; // null: no role
+	bool sync = false;
+	std::vector<Buffer *> buffers;
+	std::set<uint32_t> committed; // colours of every commit made so far
+	uint32_t last = 0; // the last commit's colour
+	bool attached = false; // the last buffer commit attached a buffer (not null)
+};
+
+class CommitFuzz {
+public:
+	CommitFuzz(PathHost &host, uint32_t seed) : host_(host), rng_(seed), seed_(seed) {}
+
+	void run(std::chrono::milliseconds length, int max_ops) {
+		parent_ = wl_compositor_create_surface(host_.registry.compositor);
+		for (int i = 0; i < 4; i++) {
+			auto s = std::make_unique<FuzzSurface>();
+			s->surface = wl_compositor_create_surface(host_.registry.compositor);
+			if (i < 3) give_role(s.get());
+			surfaces_.push_back(std::move(s));
+		}
+		const auto end = std::chrono::steady_clock::now() + length;
+		for (ops_ = 0; ops_ < max_ops && std::chrono::steady_clock::now() < end && !failed(); ops_++) {
+			step();
+			check();
+		}
+		// Quiescent: every job handed back, every held commit applied.
+		wl_surface_commit(parent_);
+		for (int i = 0; i < 400 && !failed(); i++) host_.pump(i < 200 ? 1 : 5);
+		check();
+		for (auto &s : surfaces_) {
+			if (!s->attached || s->last == 0 || failed()) continue;
+			Shown now = read_shown(host_.server_surface(s->surface));
+			EXPECT_TRUE(now.any && now.uniform && now.rgb == s->last)
+				<< where() << ": at rest the surface shows " << std::hex << now.rgb << ", not its last commit "
+				<< s->last << (now.blank ? " (blank)" : "");
+		}
+	}
+
+	int ops() const { return ops_; }
+	std::vector<std::unique_ptr<FuzzSurface>> &surfaces() { return surfaces_; }
+	wl_surface *parent() { return parent_; }
+
+private:
+	std::string where() const {
+		std::ostringstream o;
+		o << "seed " << seed_ << " op " << ops_;
+		return o.str();
+	}
+	bool failed() const { return testing::Test::HasFailure() || wl_display_get_error(host_.conn) != 0; }
+	int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
+
+	void give_role(FuzzSurface *s) {
+		s->sub = wl_subcompositor_get_subsurface(host_.registry.subcompositor, s->surface, parent_);
+		s->sync = pick(2) == 0;
+		if (!s->sync) wl_subsurface_set_desync(s->sub);
+	}
+
+	uint32_t next_colour() {
+		// Distinct, never 0 (a blank reads as 0).
+		colour_ = (colour_ + 0x3b9d17) & 0xffffff;
+		if (colour_ == 0) colour_ = 1;
+		return colour_;
+	}
+
+	// A buffer of the surface of this size that its client may write (released), or a new one.
+	Buffer *free_buffer(FuzzSurface *s, int32_t w, int32_t h) {
+		for (Buffer *b : s->buffers) {
+			if (!b->busy && b->width == w && b->height == h) return b;
+		}
+		if (s->buffers.size() >= 4) {
+			Buffer *old = s->buffers[static_cast<size_t>(pick(static_cast<int>(s->buffers.size())))];
+			if (old->busy) return nullptr; // a correct client waits for a release
+			std::erase(s->buffers, old);
+			host_.destroy_buffer(old);
+		}
+		Buffer *b = host_.buffer(w, h);
+		if (b != nullptr) s->buffers.push_back(b);
+		return b;
+	}
+
+	void commit_colour(FuzzSurface *s) {
+		// Small (converted when applied), worker-sized, and sizes that change.
+		static const int32_t kSizes[][2] = {{64, 48}, {200, 150}, {320, 240}, {512, 384}, {640, 360}};
+		const auto &size = kSizes[pick(5)];
+		Buffer *b = free_buffer(s, size[0], size[1]);
+		if (b == nullptr) return;
+		const uint32_t rgb = next_colour();
+		paint(b, rgb);
+		commit(s->surface, b);
+		s->committed.insert(rgb);
+		s->last = rgb;
+		s->attached = true;
+	}
+
+	void step() {
+		FuzzSurface *s = surfaces_[static_cast<size_t>(pick(static_cast<int>(surfaces_.size())))].get();
+		switch (pick(12)) {
+		case 0:
+		case 1:
+		case 2:
+			commit_colour(s);
+			break;
+		case 3: {
+			// A burst: commits as fast as the client can make them, no dispatch between.
+			int n = 2 + pick(40);
+			for (int i = 0; i < n; i++) {
+				if (pick(3) == 0 && s->attached) {
+					wl_surface_commit(s->surface); // a commit that attaches nothing
+				} else {
+					commit_colour(s);
+				}
+			}
+			break;
+		}
+		case 4:
+			wl_surface_commit(parent_); // applies synchronized children
+			break;
+		case 5:
+			if (s->sub != nullptr) {
+				s->sync = !s->sync;
+				s->sync ? wl_subsurface_set_sync(s->sub) : wl_subsurface_set_desync(s->sub);
+			}
+			break;
+		case 6:
+			// The role object destroyed (and perhaps made again later): its held commits apply.
+			if (s->sub != nullptr) {
+				wl_subsurface_destroy(s->sub);
+				s->sub = nullptr;
+			} else {
+				give_role(s);
+			}
+			break;
+		case 7:
+			// An unmap.
+			wl_surface_attach(s->surface, nullptr, 0, 0);
+			wl_surface_commit(s->surface);
+			s->attached = false;
+			s->last = 0;
+			break;
+		case 8:
+			// A released buffer destroyed.
+			for (Buffer *b : s->buffers) {
+				if (!b->busy) {
+					std::erase(s->buffers, b);
+					host_.destroy_buffer(b);
+					break;
+				}
+			}
+			break;
+		default:
+			for (int i = pick(3); i >= 0; i--) host_.pump(pick(3));
+			break;
+		}
+		host_.pump(0);
+	}
+
+	// After every dispatch: what each surface shows, what wlroots caches, what is charged.
+	void check() {
+		if (wl_display_get_error(host_.conn) != 0) {
+			ADD_FAILURE() << where() << ": the client was disconnected (error "
+						  << wl_display_get_error(host_.conn) << ")";
+			return;
+		}
+		for (auto &s : surfaces_) {
+			wlr_surface *surface = host_.server_surface(s->surface);
+			if (surface == nullptr) continue;
+			Shown now = read_shown(surface);
+			if (now.any && !now.blank) {
+				EXPECT_TRUE(now.uniform) << where() << ": a surface shows an image not completely converted";
+				EXPECT_TRUE(s->committed.count(now.rgb) == 1)
+					<< where() << ": a surface shows " << std::hex << now.rgb << ", a colour never committed to it";
+			}
+			// A synchronized child waits for its parent in wlroots itself, as with stock.
+			if (!s->sync || s->sub == nullptr) {
+				EXPECT_LE(wl_list_length(&surface->cached), kMaxCached)
+					<< where() << ": commits pile up in wlroots' cache";
+			}
+		}
+		// Each surface's shown, converting and spare images at most (and the shared ones).
+		const uint64_t largest = 640 * 384 * 4 + 4096;
+		EXPECT_LE(host_.stats().image_bytes, surfaces_.size() * 4 * largest) << where();
+	}
+
+	PathHost &host_;
+	std::mt19937 rng_;
+	uint32_t seed_;
+	wl_surface *parent_ = nullptr;
+	std::vector<std::unique_ptr<FuzzSurface>> surfaces_;
+	uint32_t colour_ = 0x102030;
+	int ops_ = 0;
+};
+
+// Every record of the timing log, per surface, in the order written: the seqs.
+std::map<uint64_t, std::vector<uint64_t>> logged_seqs(const std::string &path) {
+	std::map<uint64_t, std::vector<uint64_t>> seqs;
+	std::ifstream in(path);
+	std::string line;
+	const std::regex commit(R"re("type":"commit","surface":(\d+).*?"seq":(\d+))re");
+	std::smatch m;
+	while (std::getline(in, line)) {
+		if (std::regex_search(line, m, commit)) seqs[std::stoull(m[1])].push_back(std::stoull(m[2]));
+	}
+	return seqs;
+}
+
+std::string temp_path(const char *name) {
+	return (std::filesystem::temp_directory_path() / (std::string(name) + "-" + std::to_string(getpid()))).string();
+}
+
+TEST(CommitPath, FuzzedLegalSequencesKeepEveryInvariant) {
+	const char *env_seed = getenv("PIXELPORT_COMMIT_FUZZ_SEED");
+	const char *env_ms = getenv("PIXELPORT_COMMIT_FUZZ_MS");
+	const char *env_ops = getenv("PIXELPORT_COMMIT_FUZZ_OPS");
+	std::vector<uint32_t> seeds;
+	if (env_seed != nullptr) {
+		seeds.push_back(static_cast<uint32_t>(strtoul(env_seed, nullptr, 10)));
+	} else {
+		const uint32_t base = static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+		for (uint32_t i = 0; i < 6; i++) seeds.push_back(base + i);
+	}
+	const auto length = std::chrono::milliseconds(env_ms != nullptr ? atoi(env_ms) : 2500);
+	for (uint32_t seed : seeds) {
+		std::string log = temp_path("commit-fuzz-log");
+		{
+			PathHost host(1 + seed % 2, log.c_str());
+			ASSERT_NE(host.pp, nullptr);
+			CommitFuzz fuzz(host, seed);
+			fuzz.run(env_ops != nullptr ? std::chrono::hours(1) : length, env_ops != nullptr ? atoi(env_ops) : 1000000);
+			std::cout << "commit fuzz seed " << seed << ": " << fuzz.ops()
+					  << " ops (replay: PIXELPORT_COMMIT_FUZZ_SEED=" << seed << ")\n";
+			if (HasFailure()) {
+				std::cout << "replay: PIXELPORT_COMMIT_FUZZ_SEED=" << seed << " PIXELPORT_COMMIT_FUZZ_OPS=" << fuzz.ops()
+						  << " build/tests/api/pixelport-api-test --gtest_filter=CommitPath.Fuzz*\n";
+				return;
+			}
+			// The client goes: what it made is gone with it.
+			host.disconnect();
+			for (int i = 0; i < 50 && host.stats().image_bytes != 0; i++) host.pump(2);
+			EXPECT_EQ(host.stats().image_bytes, 0u) << "seed " << seed;
+		} // the display and the plugin go: the log is complete
+		for (const auto &[surface, seqs] : logged_seqs(log)) {
+			EXPECT_TRUE(std::is_sorted(seqs.begin(), seqs.end()) &&
+				std::adjacent_find(seqs.begin(), seqs.end()) == seqs.end())
+				<< "seed " << seed << ": surface " << surface << "'s reports leave commit order";
+		}
+		std::filesystem::remove(log);
+	}
+}
+
+// One buffer committed again and again, as fast as the client can: wlroots' cache stays
+// bounded, the client is never disconnected, the images charged stay those it shows and
+// converts, and the last commit is shown once the storm ends.
+TEST(CommitPath, ACommitStormOfOneBufferIsBoundedAndEndsOnItsLastCommit) {
+	for (const bool two : {false, true}) {
+		PathHost host(2);
+		ASSERT_NE(host.pp, nullptr);
+		wl_surface *parent = wl_compositor_create_surface(host.registry.compositor);
+		wl_surface *surface = wl_compositor_create_surface(host.registry.compositor);
+		wl_subsurface *sub = wl_subcompositor_get_subsurface(host.registry.subcompositor, surface, parent);
+		wl_subsurface_set_desync(sub);
+		const int32_t w = 1920, h = 1080;
+		Buffer *buffers[2] = {host.buffer(w, h), host.buffer(w, h)};
+		paint(buffers[0], 0x204060);
+		paint(buffers[1], 0x604020);
+		uint32_t last = 0;
+		size_t peak_cached = 0;
+		uint64_t peak_bytes = 0;
+		for (int i = 0; i < 3000 && wl_display_get_error(host.conn) == 0; i++) {
+			// Two buffers: the other one once it is released, else the last one again (its
+			// content unchanged, as the client may).
+			static Buffer *previous = nullptr;
+			if (i == 0) previous = buffers[0];
+			Buffer *other = previous == buffers[0] ? buffers[1] : buffers[0];
+			Buffer *b = two && !other->busy ? other : previous;
+			previous = b;
+			commit(surface, b);
+			last = b == buffers[0] ? 0x204060 : 0x604020;
+			if (i % 16 == 15) {
+				host.pump(0);
+				wlr_surface *ws = host.server_surface(surface);
+				peak_cached = std::max<size_t>(peak_cached, static_cast<size_t>(wl_list_length(&ws->cached)));
+				peak_bytes = std::max(peak_bytes, host.stats().image_bytes);
+				Shown now = read_shown(ws);
+				if (now.any && !now.blank) {
+					EXPECT_TRUE(now.uniform && (now.rgb == 0x204060 || now.rgb == 0x604020)) << std::hex << now.rgb;
+				}
+			}
+		}
+		EXPECT_EQ(wl_display_get_error(host.conn), 0);
+		for (int i = 0; i < 300; i++) host.pump(2);
+		Shown now = read_shown(host.server_surface(surface));
+		EXPECT_TRUE(now.any && now.uniform && now.rgb == last) << std::hex << now.rgb << " vs " << last;
+		// 16 commits between dispatches: the cache never holds more than those and the held two.
+		EXPECT_LE(peak_cached, static_cast<size_t>(16 + kMaxCached));
+		// Shown, converting and spare: three images of this size at most.
+		const uint64_t image = (static_cast<uint64_t>(w) * h * 4 + 4095) & ~uint64_t{4095};
+		EXPECT_LE(peak_bytes, 3 * image) << (two ? "two buffers" : "one buffer");
+		pixelport_stats stats = host.stats();
+		EXPECT_GT(stats.converted_uploads, 0u);
+		std::cout << (two ? "two buffers" : "one buffer") << ": 3000 commits, " << stats.converted_uploads
+				  << " converted, " << stats.skipped_conversions << " superseded, " << stats.early_releases
+				  << " released early, peak cache " << peak_cached << ", peak images " << peak_bytes << " bytes\n";
+		wl_subsurface_destroy(sub);
+		wl_surface_destroy(surface);
+		wl_surface_destroy(parent);
+		host.disconnect();
+		for (int i = 0; i < 50 && host.stats().image_bytes != 0; i++) host.pump(2);
+		EXPECT_EQ(host.stats().image_bytes, 0u);
+	}
+}
+
+// A held commit released before its conversion was done (here: its client made more commits
+// behind it than the plugin keeps waiting) shows what the surface showed (nothing yet: a blank)
+// until its job ends; then the surface is redrawn, as wlroots does when a commit applies: the
+// commit signal again, with the whole buffer damaged, and the view shows its own image.
+TEST(CommitPath, ACommitAppliedBeforeItsConversionEndsIsRedrawnWhenItDoes) {
+	PathHost host(1);
+	ASSERT_NE(host.pp, nullptr);
+	wl_surface *parent = wl_compositor_create_surface(host.registry.compositor);
+	wl_surface *surface = wl_compositor_create_surface(host.registry.compositor);
+	wl_subsurface *sub = wl_subcompositor_get_subsurface(host.registry.subcompositor, surface, parent);
+	wl_subsurface_set_desync(sub);
+	host.pump(0);
+	wlr_surface *ws = host.server_surface(surface);
+	ASSERT_NE(ws, nullptr);
+	struct Commits {
+		wl_listener listener{};
+		int calls = 0;
+		bool whole = false;
+	} commits;
+	commits.listener.notify = [](wl_listener *l, void *data) {
+		Commits *c = wl_container_of(l, c, listener);
+		auto *s = static_cast<wlr_surface *>(data);
+		c->calls++;
+		const pixman_box32_t *e = pixman_region32_extents(&s->buffer_damage);
+		c->whole = e->x1 <= 0 && e->y1 <= 0 && e->x2 >= 4096 && e->y2 >= 2048;
+	};
+	wl_signal_add(&ws->events.commit, &commits.listener);
+	Buffer *b = host.buffer(4096, 2048);
+	paint(b, 0x4488cc);
+	commit(surface, b);
+	for (int i = 0; i < 6; i++) wl_surface_commit(surface); // nothing attached: more than are kept waiting
+	host.pump(0);
+	const pixelport_stats before = host.stats();
+	EXPECT_EQ(before.early_releases, 1u);
+	Shown now = read_shown(ws);
+	if (before.converted_uploads == 0) {
+		EXPECT_EQ(commits.calls, 7); // every commit applied
+		EXPECT_TRUE(now.any && now.blank) << std::hex << now.rgb; // never the image being written
+	}
+	for (int i = 0; i < 2000 && host.stats().converted_uploads == 0; i++) host.pump(5);
+	host.pump(0);
+	EXPECT_EQ(host.stats().redraws, 1u);
+	EXPECT_EQ(commits.calls, 8);
+	EXPECT_TRUE(commits.whole);
+	now = read_shown(ws);
+	EXPECT_TRUE(now.any && !now.blank && now.uniform && now.rgb == 0x4488cc) << std::hex << now.rgb;
+	wl_list_remove(&commits.listener.link);
+}
+
+// Fair inside a client: a small surface's frame, committed after the same client's 8K frame,
+// is converted (and shown) before that one is done.
+TEST(CommitPath, ASmallSurfaceIsNotQueuedBehindItsOwnClientsLargeFrame) {
+	PathHost host(1);
+	ASSERT_NE(host.pp, nullptr);
+	wl_surface *parent = wl_compositor_create_surface(host.registry.compositor);
+	wl_surface *large = wl_compositor_create_surface(host.registry.compositor);
+	wl_surface *small = wl_compositor_create_surface(host.registry.compositor);
+	wl_subsurface *subs[2] = {wl_subcompositor_get_subsurface(host.registry.subcompositor, large, parent),
+		wl_subcompositor_get_subsurface(host.registry.subcompositor, small, parent)};
+	for (wl_subsurface *sub : subs) wl_subsurface_set_desync(sub);
+	Buffer *big = host.buffer(8192, 8192, WL_SHM_FORMAT_NV12);
+	Buffer *little = host.buffer(320, 240);
+	ASSERT_TRUE(big != nullptr && little != nullptr);
+	paint(big, 0x808080);
+	paint(little, 0x336699);
+	commit(large, big);
+	commit(small, little);
+	host.pump(0);
+	bool small_shown = false;
+	uint64_t converted_then = 0;
+	for (int i = 0; i < 20000 && !small_shown; i++) {
+		host.pump(1);
+		Shown now = read_shown(host.server_surface(small));
+		if (now.any && !now.blank && now.rgb == 0x336699) {
+			small_shown = true;
+			converted_then = host.stats().converted_uploads;
+		}
+	}
+	EXPECT_TRUE(small_shown);
+	// Only the small frame was done when it showed: the large one's 256 bands were still going.
+	EXPECT_EQ(converted_then, 1u);
+	for (int i = 0; i < 1000 && host.stats().converted_uploads < 2; i++) host.pump(5);
+	EXPECT_EQ(host.stats().converted_uploads, 2u);
+}
+
+// A host that makes its wlr_compositor before the plugin (the preload module supports it): at
+// display destroy the compositor goes first, with surfaces whose timing records still wait for
+// presentation; each surface's state is torn down once, off every list (AddressSanitizer would
+// see the freed record walked by Timing), and the plugin goes once.
+TEST(CommitPath, TeardownWithTheCompositorMadeFirstFreesEachSurfaceOnce) {
+	std::string log = temp_path("teardown-log");
+	Counter gone;
+	{
+		PathHost host(1, log.c_str(), true);
+		ASSERT_NE(host.pp, nullptr);
+		pixelport_add_destroy_listener(host.pp, &gone.listener);
+		wl_surface *parent = wl_compositor_create_surface(host.registry.compositor);
+		wl_surface *child = wl_compositor_create_surface(host.registry.compositor);
+		wl_subsurface *sub = wl_subcompositor_get_subsurface(host.registry.subcompositor, child, parent);
+		wl_subsurface_set_desync(sub);
+		Buffer *b = host.buffer(640, 480);
+		paint(b, 0x123456);
+		commit(child, b); // held for its conversion
+		commit(parent, host.buffer(32, 32)); // converted when applied; its record waits
+		host.pump(0);
+		host.destroy_display(); // the compositor, then the plugin, with the client connected
+	}
+	EXPECT_EQ(gone.calls, 1);
+	std::filesystem::remove(log);
+}
+
+} // namespace
