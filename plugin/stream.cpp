@@ -1,16 +1,9 @@
 #include "stream.hpp"
 
 #include <fcntl.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
-#include <linux/unix_diag.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +13,7 @@
 #include <list>
 
 #include "buffer.hpp"
+#include "data_fd.hpp"
 #include "format_policy.hpp"
 #include "pixelport-stream-v1-protocol.h"
 #include "pixelport/core/format.hpp"
@@ -42,7 +36,6 @@ constexpr uint64_t kMaxPendingWrites = 16384;
 // What one client has alive, against the limits in pixelport_options, and its streams (which
 // never outlive it). Shared with its buffers, whose storage may outlive the client (a texture
 // still holds it) and is charged to it until freed.
-struct Stream;
 struct ClientUsage {
 	uint64_t buffers = 0; // wl_buffers alive
 	uint64_t storage_bytes = 0; // storage of its stream buffers, until freed
@@ -150,36 +143,26 @@ struct StreamWrite {
 	bool begun = false; // the buffer's assembler has this write's rectangle
 };
 
-// How the data fd is read: each way returns at once whatever the file's O_NONBLOCK says (the
-// client shares the open file description and may clear the flag at any time).
-enum class FdKind {
-	Socket, // recvmsg(MSG_DONTWAIT)
-	Pipe, // preadv2(RWF_NOWAIT)
-	Fifo, // a named FIFO (no RWF_NOWAIT there): splice(SPLICE_F_NONBLOCK) into a relay pipe
-};
+} // namespace
 
+// Named in stream.hpp (the manager lists every stream alive).
 struct Stream {
 	pixelport_plugin *plugin = nullptr;
+	StreamManager *manager = nullptr; // plugin->streams
 	wl_resource *resource = nullptr; // null after destroy request; the stream lives on until drained
 	uint64_t id = 0;
 	int fd = -1;
-	FdKind kind = FdKind::Socket;
+	DataFdKind kind = DataFdKind::Socket;
 	wl_event_source *source = nullptr;
 	std::shared_ptr<ClientUsage> usage; // its client's: the stream is in usage->streams
-	std::list<Stream *>::iterator live; // in live_streams
+	std::list<Stream *>::iterator live; // in manager->live_streams
 	std::deque<StreamWrite> writes;
 	uint32_t consumed = 0;
 	std::unique_ptr<uint8_t[]> window; // for the converting assembler of the front write
 	bool failed = false;
 };
 
-uint64_t next_stream_id = 1;
-// Every stream alive, to end those still draining when the plugin goes.
-// A list: a stream goes in constant time however many other clients have streams.
-std::list<Stream *> live_streams;
-// Shared by FIFO streams: bytes go fd -> relay -> storage within one call, so it is empty
-// between calls. Non-blocking at both ends; created on first use.
-int relay[2] = {-1, -1};
+namespace {
 
 void drop_stream(Stream *s);
 
@@ -300,17 +283,18 @@ void complete_write(Stream *s) {
 // Reads into `iov` without ever waiting, however the client set the file's flags: returns
 // bytes read, 0 on end of file, -1 with errno (EAGAIN: nothing there now).
 ssize_t read_nowait(Stream *s, iovec *iov, int n) {
-	if (s->kind == FdKind::Socket) {
+	if (s->kind == DataFdKind::Socket) {
 		msghdr msg = {};
 		msg.msg_iov = iov;
 		msg.msg_iovlen = static_cast<size_t>(n);
 		return recvmsg(s->fd, &msg, MSG_DONTWAIT); // fds passed along are closed by the kernel
 	}
-	if (s->kind == FdKind::Pipe) {
+	if (s->kind == DataFdKind::Pipe) {
 		ssize_t r = preadv2(s->fd, iov, n, -1, RWF_NOWAIT);
 		if (r >= 0 || errno != EOPNOTSUPP) return r;
-		s->kind = FdKind::Fifo; // a named FIFO: the kernel has no RWF_NOWAIT for it
+		s->kind = DataFdKind::Fifo; // a named FIFO: the kernel has no RWF_NOWAIT for it
 	}
+	int *relay = s->manager->relay;
 	if (relay[0] < 0 && pipe2(relay, O_NONBLOCK | O_CLOEXEC) < 0) return -1;
 	size_t want = 0;
 	for (int i = 0; i < n; i++) want += iov[i].iov_len;
@@ -592,7 +576,7 @@ void drop_stream(Stream *s) {
 	if (s->fd >= 0) close(s->fd);
 	if (s->resource != nullptr) wl_resource_set_user_data(s->resource, nullptr); // its client is going
 	std::erase(s->usage->streams, s);
-	live_streams.erase(s->live);
+	s->manager->live_streams.erase(s->live);
 	delete s;
 }
 
@@ -610,144 +594,9 @@ void stream_resource_destroy(wl_resource *resource) {
 
 void manager_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
 
-#ifdef SO_PASSRIGHTS
-constexpr int kSoPassRights = SO_PASSRIGHTS;
-#else
-constexpr int kSoPassRights = 83; // include/uapi/asm-generic/socket.h, Linux 6.16
-#endif
-
-// Whether the socket's queued bytes carry SCM_RIGHTS. Peeking hands us copies of them, closed
-// at once; stream reads stop at the first message with fds, so a peek of all queued bytes
-// finds the first.
-bool queued_fds(int fd) {
-	int queued = 0;
-	if (ioctl(fd, FIONREAD, &queued) != 0 || queued <= 0) return false;
-	std::vector<uint8_t> bytes(static_cast<size_t>(queued));
-	alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 253)]; // SCM_MAX_FD
-	iovec iov = {bytes.data(), bytes.size()};
-	msghdr msg = {};
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = control;
-	msg.msg_controllen = sizeof(control);
-	if (recvmsg(fd, &msg, MSG_PEEK | MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0) return false;
-	bool found = (msg.msg_flags & MSG_CTRUNC) != 0;
-	for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-		found = true;
-		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < n; i++) {
-			int passed;
-			memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			close(passed);
-		}
-	}
-	return found;
-}
-
-// The inode of the other end of the AF_UNIX socket with inode `ino`, 0 if unknown: asked of
-// the kernel's sock_diag (what `ss -x` shows as the peer).
-ino_t unix_peer_inode(ino_t ino) {
-	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (nl < 0) return 0;
-	struct {
-		nlmsghdr header;
-		unix_diag_req request;
-	} ask = {};
-	ask.header.nlmsg_len = sizeof(ask);
-	ask.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	ask.header.nlmsg_flags = NLM_F_REQUEST;
-	ask.request.sdiag_family = AF_UNIX;
-	ask.request.udiag_ino = static_cast<uint32_t>(ino);
-	ask.request.udiag_show = UDIAG_SHOW_PEER;
-	ask.request.udiag_cookie[0] = ask.request.udiag_cookie[1] = ~0u; // INET_DIAG_NOCOOKIE: by inode
-	ino_t peer = 0;
-	alignas(nlmsghdr) char answer[1024];
-	ssize_t n = -1;
-	if (send(nl, &ask, sizeof(ask), 0) == static_cast<ssize_t>(sizeof(ask)))
-		n = recv(nl, answer, sizeof(answer), 0);
-	for (auto *h = reinterpret_cast<nlmsghdr *>(answer); n > 0 && NLMSG_OK(h, static_cast<size_t>(n));
-		h = NLMSG_NEXT(h, n)) {
-		if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY) break;
-		auto *msg = static_cast<unix_diag_msg *>(NLMSG_DATA(h));
-		int len = static_cast<int>(h->nlmsg_len - NLMSG_LENGTH(sizeof(*msg)));
-		for (auto *a = reinterpret_cast<rtattr *>(msg + 1); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-			if (a->rta_type == UNIX_DIAG_PEER) peer = *static_cast<uint32_t *>(RTA_DATA(a));
-		}
-	}
-	close(nl);
-	return peer;
-}
-
-// Whether `fd` (a connected AF_UNIX socket whose peer is this process) is the other end of a
-// connection the compositor keeps: bound to a name (it reached a socket the compositor
-// listens on: the display's, or any other), or the peer of a client of the display (made
-// from a socket pair, as WAYLAND_SOCKET clients are). A socket pair the compositor's own
-// threads use in process is neither.
-bool holds_a_connection(wl_display *display, int fd, bool named_peer) {
-	if (named_peer) return true; // a path or an abstract name
-	struct stat st;
-	if (fstat(fd, &st) != 0) return true;
-	ino_t other = unix_peer_inode(st.st_ino);
-	if (other == 0) return true; // cannot tell: refuse
-	wl_list *clients = wl_display_get_client_list(display);
-	wl_client *client;
-	wl_client_for_each(client, clients) {
-		struct stat cst;
-		if (fstat(wl_client_get_fd(client), &cst) == 0 && cst.st_ino == other) return true;
-	}
-	return false;
-}
-
-// Only fds that end: a connected AF_UNIX stream socket, or the read end of a pipe or FIFO
-// opened read-only. Datagram and listening sockets, UDP, a FIFO opened read-write (the
-// compositor would be a writer itself) never hang up. Returns "" if `fd` is fine, else why not.
-const char *vet_data_fd(wl_display *display, int fd, FdKind *kind) {
-	struct stat st;
-	if (fstat(fd, &st) != 0) return "fstat failed";
-	int flags = fcntl(fd, F_GETFL);
-	if (flags < 0) return "fcntl failed";
-	if (S_ISFIFO(st.st_mode)) {
-		if ((flags & O_ACCMODE) != O_RDONLY) return "a pipe or FIFO must be a read end opened read-only";
-		*kind = FdKind::Pipe;
-		return "";
-	}
-	if (!S_ISSOCK(st.st_mode)) return "the data fd must be a socket or a pipe";
-	int domain = 0, type = 0, listening = 0;
-	socklen_t len = sizeof(int);
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX)
-		return "not an AF_UNIX socket";
-	len = sizeof(int);
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
-		return "not a SOCK_STREAM socket";
-	len = sizeof(int);
-	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening) return "a listening socket";
-	sockaddr_storage peer = {};
-	socklen_t peer_len = sizeof(peer);
-	if (getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &peer_len) != 0) return "the socket is not connected";
-	// A socket whose other end is this process (a client's own Wayland connection, a new
-	// connection to the display's socket, or to any socket the compositor listens on) would
-	// keep that connection open while the plugin holds it: libwayland would never see the
-	// client hang up, and the client and all it made would stay forever.
-	ucred peer_cred = {};
-	len = sizeof(peer_cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer_cred, &len) != 0) return "SO_PEERCRED failed";
-	if (peer_cred.pid == getpid() && holds_a_connection(display, fd, peer_len > offsetof(sockaddr_un, sun_path))) {
-		return "the socket's other end is a connection of the compositor's";
-	}
-	// Fds in flight on the socket live while it does: a client's own connection sent over it
-	// would keep that client alive the same way. Refuse them from now on (Linux 6.16's
-	// SO_PASSRIGHTS; the sender's sendmsg fails) and refuse a socket that has some queued.
-	int zero = 0;
-	setsockopt(fd, SOL_SOCKET, kSoPassRights, &zero, sizeof(zero)); // older kernels: ENOPROTOOPT
-	if (queued_fds(fd)) return "file descriptors were sent over it";
-	*kind = FdKind::Socket;
-	return "";
-}
-
 void manager_create_stream(wl_client *client, wl_resource *resource, uint32_t id, int32_t fd) {
 	auto *manager = static_cast<StreamManager *>(wl_resource_get_user_data(resource));
-	FdKind kind = FdKind::Socket;
+	DataFdKind kind = DataFdKind::Socket;
 	const char *why = vet_data_fd(wl_client_get_display(client), fd, &kind);
 	if (*why != '\0') {
 		close(fd);
@@ -766,7 +615,8 @@ void manager_create_stream(wl_client *client, wl_resource *resource, uint32_t id
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	auto *s = new Stream();
 	s->plugin = manager->plugin();
-	s->id = next_stream_id++;
+	s->manager = manager;
+	s->id = manager->next_stream_id++;
 	s->fd = fd;
 	s->kind = kind;
 	s->usage = usage;
@@ -778,7 +628,7 @@ void manager_create_stream(wl_client *client, wl_resource *resource, uint32_t id
 		return;
 	}
 	wl_resource_set_implementation(s->resource, &kStreamImpl, s, stream_resource_destroy);
-	s->live = live_streams.insert(live_streams.end(), s);
+	s->live = manager->live_streams.insert(manager->live_streams.end(), s);
 	usage->streams.push_back(s);
 	s->source = wl_event_loop_add_fd(wl_display_get_event_loop(s->plugin->display), fd, 0, handle_readable, s);
 }
@@ -803,15 +653,11 @@ wl_global *StreamManager::create_global(uint32_t version) {
 
 StreamManager::~StreamManager() {
 	// Clients are gone (the host destroys them first); streams still reading owed bytes end now.
-	std::vector<Stream *> mine;
-	for (Stream *s : live_streams) {
-		if (s->plugin == plugin_ && s->resource == nullptr) mine.push_back(s);
-	}
+	std::vector<Stream *> mine(live_streams.begin(), live_streams.end());
 	for (Stream *s : mine) drop_stream(s);
-	if (live_streams.empty() && relay[0] >= 0) {
+	if (relay[0] >= 0) {
 		close(relay[0]);
 		close(relay[1]);
-		relay[0] = relay[1] = -1;
 	}
 }
 

@@ -7,6 +7,8 @@
 // (pixelport/core/stream_layout.hpp); this file keeps the fds, budgets and protocol.
 #pragma once
 
+#include <cstdint>
+#include <list>
 #include <memory>
 
 #include "wlr.hpp"
@@ -17,6 +19,7 @@ namespace pixelport {
 
 class PixelBuffer;
 struct ColorState;
+struct Stream;
 struct SurfaceState;
 
 class StreamManager {
@@ -38,6 +41,19 @@ public:
 	void release_held(SurfaceState *surface);
 
 	pixelport_plugin *plugin() const { return plugin_; }
+
+	// Internal (stream.cpp).
+	uint64_t next_stream_id = 1;
+	/**
+	 * Every stream alive, to end those still draining when the plugin goes. A list: a stream
+	 * goes in constant time however many other clients have streams.
+	 */
+	std::list<Stream *> live_streams;
+	/**
+	 * Shared by FIFO streams: bytes go fd -> relay -> storage within one call, so it is empty
+	 * between calls. Non-blocking at both ends; created on first use.
+	 */
+	int relay[2] = {-1, -1};
 
 private:
 	StreamManager() = default;
