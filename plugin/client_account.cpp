@@ -47,6 +47,8 @@ void account_client_destroyed(wl_listener *listener, void *) {
 	if (made >= kTrimObjects && link->account->loop != nullptr) {
 		wl_event_loop_add_idle(link->account->loop, trim_heap, nullptr);
 	}
+	// Its streams end with it: fds, event sources, pending writes, windows, held commits.
+	if (link->account->end_streams != nullptr) link->account->end_streams(link->account.get());
 	wl_list_remove(&link->destroy.link);
 	delete link; // objects that outlive the client keep the account through their slots
 }
@@ -99,6 +101,13 @@ std::shared_ptr<ClientAccount> client_account(wl_client *client) {
 	link->destroy.notify = account_client_destroyed;
 	wl_client_add_destroy_listener(client, &link->destroy);
 	return link->account;
+}
+
+ClientAccount *client_account_find(wl_client *client) {
+	wl_listener *l = wl_client_get_destroy_listener(client, account_client_destroyed);
+	if (l == nullptr) return nullptr;
+	AccountLink *link = wl_container_of(l, link, destroy);
+	return link->account.get();
 }
 
 AccountSlot client_account_take(const pixelport_plugin *plugin, wl_client *client, ClientObject kind,

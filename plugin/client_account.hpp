@@ -36,12 +36,36 @@ uint32_t client_object_default_cap(ClientObject kind);
 /** The cap in force: the plugin's option when set (non-zero), else the default. */
 uint32_t client_object_cap(const pixelport_plugin *plugin, ClientObject kind);
 
+/** Bytes of converted images charged to one client, or to the whole plugin (images.cpp). */
+struct ImageBudget {
+	uint64_t bytes = 0;
+	/** Pixels of unheld commits admitted and not yet converted or dropped. */
+	uint64_t due_pixels = 0;
+	/** Pixels of unheld commits converted since the main loop's last idle pass (`epoch`). */
+	uint64_t spent_pixels = 0;
+	uint64_t epoch = 0;
+};
+
+/** A client's streams and stream buffers, against the stream limits (stream.cpp). */
+struct ClientUsage;
+
+/**
+ * The one record the plugin keeps for a client: its objects counted against the caps, its
+ * converted images' budget, its stream usage. Found through one destroy listener on the
+ * client (client_account()); objects that outlive the client (an image a texture still
+ * reads) keep the parts they charge through shared pointers.
+ */
 struct ClientAccount {
 	/** The client's display's loop: what it made is freed after its destroy listeners ran. */
 	wl_event_loop *loop = nullptr;
 	uint32_t live[static_cast<int>(ClientObject::Count)] = {};
 	/** Peak of each kind over the client's life (for logs and tests). */
 	uint32_t peak[static_cast<int>(ClientObject::Count)] = {};
+	/** Its converted images' bytes (made on first use). */
+	std::shared_ptr<ImageBudget> images;
+	/** Its streams (made when it makes the first), and what ends them when the client goes. */
+	std::shared_ptr<ClientUsage> streams;
+	void (*end_streams)(ClientAccount *account) = nullptr;
 };
 
 /** One counted object: gives its count back when destroyed. Empty (counts nothing) by default. */
@@ -64,6 +88,8 @@ private:
 
 /** The client's account, made on first use. Null only when out of memory. */
 std::shared_ptr<ClientAccount> client_account(wl_client *client);
+/** The client's account if it has one (nothing is made). */
+ClientAccount *client_account_find(wl_client *client);
 
 /**
  * Counts one more object of `kind` for `client`. When the client already holds its cap of

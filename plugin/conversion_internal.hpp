@@ -14,16 +14,6 @@
 
 namespace pixelport {
 
-/** Bytes of converted images charged to one client, or to the whole plugin. */
-struct ImageBudget {
-	uint64_t bytes = 0;
-	/** Pixels of unheld commits admitted and not yet converted or dropped. */
-	uint64_t due_pixels = 0;
-	/** Pixels of unheld commits converted since the main loop's last idle pass (`epoch`). */
-	uint64_t spent_pixels = 0;
-	uint64_t epoch = 0;
-};
-
 /**
  * Where a converted commit is. Every transition is in conversion.cpp (views.cpp moves Due to
  * Ready when it converts a due view): docs/design.md, "The commit path", draws them.

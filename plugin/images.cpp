@@ -58,6 +58,23 @@ ImageSize image_size(uint32_t fourcc, int32_t width, int32_t height) {
 	return {stride, size, (size + page_size() - 1) & ~(page_size() - 1)};
 }
 
+// An anonymous private mapping for a `width` x `height` image in `fourcc` (zero pages until
+// written), charged to nobody yet. Null if it cannot be mapped.
+std::shared_ptr<ConvertedImage> map_image(uint32_t fourcc, int32_t width, int32_t height, int prot, int flags) {
+	auto [stride, size, mapped] = image_size(fourcc, width, height);
+	void *data = mmap(nullptr, mapped, prot, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+	if (data == MAP_FAILED) return nullptr;
+	auto image = std::make_shared<ConvertedImage>();
+	image->fourcc = fourcc;
+	image->width = width;
+	image->height = height;
+	image->stride = stride;
+	image->size = size;
+	image->mapped = mapped;
+	image->data = static_cast<uint8_t *>(data);
+	return image;
+}
+
 } // namespace
 
 // ---- SurfaceConversion -------------------------------------------------------------------
@@ -106,21 +123,9 @@ void SurfaceConversion::drop_images() {
 
 const std::shared_ptr<ConvertedImage> &SurfaceConversion::blank(int32_t width, int32_t height) {
 	if (blank_ != nullptr && blank_->width == width && blank_->height == height) return blank_;
-	blank_ = nullptr;
-	auto [stride, size, mapped] = image_size(core::fourcc::ARGB8888, width, height);
 	// Never written: every page reads as the kernel's zero page.
-	void *data = mmap(nullptr, mapped, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (data == MAP_FAILED) return blank_;
-	auto image = std::make_shared<ConvertedImage>();
-	image->fourcc = core::fourcc::ARGB8888;
-	image->width = width;
-	image->height = height;
-	image->stride = stride;
-	image->size = size;
-	image->mapped = mapped;
-	image->data = static_cast<uint8_t *>(data);
-	image->filled = true;
-	blank_ = std::move(image);
+	blank_ = map_image(core::fourcc::ARGB8888, width, height, PROT_READ, MAP_NORESERVE);
+	if (blank_ != nullptr) blank_->filled = true;
 	return blank_;
 }
 
@@ -136,31 +141,11 @@ void SurfaceConversion::forget_view(ConvertedView *view) {
 
 // ---- per-client budget -------------------------------------------------------------------
 
-namespace {
-
-struct BudgetLink {
-	wl_listener destroy;
-	std::shared_ptr<ImageBudget> budget;
-};
-
-void budget_client_destroyed(wl_listener *listener, void *) {
-	BudgetLink *link = wl_container_of(listener, link, destroy);
-	wl_list_remove(&link->destroy.link);
-	delete link;
-}
-
-} // namespace
-
 std::shared_ptr<ImageBudget> Conversions::Impl::client_budget(wl_client *client) {
-	if (wl_listener *l = wl_client_get_destroy_listener(client, budget_client_destroyed)) {
-		BudgetLink *link = wl_container_of(l, link, destroy);
-		return link->budget;
-	}
-	auto *link = new BudgetLink();
-	link->budget = std::make_shared<ImageBudget>();
-	link->destroy.notify = budget_client_destroyed;
-	wl_client_add_destroy_listener(client, &link->destroy);
-	return link->budget;
+	std::shared_ptr<ClientAccount> account = client_account(client);
+	if (account == nullptr) return std::make_shared<ImageBudget>(); // out of memory: counted nowhere
+	if (account->images == nullptr) account->images = std::make_shared<ImageBudget>();
+	return account->images;
 }
 
 uint64_t Conversions::client_budget() const {
@@ -210,20 +195,12 @@ std::shared_ptr<ConvertedImage> Conversions::Impl::allocate(
 		owner->plugin()->stats.budget_refusals++;
 		return nullptr;
 	}
-	void *data = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (data == MAP_FAILED) {
+	std::shared_ptr<ConvertedImage> image = map_image(fourcc, width, height, PROT_READ | PROT_WRITE, 0);
+	if (image == nullptr) {
 		wl_client_post_no_memory(client);
 		return nullptr;
 	}
-	auto image = std::make_shared<ConvertedImage>();
 	image->slot = std::move(slot);
-	image->fourcc = fourcc;
-	image->width = width;
-	image->height = height;
-	image->stride = stride;
-	image->size = size;
-	image->mapped = mapped;
-	image->data = static_cast<uint8_t *>(data);
 	image->client_budget = mine;
 	image->total_budget = total;
 	mine->bytes += mapped;

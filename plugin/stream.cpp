@@ -36,6 +36,8 @@ constexpr uint64_t kMaxPendingWrites = 16384;
 // What one client has alive, against the limits in pixelport_options, and its streams (which
 // never outlive it). Shared with its buffers, whose storage may outlive the client (a texture
 // still holds it) and is charged to it until freed.
+} // namespace
+
 struct ClientUsage {
 	uint64_t buffers = 0; // wl_buffers alive
 	uint64_t storage_bytes = 0; // storage of its stream buffers, until freed
@@ -46,9 +48,10 @@ struct ClientUsage {
 	ColorState color;
 };
 
+namespace {
+
 struct Waiter {
-	wlr_surface *surface;
-	uint64_t surface_id;
+	SurfaceRef surface;
 	uint32_t lock_seq;
 	uint64_t need; // writes of the buffer that must be complete
 };
@@ -166,31 +169,22 @@ namespace {
 
 void drop_stream(Stream *s);
 
-// One ClientUsage per client, found through a destroy listener on the client. When the
-// client goes, so do its streams: fds, event sources, pending writes, windows, held commits.
-struct UsageLink {
-	wl_listener destroy;
-	std::shared_ptr<ClientUsage> usage;
-};
-
-void usage_client_destroyed(wl_listener *listener, void *) {
-	UsageLink *link = wl_container_of(listener, link, destroy);
-	std::vector<Stream *> streams = link->usage->streams;
+// When the client goes, so do its streams: fds, event sources, pending writes, windows, held
+// commits (from its account's one destroy listener).
+void end_client_streams(ClientAccount *account) {
+	std::vector<Stream *> streams = account->streams->streams;
 	for (Stream *s : streams) drop_stream(s);
-	wl_list_remove(&link->destroy.link);
-	delete link;
 }
 
+// The client's stream usage, in its account; null when out of memory.
 std::shared_ptr<ClientUsage> usage_for(wl_client *client) {
-	if (wl_listener *l = wl_client_get_destroy_listener(client, usage_client_destroyed)) {
-		UsageLink *link = wl_container_of(l, link, destroy);
-		return link->usage;
+	std::shared_ptr<ClientAccount> account = client_account(client);
+	if (account == nullptr) return nullptr;
+	if (account->streams == nullptr) {
+		account->streams = std::make_shared<ClientUsage>();
+		account->end_streams = end_client_streams;
 	}
-	auto *link = new UsageLink();
-	link->usage = std::make_shared<ClientUsage>();
-	link->destroy.notify = usage_client_destroyed;
-	wl_client_add_destroy_listener(client, &link->destroy);
-	return link->usage;
+	return account->streams;
 }
 
 // ---- limits -----------------------------------------------------------------------------------
@@ -233,8 +227,8 @@ void release_waiters(StreamBuffer *sb) {
 		return true;
 	});
 	for (const Waiter &w : ready) {
-		if (plugin->surface_state(w.surface, w.surface_id) != nullptr) {
-			wlr_surface_unlock_cached(w.surface, w.lock_seq);
+		if (SurfaceState *s = plugin->surface_state(w.surface)) {
+			wlr_surface_unlock_cached(s->surface, w.lock_seq);
 		}
 	}
 }
@@ -604,6 +598,11 @@ void manager_create_stream(wl_client *client, wl_resource *resource, uint32_t id
 		return;
 	}
 	std::shared_ptr<ClientUsage> usage = usage_for(client);
+	if (usage == nullptr) {
+		close(fd);
+		wl_client_post_no_memory(client);
+		return;
+	}
 	uint32_t max_streams = limits_of(manager->plugin()).max_streams;
 	if (usage->streams.size() >= max_streams) {
 		close(fd);
@@ -688,42 +687,37 @@ void StreamManager::handle_client_commit(SurfaceState *surface, PixelBuffer *buf
 	if (surface->surface->role == nullptr) return;
 	// Hold this commit (and, by wlroots' ordering, later ones) until the bytes are in.
 	uint32_t seq = wlr_surface_lock_pending(surface->surface);
-	sb->waiters.push_back({surface->surface, surface->id, seq, sb->announced});
+	sb->waiters.push_back({surface->ref(), seq, sb->announced});
 	plugin_->stats.held_commits++;
 }
 
 void StreamManager::note_color(wl_client *client, const ColorState &color) {
 	// Only clients that made a stream have usage; others need nothing here.
-	if (wl_listener *l = wl_client_get_destroy_listener(client, usage_client_destroyed)) {
-		UsageLink *link = wl_container_of(l, link, destroy);
-		link->usage->color = color;
-	}
+	ClientAccount *account = client_account_find(client);
+	if (account != nullptr && account->streams != nullptr) account->streams->color = color;
 }
 
 void StreamManager::release_held(SurfaceState *surface) {
 	// A waiting buffer has a write pending on a live stream of the surface's own client (a
 	// surface shows only its client's buffers; drop_stream clears the waiters): other
 	// clients' streams are not looked at.
-	wl_listener *l = wl_client_get_destroy_listener(
-		wl_resource_get_client(surface->surface->resource), usage_client_destroyed);
-	if (l == nullptr) return;
-	UsageLink *link = wl_container_of(l, link, destroy);
+	ClientAccount *account = client_account_find(wl_resource_get_client(surface->surface->resource));
+	if (account == nullptr || account->streams == nullptr) return;
 	std::vector<uint32_t> seqs;
-	for (Stream *s : link->usage->streams) {
+	for (Stream *s : account->streams->streams) {
 		for (StreamWrite &w : s->writes) {
 			std::erase_if(w.buffer->waiters, [&](const Waiter &waiter) {
-				if (waiter.surface != surface->surface || waiter.surface_id != surface->id)
-					return false;
+				if (!(waiter.surface == surface->ref())) return false;
 				seqs.push_back(waiter.lock_seq);
 				return true;
 			});
 		}
 	}
-	wlr_surface *wlr = surface->surface;
-	uint64_t id = surface->id;
+	const SurfaceRef ref = surface->ref();
 	for (uint32_t seq : seqs) {
-		if (plugin_->surface_state(wlr, id) == nullptr) break;
-		wlr_surface_unlock_cached(wlr, seq);
+		SurfaceState *s = plugin_->surface_state(ref);
+		if (s == nullptr) break;
+		wlr_surface_unlock_cached(s->surface, seq);
 	}
 }
 
