@@ -66,6 +66,10 @@ public:
 
 	// One turn of each side, waiting up to `ms` for the server's sources (workers' hand-backs).
 	void pump(int ms = 0) {
+		if (conn == nullptr) { // the client is gone: the server's side only
+			wl_event_loop_dispatch(wl_display_get_event_loop(display), ms);
+			return;
+		}
 		wl_display_flush(conn);
 		wl_event_loop_dispatch(wl_display_get_event_loop(display), ms);
 		wl_display_flush_clients(display);
@@ -95,7 +99,7 @@ public:
 		if (fd < 0 || ftruncate(fd, static_cast<off_t>(b->size)) != 0) return nullptr;
 		b->map = static_cast<uint8_t *>(mmap(nullptr, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
 		wl_shm_pool *pool = wl_shm_create_pool(registry.shm, fd, static_cast<int32_t>(b->size));
-		close(fd);
+		::close(fd);
 		b->buffer = wl_shm_pool_create_buffer(pool, 0, w, h, b->stride, format);
 		wl_shm_pool_destroy(pool); // the buffer keeps the pool's memory
 		wl_buffer_add_listener(b->buffer, &kBufferListener, b.get());
@@ -122,14 +126,34 @@ public:
 		return s;
 	}
 
-	~PathHost() {
-		disconnect();
-		for (auto &b : buffers) munmap(b->map, b->size);
+	// Client objects the test made: their proxies go before the client disconnects.
+	template <typename T>
+	T *own(T *proxy) {
+		owned.push_back(reinterpret_cast<wl_proxy *>(proxy));
+		return proxy;
 	}
+	// The test destroys it itself.
+	void forget(void *proxy) { std::erase(owned, static_cast<wl_proxy *>(proxy)); }
+
+	// The client goes, its proxies freed first.
+	void close() {
+		if (conn == nullptr) return;
+		for (auto it = owned.rbegin(); it != owned.rend(); ++it) wl_proxy_destroy(*it);
+		owned.clear();
+		for (auto &b : buffers) {
+			wl_buffer_destroy(b->buffer);
+			munmap(b->map, b->size);
+		}
+		buffers.clear();
+		disconnect();
+	}
+
+	~PathHost() { close(); }
 
 	pixelport_plugin *pp = nullptr;
 	wlr_compositor *compositor = nullptr;
 	std::vector<std::unique_ptr<Buffer>> buffers;
+	std::vector<wl_proxy *> owned;
 };
 
 // Fills a buffer with one colour (0xRRGGBB).
@@ -138,7 +162,8 @@ void paint(Buffer *b, uint32_t rgb) {
 	if (b->format == WL_SHM_FORMAT_NV12) {
 		// Full-range-free check values: grey levels only (Y = U = V midpoints survive any matrix).
 		memset(b->map, r, static_cast<size_t>(b->stride) * b->height);
-		memset(b->map + static_cast<size_t>(b->stride) * b->height, 128, b->size - static_cast<size_t>(b->stride) * b->height);
+		memset(b->map + static_cast<size_t>(b->stride) * b->height, 128,
+			b->size - static_cast<size_t>(b->stride) * b->height);
 		return;
 	}
 	for (int32_t y = 0; y < b->height; y++) {
@@ -180,8 +205,8 @@ Shown read_shown(wlr_surface *surface) {
 	}
 	out.any = true;
 	auto at = [&](int x, int y) {
-		return *reinterpret_cast<const uint32_t *>(static_cast<const uint8_t *>(data) + static_cast<size_t>(y) * stride +
-			static_cast<size_t>(x) * 4);
+		return *reinterpret_cast<const uint32_t *>(static_cast<const uint8_t *>(data) +
+			static_cast<size_t>(y) * stride + static_cast<size_t>(x) * 4);
 	};
 	const int w = buffer->width, h = buffer->height;
 	const uint32_t first = at(0, 0);
@@ -214,10 +239,10 @@ public:
 	CommitFuzz(PathHost &host, uint32_t seed) : host_(host), rng_(seed), seed_(seed) {}
 
 	void run(std::chrono::milliseconds length, int max_ops) {
-		parent_ = wl_compositor_create_surface(host_.registry.compositor);
+		parent_ = host_.own(wl_compositor_create_surface(host_.registry.compositor));
 		for (int i = 0; i < 4; i++) {
 			auto s = std::make_unique<FuzzSurface>();
-			s->surface = wl_compositor_create_surface(host_.registry.compositor);
+			s->surface = host_.own(wl_compositor_create_surface(host_.registry.compositor));
 			if (i < 3) give_role(s.get());
 			surfaces_.push_back(std::move(s));
 		}
@@ -234,8 +259,8 @@ public:
 			if (!s->attached || s->last == 0 || failed()) continue;
 			Shown now = read_shown(host_.server_surface(s->surface));
 			EXPECT_TRUE(now.any && now.uniform && now.rgb == s->last)
-				<< where() << ": at rest the surface shows " << std::hex << now.rgb << ", not its last commit "
-				<< s->last << (now.blank ? " (blank)" : "");
+				<< where() << ": at rest the surface shows " << std::hex << now.rgb
+				<< ", not its last commit " << s->last << (now.blank ? " (blank)" : "");
 		}
 	}
 
@@ -253,7 +278,7 @@ private:
 	int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
 
 	void give_role(FuzzSurface *s) {
-		s->sub = wl_subcompositor_get_subsurface(host_.registry.subcompositor, s->surface, parent_);
+		s->sub = host_.own(wl_subcompositor_get_subsurface(host_.registry.subcompositor, s->surface, parent_));
 		s->sync = pick(2) == 0;
 		if (!s->sync) wl_subsurface_set_desync(s->sub);
 	}
@@ -300,9 +325,7 @@ private:
 		switch (pick(12)) {
 		case 0:
 		case 1:
-		case 2:
-			commit_colour(s);
-			break;
+		case 2: commit_colour(s); break;
 		case 3: {
 			// A burst: commits as fast as the client can make them, no dispatch between.
 			int n = 2 + pick(40);
@@ -327,6 +350,7 @@ private:
 		case 6:
 			// The role object destroyed (and perhaps made again later): its held commits apply.
 			if (s->sub != nullptr) {
+				host_.forget(s->sub);
 				wl_subsurface_destroy(s->sub);
 				s->sub = nullptr;
 			} else {
@@ -361,7 +385,7 @@ private:
 	void check() {
 		if (wl_display_get_error(host_.conn) != 0) {
 			ADD_FAILURE() << where() << ": the client was disconnected (error "
-						  << wl_display_get_error(host_.conn) << ")";
+				      << wl_display_get_error(host_.conn) << ")";
 			return;
 		}
 		for (auto &s : surfaces_) {
@@ -369,9 +393,11 @@ private:
 			if (surface == nullptr) continue;
 			Shown now = read_shown(surface);
 			if (now.any && !now.blank) {
-				EXPECT_TRUE(now.uniform) << where() << ": a surface shows an image not completely converted";
+				EXPECT_TRUE(now.uniform)
+					<< where() << ": a surface shows an image not completely converted";
 				EXPECT_TRUE(s->committed.count(now.rgb) == 1)
-					<< where() << ": a surface shows " << std::hex << now.rgb << ", a colour never committed to it";
+					<< where() << ": a surface shows " << std::hex << now.rgb
+					<< ", a colour never committed to it";
 			}
 			// A synchronized child waits for its parent in wlroots itself, as with stock.
 			if (!s->sync || s->sub == nullptr) {
@@ -418,7 +444,8 @@ TEST(CommitPath, FuzzedLegalSequencesKeepEveryInvariant) {
 	if (env_seed != nullptr) {
 		seeds.push_back(static_cast<uint32_t>(strtoul(env_seed, nullptr, 10)));
 	} else {
-		const uint32_t base = static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+		const uint32_t base =
+			static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 		for (uint32_t i = 0; i < 6; i++) seeds.push_back(base + i);
 	}
 	const auto length = std::chrono::milliseconds(env_ms != nullptr ? atoi(env_ms) : 2500);
@@ -428,16 +455,18 @@ TEST(CommitPath, FuzzedLegalSequencesKeepEveryInvariant) {
 			PathHost host(1 + seed % 2, log.c_str());
 			ASSERT_NE(host.pp, nullptr);
 			CommitFuzz fuzz(host, seed);
-			fuzz.run(env_ops != nullptr ? std::chrono::hours(1) : length, env_ops != nullptr ? atoi(env_ops) : 1000000);
+			fuzz.run(env_ops != nullptr ? std::chrono::hours(1) : length,
+				env_ops != nullptr ? atoi(env_ops) : 1000000);
 			std::cout << "commit fuzz seed " << seed << ": " << fuzz.ops()
-					  << " ops (replay: PIXELPORT_COMMIT_FUZZ_SEED=" << seed << ")\n";
+				  << " ops (replay: PIXELPORT_COMMIT_FUZZ_SEED=" << seed << ")\n";
 			if (HasFailure()) {
-				std::cout << "replay: PIXELPORT_COMMIT_FUZZ_SEED=" << seed << " PIXELPORT_COMMIT_FUZZ_OPS=" << fuzz.ops()
-						  << " build/tests/api/pixelport-api-test --gtest_filter=CommitPath.Fuzz*\n";
+				std::cout << "replay: PIXELPORT_COMMIT_FUZZ_SEED=" << seed
+					  << " PIXELPORT_COMMIT_FUZZ_OPS=" << fuzz.ops()
+					  << " build/tests/api/pixelport-api-test --gtest_filter=CommitPath.Fuzz*\n";
 				return;
 			}
 			// The client goes: what it made is gone with it.
-			host.disconnect();
+			host.close();
 			for (int i = 0; i < 50 && host.stats().image_bytes != 0; i++) host.pump(2);
 			EXPECT_EQ(host.stats().image_bytes, 0u) << "seed " << seed;
 		} // the display and the plugin go: the log is complete
@@ -457,9 +486,10 @@ TEST(CommitPath, ACommitStormOfOneBufferIsBoundedAndEndsOnItsLastCommit) {
 	for (const bool two : {false, true}) {
 		PathHost host(2);
 		ASSERT_NE(host.pp, nullptr);
-		wl_surface *parent = wl_compositor_create_surface(host.registry.compositor);
-		wl_surface *surface = wl_compositor_create_surface(host.registry.compositor);
-		wl_subsurface *sub = wl_subcompositor_get_subsurface(host.registry.subcompositor, surface, parent);
+		wl_surface *parent = host.own(wl_compositor_create_surface(host.registry.compositor));
+		wl_surface *surface = host.own(wl_compositor_create_surface(host.registry.compositor));
+		wl_subsurface *sub =
+			host.own(wl_subcompositor_get_subsurface(host.registry.subcompositor, surface, parent));
 		wl_subsurface_set_desync(sub);
 		const int32_t w = 1920, h = 1080;
 		Buffer *buffers[2] = {host.buffer(w, h), host.buffer(w, h)};
@@ -481,11 +511,13 @@ TEST(CommitPath, ACommitStormOfOneBufferIsBoundedAndEndsOnItsLastCommit) {
 			if (i % 16 == 15) {
 				host.pump(0);
 				wlr_surface *ws = host.server_surface(surface);
-				peak_cached = std::max<size_t>(peak_cached, static_cast<size_t>(wl_list_length(&ws->cached)));
+				peak_cached =
+					std::max<size_t>(peak_cached, static_cast<size_t>(wl_list_length(&ws->cached)));
 				peak_bytes = std::max(peak_bytes, host.stats().image_bytes);
 				Shown now = read_shown(ws);
 				if (now.any && !now.blank) {
-					EXPECT_TRUE(now.uniform && (now.rgb == 0x204060 || now.rgb == 0x604020)) << std::hex << now.rgb;
+					EXPECT_TRUE(now.uniform && (now.rgb == 0x204060 || now.rgb == 0x604020))
+						<< std::hex << now.rgb;
 				}
 			}
 		}
@@ -501,12 +533,10 @@ TEST(CommitPath, ACommitStormOfOneBufferIsBoundedAndEndsOnItsLastCommit) {
 		pixelport_stats stats = host.stats();
 		EXPECT_GT(stats.converted_uploads, 0u);
 		std::cout << (two ? "two buffers" : "one buffer") << ": 3000 commits, " << stats.converted_uploads
-				  << " converted, " << stats.skipped_conversions << " superseded, " << stats.early_releases
-				  << " released early, peak cache " << peak_cached << ", peak images " << peak_bytes << " bytes\n";
-		wl_subsurface_destroy(sub);
-		wl_surface_destroy(surface);
-		wl_surface_destroy(parent);
-		host.disconnect();
+			  << " converted, " << stats.skipped_conversions << " superseded, " << stats.early_releases
+			  << " released early, peak cache " << peak_cached << ", peak images " << peak_bytes
+			  << " bytes\n";
+		host.close();
 		for (int i = 0; i < 50 && host.stats().image_bytes != 0; i++) host.pump(2);
 		EXPECT_EQ(host.stats().image_bytes, 0u);
 	}
@@ -519,9 +549,9 @@ TEST(CommitPath, ACommitStormOfOneBufferIsBoundedAndEndsOnItsLastCommit) {
 TEST(CommitPath, ACommitAppliedBeforeItsConversionEndsIsRedrawnWhenItDoes) {
 	PathHost host(1);
 	ASSERT_NE(host.pp, nullptr);
-	wl_surface *parent = wl_compositor_create_surface(host.registry.compositor);
-	wl_surface *surface = wl_compositor_create_surface(host.registry.compositor);
-	wl_subsurface *sub = wl_subcompositor_get_subsurface(host.registry.subcompositor, surface, parent);
+	wl_surface *parent = host.own(wl_compositor_create_surface(host.registry.compositor));
+	wl_surface *surface = host.own(wl_compositor_create_surface(host.registry.compositor));
+	wl_subsurface *sub = host.own(wl_subcompositor_get_subsurface(host.registry.subcompositor, surface, parent));
 	wl_subsurface_set_desync(sub);
 	host.pump(0);
 	wlr_surface *ws = host.server_surface(surface);
@@ -566,11 +596,11 @@ TEST(CommitPath, ACommitAppliedBeforeItsConversionEndsIsRedrawnWhenItDoes) {
 TEST(CommitPath, ASmallSurfaceIsNotQueuedBehindItsOwnClientsLargeFrame) {
 	PathHost host(1);
 	ASSERT_NE(host.pp, nullptr);
-	wl_surface *parent = wl_compositor_create_surface(host.registry.compositor);
-	wl_surface *large = wl_compositor_create_surface(host.registry.compositor);
-	wl_surface *small = wl_compositor_create_surface(host.registry.compositor);
-	wl_subsurface *subs[2] = {wl_subcompositor_get_subsurface(host.registry.subcompositor, large, parent),
-		wl_subcompositor_get_subsurface(host.registry.subcompositor, small, parent)};
+	wl_surface *parent = host.own(wl_compositor_create_surface(host.registry.compositor));
+	wl_surface *large = host.own(wl_compositor_create_surface(host.registry.compositor));
+	wl_surface *small = host.own(wl_compositor_create_surface(host.registry.compositor));
+	wl_subsurface *subs[2] = {host.own(wl_subcompositor_get_subsurface(host.registry.subcompositor, large, parent)),
+		host.own(wl_subcompositor_get_subsurface(host.registry.subcompositor, small, parent))};
 	for (wl_subsurface *sub : subs) wl_subsurface_set_desync(sub);
 	Buffer *big = host.buffer(8192, 8192, WL_SHM_FORMAT_NV12);
 	Buffer *little = host.buffer(320, 240);
@@ -608,9 +638,10 @@ TEST(CommitPath, TeardownWithTheCompositorMadeFirstFreesEachSurfaceOnce) {
 		PathHost host(1, log.c_str(), true);
 		ASSERT_NE(host.pp, nullptr);
 		pixelport_add_destroy_listener(host.pp, &gone.listener);
-		wl_surface *parent = wl_compositor_create_surface(host.registry.compositor);
-		wl_surface *child = wl_compositor_create_surface(host.registry.compositor);
-		wl_subsurface *sub = wl_subcompositor_get_subsurface(host.registry.subcompositor, child, parent);
+		wl_surface *parent = host.own(wl_compositor_create_surface(host.registry.compositor));
+		wl_surface *child = host.own(wl_compositor_create_surface(host.registry.compositor));
+		wl_subsurface *sub =
+			host.own(wl_subcompositor_get_subsurface(host.registry.subcompositor, child, parent));
 		wl_subsurface_set_desync(sub);
 		Buffer *b = host.buffer(640, 480);
 		paint(b, 0x123456);
