@@ -501,7 +501,11 @@ TEST_P(ConversionStorm, AStormOfCommitsHoldsAFewImagesAndShowsTheLastFrame) {
 	const uint64_t peak_bound_kib = (4 * shown + pools) / 1024 + kSlackKib;
 
 	CompositorFixture fx;
-	ASSERT_TRUE(fx.start({"--print-stats", "--image-budget-client", std::to_string(budget)})) << fx.compositor().err();
+	// storm-behind: an output larger than the storm's 1080p window, so that the 8K one behind
+	// it is shown too (its last frame must be presented).
+	ASSERT_TRUE(fx.start({"--print-stats", "--image-budget-client", std::to_string(budget)},
+		behind ? "2560x1440" : "256x256"))
+		<< fx.compositor().err();
 	expect_compositor_serves_others(fx); // warm up
 	const pid_t pid = fx.compositor().pid();
 	const size_t fds0 = settle_at_most(count_fds, pid, 0, 500); // the warm-up client's fds gone
