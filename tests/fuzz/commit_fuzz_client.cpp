@@ -120,7 +120,8 @@ uint32_t expected(uint32_t format, uint32_t rgb, int h) {
 
 bool close_to(uint32_t a, uint32_t b, int tol) {
 	for (int shift : {16, 8, 0}) {
-		if (std::abs(static_cast<int>((a >> shift) & 0xff) - static_cast<int>((b >> shift) & 0xff)) > tol) return false;
+		if (std::abs(static_cast<int>((a >> shift) & 0xff) - static_cast<int>((b >> shift) & 0xff)) > tol)
+			return false;
 	}
 	return true;
 }
@@ -214,10 +215,14 @@ struct Fuzzer {
 		printf("finding %s seed %" PRIu64 " op %" PRIu64 ": %s\n", kind, o.seed, op, what.c_str());
 		for (auto &s : surfs) {
 			if (!o.verbose) break;
-			printf("  surface %d kind %d slot %d role %s parent %d %s buffer %d shown %d colour %06x seq %u done %u\n",
-				s->id, static_cast<int>(s->kind), s->slot, s->top ? "top" : s->sub ? "sub" : "-",
-				s->parent ? s->parent->id : 0, s->sync ? "sync" : "desync", s->has_buffer, shown(*s), s->colour,
-				s->seq, s->done_seq);
+			printf("  surface %d kind %d slot %d role %s parent %d %s buffer %d shown %d colour %06x seq "
+			       "%u done %u\n",
+				s->id, static_cast<int>(s->kind), s->slot,
+				s->top           ? "top"
+					: s->sub ? "sub"
+						 : "-",
+				s->parent ? s->parent->id : 0, s->sync ? "sync" : "desync", s->has_buffer, shown(*s),
+				s->colour, s->seq, s->done_seq);
 		}
 		fflush(stdout);
 	}
@@ -243,17 +248,19 @@ struct Fuzzer {
 	}
 
 	// ---- timing ----
-	static void on_report(void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *, const char *) {
+	static void on_report(
+		void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *, const char *) {
 		Surf *s = static_cast<Surf *>(data);
 		Fuzzer *f = s->f;
 		(void)flags;
 		char what[200];
 		if (seq <= s->last_report) {
-			snprintf(what, sizeof what, "surface %d: report of commit %u after commit %u's", s->id, seq, s->last_report);
+			snprintf(what, sizeof what, "surface %d: report of commit %u after commit %u's", s->id, seq,
+				s->last_report);
 			f->finding("timing-order", what);
 		} else if (!s->unreported.count(seq)) {
-			snprintf(what, sizeof what, "surface %d: report of commit %u, which attached no buffer (or none made)",
-				s->id, seq);
+			snprintf(what, sizeof what,
+				"surface %d: report of commit %u, which attached no buffer (or none made)", s->id, seq);
 			f->finding("timing-unknown", what);
 		}
 		s->unreported.erase(seq);
@@ -271,9 +278,10 @@ struct Fuzzer {
 		wp_viewport_set_destination(s->viewport, kSide, kSide);
 		if (timing) {
 			static const pp_surface_timing_v1_listener listener = {
-				.info = [](void *, pp_surface_timing_v1 *, uint32_t, uint32_t, uint32_t, int32_t, int32_t, uint32_t,
-						uint32_t, uint32_t, uint32_t) {},
-				.timestamp = [](void *, pp_surface_timing_v1 *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t) {},
+				.info = [](void *, pp_surface_timing_v1 *, uint32_t, uint32_t, uint32_t, int32_t,
+						int32_t, uint32_t, uint32_t, uint32_t, uint32_t) {},
+				.timestamp = [](void *, pp_surface_timing_v1 *, uint32_t, uint32_t, uint32_t, uint32_t,
+						     uint32_t) {},
 				.done = [](void *, pp_surface_timing_v1 *, uint32_t, uint32_t, const char *) {},
 				.report = on_report,
 				.output_name = [](void *, pp_surface_timing_v1 *, uint32_t, const char *) {},
@@ -301,7 +309,8 @@ struct Fuzzer {
 	// Where a child of `p` must sit for its own slot: toplevels at the origin, others at their slot.
 	void place(Surf &child) {
 		Surf &p = *child.parent;
-		int px = p.kind == Kind::toplevel ? 0 : slot_x(p.slot), py = p.kind == Kind::toplevel ? 0 : slot_y(p.slot);
+		int px = p.kind == Kind::toplevel ? 0 : slot_x(p.slot),
+		    py = p.kind == Kind::toplevel ? 0 : slot_y(p.slot);
 		wl_subsurface_set_position(child.sub, slot_x(child.slot) - px, slot_y(child.slot) - py);
 	}
 
@@ -343,20 +352,22 @@ struct Fuzzer {
 			if (b->pool && b->size < need) { // grow the pool
 				munmap(b->data, b->size);
 				if (ftruncate(b->fd, static_cast<off_t>(need)) != 0) return nullptr;
-				b->data = static_cast<uint8_t *>(mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0));
+				b->data = static_cast<uint8_t *>(
+					mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0));
 				b->size = need;
 				wl_shm_pool_resize(b->pool, static_cast<int32_t>(need));
 			} else if (!b->pool) {
 				b->fd = memfd_create("commit-fuzz", MFD_CLOEXEC);
 				if (b->fd < 0 || ftruncate(b->fd, static_cast<off_t>(need)) != 0) return nullptr;
-				b->data = static_cast<uint8_t *>(mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0));
+				b->data = static_cast<uint8_t *>(
+					mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0));
 				b->size = need;
 				b->pool = wl_shm_create_pool(conn.shm, b->fd, static_cast<int32_t>(need));
 			}
 			if (b->data == MAP_FAILED) return nullptr;
 			b->w = s.w, b->h = s.h;
-			b->buffer = wl_shm_pool_create_buffer(b->pool, 0, s.w, s.h, static_cast<int32_t>(min_stride(o.format, s.w)),
-				drm_to_shm(o.format));
+			b->buffer = wl_shm_pool_create_buffer(b->pool, 0, s.w, s.h,
+				static_cast<int32_t>(min_stride(o.format, s.w)), drm_to_shm(o.format));
 			static const wl_buffer_listener listener = {
 				.release = [](void *data, wl_buffer *) { static_cast<Buf *>(data)->busy = false; },
 			};
@@ -430,7 +441,8 @@ struct Fuzzer {
 	bool wait_configured(Surf &s) {
 		for (uint64_t end = now_ns() + 10'000'000'000ull; !s.configured && alive() && now_ns() < end;)
 			conn.dispatch_timeout(100);
-		if (!s.configured && alive()) finding("no-configure", "surface " + std::to_string(s.id) + " got no configure");
+		if (!s.configured && alive())
+			finding("no-configure", "surface " + std::to_string(s.id) + " got no configure");
 		return s.configured;
 	}
 	void destroy_role(Surf &s) {
@@ -469,7 +481,8 @@ struct Fuzzer {
 
 	// ---- checks ----
 	bool screenshot(std::vector<uint8_t> *rgb) {
-		std::string path = std::string(getenv("XDG_RUNTIME_DIR")) + "/commit-fuzz-" + std::to_string(getpid()) + ".ppm";
+		std::string path =
+			std::string(getenv("XDG_RUNTIME_DIR")) + "/commit-fuzz-" + std::to_string(getpid()) + ".ppm";
 		wl_display_flush(conn.display);
 		pid_t pid = fork();
 		if (pid == 0) {
@@ -489,7 +502,8 @@ struct Fuzzer {
 		rgb->resize(static_cast<size_t>(w) * h * 3);
 		in.read(reinterpret_cast<char *>(rgb->data()), static_cast<std::streamsize>(rgb->size()));
 		unlink(path.c_str());
-		return WIFEXITED(status) && WEXITSTATUS(status) == 0 && in && magic == "P6" && w == kOutputW && h == kOutputH;
+		return WIFEXITED(status) && WEXITSTATUS(status) == 0 && in && magic == "P6" && w == kOutputW &&
+			h == kOutputH;
 	}
 
 	// Every slot: all its sample points within tolerance of one colour of cands(slot).
@@ -504,19 +518,24 @@ struct Fuzzer {
 			std::vector<uint32_t> got;
 			for (int dy : {4, 12, 20})
 				for (int dx : {4, 12, 20}) {
-					const uint8_t *p = &rgb[(static_cast<size_t>(slot_y(k) + dy) * kOutputW + slot_x(k) + dx) * 3];
+					const uint8_t *p =
+						&rgb[(static_cast<size_t>(slot_y(k) + dy) * kOutputW + slot_x(k) + dx) *
+							3];
 					got.push_back(static_cast<uint32_t>(p[0]) << 16 | p[1] << 8 | p[2]);
 				}
 			std::vector<uint32_t> want = cands(k);
 			bool good = std::any_of(want.begin(), want.end(), [&](uint32_t a) {
-				return std::all_of(got.begin(), got.end(), [&](uint32_t g) { return close_to(g, a, tol); });
+				return std::all_of(
+					got.begin(), got.end(), [&](uint32_t g) { return close_to(g, a, tol); });
 			});
 			if (good) continue;
 			std::string seen, wanted;
 			char hex[16];
 			for (uint32_t c : got) snprintf(hex, sizeof hex, " %06x", c), seen += hex;
-			for (size_t i = 0; i < want.size() && i < 8; i++) snprintf(hex, sizeof hex, " %06x", want[i]), wanted += hex;
-			finding(what, "slot " + std::to_string(k) + " shows" + seen + "; want one of " +
+			for (size_t i = 0; i < want.size() && i < 8; i++)
+				snprintf(hex, sizeof hex, " %06x", want[i]), wanted += hex;
+			finding(what,
+				"slot " + std::to_string(k) + " shows" + seen + "; want one of " +
 					std::to_string(want.size()) + ":" + wanted + (want.size() > 8 ? " ..." : ""));
 		}
 	}
@@ -558,7 +577,8 @@ struct Fuzzer {
 		std::vector<Surf *> order, toggled;
 		for (auto &s : surfs) {
 			order.push_back(s.get());
-			if (s->sub && !s->sync && effectively_sync(*s)) wl_subsurface_set_sync(s->sub), toggled.push_back(s.get());
+			if (s->sub && !s->sync && effectively_sync(*s))
+				wl_subsurface_set_sync(s->sub), toggled.push_back(s.get());
 		}
 		std::stable_sort(order.begin(), order.end(), [&](Surf *a, Surf *b) { return depth(*a) > depth(*b); });
 		for (Surf *s : order) commit(*s);
@@ -569,8 +589,10 @@ struct Fuzzer {
 		for (Surf *s : visible) {
 			while (s->done_seq < s->seq && alive() && now_ns() < end) conn.dispatch_timeout(100);
 			if (s->done_seq < s->seq && alive()) {
-				finding("not-applied", "surface " + std::to_string(s->id) + "'s commit " + std::to_string(s->seq) +
-						" got no frame callback in 30 s (last one for commit " + std::to_string(s->done_seq) + ")");
+				finding("not-applied",
+					"surface " + std::to_string(s->id) + "'s commit " + std::to_string(s->seq) +
+						" got no frame callback in 30 s (last one for commit " +
+						std::to_string(s->done_seq) + ")");
 			}
 		}
 		if (!conn.roundtrip()) return;
@@ -578,10 +600,11 @@ struct Fuzzer {
 		for (auto &s : surfs) { // reports come in commit order: none is still due before the last
 			auto end = s->unreported.lower_bound(s->last_report);
 			if (end == s->unreported.begin()) continue;
-			finding("timing-missing", "surface " + std::to_string(s->id) + ": " +
-					std::to_string(std::distance(s->unreported.begin(), end)) + " commit(s) before commit " +
-					std::to_string(s->last_report) + " never reported, the first " +
-					std::to_string(*s->unreported.begin()));
+			finding("timing-missing",
+				"surface " + std::to_string(s->id) + ": " +
+					std::to_string(std::distance(s->unreported.begin(), end)) +
+					" commit(s) before commit " + std::to_string(s->last_report) +
+					" never reported, the first " + std::to_string(*s->unreported.begin()));
 			s->unreported.erase(s->unreported.begin(), end);
 		}
 		check_screen("not-last-colour", [&](int k) { return std::vector<uint32_t>{want[k]}; });
@@ -656,8 +679,10 @@ struct Fuzzer {
 			Surf *p = any([&](const Surf &c) { return !in_subtree(*s, &c); });
 			bool as_top = s->kind == Kind::toplevel || (s->kind == Kind::none && (chance(50) || !p));
 			log("role for %d: %s", s->id, as_top ? "toplevel" : "sub");
-			if (as_top) make_toplevel(*s);
-			else if (p) make_sub(*s, *p, chance(50));
+			if (as_top)
+				make_toplevel(*s);
+			else if (p)
+				make_sub(*s, *p, chance(50));
 		} else if (what < 13) {
 			log("destroy role object of %d", s->id);
 			if (s->kind == Kind::toplevel && s->has_buffer && chance(50)) unmap(*s);
@@ -715,7 +740,8 @@ struct Fuzzer {
 	int run() {
 		std::string error;
 		if (!conn.connect(&error) || !conn.subcompositor || !conn.viewporter || !conn.wm_base) {
-			fprintf(stderr, "cannot connect (or no wl_subcompositor/wp_viewporter/xdg_wm_base): %s\n", error.c_str());
+			fprintf(stderr, "cannot connect (or no wl_subcompositor/wp_viewporter/xdg_wm_base): %s\n",
+				error.c_str());
 			return 2;
 		}
 		if (!conn.has_shm_format(drm_to_shm(o.format))) {
@@ -725,9 +751,11 @@ struct Fuzzer {
 		static const wl_registry_listener listener = {
 			.global =
 				[](void *data, wl_registry *r, uint32_t name, const char *interface, uint32_t version) {
-					if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0 && version >= 2) {
-						static_cast<Fuzzer *>(data)->timing = static_cast<pp_timing_manager_v1 *>(
-							wl_registry_bind(r, name, &pp_timing_manager_v1_interface, 2));
+					if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0 &&
+						version >= 2) {
+						static_cast<Fuzzer *>(data)->timing =
+							static_cast<pp_timing_manager_v1 *>(wl_registry_bind(
+								r, name, &pp_timing_manager_v1_interface, 2));
 					}
 				},
 			.global_remove = [](void *, wl_registry *, uint32_t) {},

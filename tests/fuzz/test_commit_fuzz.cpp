@@ -55,8 +55,8 @@ TEST_P(CommitFuzz, TheScreenShowsOnlyCommittedColoursAndTheLastOnesWhenQuiet) {
 	const double seconds = seconds_env && *seconds_env ? std::strtod(seconds_env, nullptr) : kDefaultSeconds;
 	char secs[32];
 	snprintf(secs, sizeof secs, "%g", seconds);
-	const std::vector<std::string> argv = {
-		build_path("PIXELPORT_COMMIT_FUZZ"), "--seed", std::to_string(seed), "--seconds", secs, "--format", c.format};
+	const std::vector<std::string> argv = {build_path("PIXELPORT_COMMIT_FUZZ"), "--seed", std::to_string(seed),
+		"--seconds", secs, "--format", c.format};
 	std::string command;
 	for (const std::string &a : argv) command += (command.empty() ? "" : " ") + a;
 	printf("commit-fuzz seed %" PRIu64 " %s%s for %s s; again: PIXELPORT_COMMIT_FUZZ_SEED=%" PRIu64
@@ -65,7 +65,8 @@ TEST_P(CommitFuzz, TheScreenShowsOnlyCommittedColoursAndTheLastOnesWhenQuiet) {
 	RecordProperty("seed", std::to_string(seed));
 
 	CompositorFixture fx;
-	ASSERT_TRUE(fx.start(c.stock ? std::vector<std::string>{"--no-plugin"} : std::vector<std::string>{}, "256x128"));
+	ASSERT_TRUE(
+		fx.start(c.stock ? std::vector<std::string>{"--no-plugin"} : std::vector<std::string>{}, "256x128"));
 	expect_compositor_serves_others(fx); // warm up: first-use allocations
 	const pid_t pid = fx.compositor().pid();
 	// The warm-up client may not be torn down yet: the baseline is the lowest count over 500 ms.

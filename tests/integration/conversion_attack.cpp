@@ -371,7 +371,8 @@ int storm_attack(const std::string &mode, int n, int w, int h) {
 		commit(window.surface, buffers[k]);
 		wl_surface_commit(window.surface);
 		last = k;
-		if (mode != "storm-one") poll_events(); // releases (and what a client that never reads would be disconnected for)
+		if (mode != "storm-one")
+			poll_events(); // releases (and what a client that never reads would be disconnected for)
 		if ((i + 1) % roundtrip_every == 0) {
 			wl_display_flush(conn.display);
 			conn.roundtrip();
@@ -391,8 +392,14 @@ int storm_attack(const std::string &mode, int n, int w, int h) {
 	if (storm_shown && behind_shown) {
 		printf("presented\n");
 	} else {
-		printf("not presented (last storm commit: %s%s)\n", !shown.done ? "no feedback" : shown.presented ? "presented" : "discarded",
-			!behind ? "" : !shown_behind.done ? ", behind: no feedback" : shown_behind.presented ? ", behind: presented" : ", behind: discarded");
+		printf("not presented (last storm commit: %s%s)\n",
+			!shown.done               ? "no feedback"
+				: shown.presented ? "presented"
+						  : "discarded",
+			!behind                          ? ""
+				: !shown_behind.done     ? ", behind: no feedback"
+				: shown_behind.presented ? ", behind: presented"
+							 : ", behind: discarded");
 	}
 	fflush(stdout);
 	test::report(conn);
@@ -406,7 +413,8 @@ int main(int argc, char *argv[]) {
 	if (argc < 5) {
 		fprintf(stderr,
 			"usage: %s share-burst|share-sequential|storm|wide-stride|sync-wide-stride|viewport-damage|"
-			"sync-children|sync-children-exit|nested-children|desync-children|flood|small-frames|storm-one|storm-two|"
+			"sync-children|sync-children-exit|nested-children|desync-children|flood|small-frames|storm-one|"
+			"storm-two|"
 			"storm-sizes|storm-behind N WIDTH "
 			"HEIGHT\n",
 			argv[0]);

@@ -503,8 +503,8 @@ TEST_P(ConversionStorm, AStormOfCommitsHoldsAFewImagesAndShowsTheLastFrame) {
 	CompositorFixture fx;
 	// storm-behind: an output larger than the storm's 1080p window, so that the 8K one behind
 	// it is shown too (its last frame must be presented).
-	ASSERT_TRUE(fx.start({"--print-stats", "--image-budget-client", std::to_string(budget)},
-		behind ? "2560x1440" : "256x256"))
+	ASSERT_TRUE(fx.start(
+		{"--print-stats", "--image-budget-client", std::to_string(budget)}, behind ? "2560x1440" : "256x256"))
 		<< fx.compositor().err();
 	expect_compositor_serves_others(fx); // warm up
 	const pid_t pid = fx.compositor().pid();
@@ -514,7 +514,7 @@ TEST_P(ConversionStorm, AStormOfCommitsHoldsAFewImagesAndShowsTheLastFrame) {
 	peaks.start(pid);
 	Process client;
 	ASSERT_TRUE(client.start({build_path("PIXELPORT_CONVERSION_ATTACK"), storm.mode, std::to_string(storm.commits),
-				    std::to_string(storm.width), std::to_string(storm.height)},
+					 std::to_string(storm.width), std::to_string(storm.height)},
 		fx.client_env()));
 	std::string presented, verdict;
 	EXPECT_TRUE(client.read_line(&presented, 180000)) << client.err();
