@@ -13,7 +13,7 @@
 // committed colour; the connection never ends; pp_timing_manager_v1 reports (version 2) come in
 // strictly increasing seq, one for each buffer commit, none skipped.
 //
-// Output: "finding KIND seed S op N: ..." lines and "commit-fuzz ops=N checkpoints=N findings=N".
+// Output: "finding KIND seed S op N: ..." lines and "commit-fuzz ops=N ... findings=N".
 // Exit status 0 when there is no finding, 1 with findings, 2 on bad arguments.
 #include <drm_fourcc.h>
 #include <fcntl.h>
@@ -199,6 +199,7 @@ struct Fuzzer {
 	pp_timing_manager_v1 *timing = nullptr;
 	std::mt19937_64 rng;
 	std::vector<std::unique_ptr<Surf>> surfs;
+	uint64_t presented = 0, discarded = 0; // timing reports
 	uint64_t op = 0, checkpoints = 0, quiescent = 0, findings = 0, commits = 0, next_id = 1, next_order = 1;
 	int tol = 0;
 	// Per slot: colours it may show since the last quiescent point, and whether black (empty) may show.
@@ -252,7 +253,7 @@ struct Fuzzer {
 		void *data, pp_surface_timing_v1 *, uint32_t seq, uint32_t flags, wl_array *, const char *) {
 		Surf *s = static_cast<Surf *>(data);
 		Fuzzer *f = s->f;
-		(void)flags;
+		(flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED ? f->presented : f->discarded)++;
 		char what[200];
 		if (seq <= s->last_report) {
 			snprintf(what, sizeof what, "surface %d: report of commit %u after commit %u's", s->id, seq,
@@ -777,8 +778,8 @@ struct Fuzzer {
 		if (alive()) conn.roundtrip();
 		if (!alive()) finding("disconnected", conn.error_text());
 		printf("commit-fuzz ops=%" PRIu64 " commits=%" PRIu64 " checkpoints=%" PRIu64 " quiescent=%" PRIu64
-		       " findings=%" PRIu64 "\n",
-			op, commits, checkpoints, quiescent, findings);
+		       " reports_presented=%" PRIu64 " reports_discarded=%" PRIu64 " findings=%" PRIu64 "\n",
+			op, commits, checkpoints, quiescent, presented, discarded, findings);
 		wl_registry_destroy(registry);
 		if (timing) pp_timing_manager_v1_destroy(timing);
 		return findings == 0 ? 0 : 1;
