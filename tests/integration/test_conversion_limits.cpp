@@ -546,7 +546,7 @@ TEST_P(ConversionStorm, AStormOfCommitsHoldsAFewImagesAndShowsTheLastFrame) {
 
 INSTANTIATE_TEST_SUITE_P(Storms, ConversionStorm,
 	testing::Values(Storm{"storm-one", 2048, 3840, 2160}, Storm{"storm-two", 512, 3840, 2160},
-		Storm{"storm-sizes", 1024, 2560, 1440}, Storm{"storm-behind", 512, 7680, 4320}),
+		Storm{"storm-sizes", 1024, 2560, 1440}, Storm{"storm-behind", 2048, 7680, 4320}),
 	[](const testing::TestParamInfo<Storm> &info) {
 		std::string name = info.param.mode;
 		name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
