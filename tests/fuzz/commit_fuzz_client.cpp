@@ -60,6 +60,7 @@ struct Options {
 	uint32_t format = DRM_FORMAT_NV12; // DRM fourcc
 	uint64_t max_ops = UINT64_MAX;
 	bool verbose = false;
+	int desync_under_sync = 0; // > 0: only the scenario below, buffers of this side
 };
 
 // ---- solid colours ---------------------------------------------------------------------------
@@ -769,7 +770,17 @@ struct Fuzzer {
 			o.seconds, timing ? "yes" : "no");
 		fflush(stdout);
 		uint64_t end = now_ns() + static_cast<uint64_t>(o.seconds * 1e9);
-		while (now_ns() < end && op < o.max_ops && alive()) {
+		if (o.desync_under_sync > 0) { // toplevel, sync child, desync grandchild: one quiescent point
+			Surf &t = *new_surface(), &a = *new_surface(), &b = *new_surface();
+			make_toplevel(t);
+			make_sub(a, t, true);
+			make_sub(b, a, false);
+			b.w = b.h = o.desync_under_sync;
+			for (Surf *s : {&t, &a, &b}) writable(*s, 0, 1), commit_buffer(*s, 0, true);
+			op++;
+			quiesce();
+		}
+		while (o.desync_under_sync == 0 && now_ns() < end && op < o.max_ops && alive()) {
 			op++;
 			step();
 		}
@@ -797,6 +808,8 @@ int main(int argc, char *argv[]) {
 	app.add_option("--format", o.format_name, "wl_shm format of every buffer (NV12, RGB888, XRGB4444, XRGB8888)");
 	app.add_option("--max-ops", o.max_ops, "stop after N operations");
 	app.add_flag("--verbose", o.verbose, "print every operation");
+	app.add_option("--desync-under-sync", o.desync_under_sync,
+		"only this: a desync subsurface (SIDE x SIDE) under a sync one, applied at a quiescent point");
 	CLI11_PARSE(app, argc, argv);
 	uint32_t shm = 0;
 	if (!parse_format(o.format_name, &shm)) {
