@@ -461,3 +461,96 @@ TEST(ConversionWorkers, AResizedWindowsFreshImagesAreFaultedInOnAWorker) {
 	// work (its allocations, the client's buffers' descriptions, rendering) a few per frame.
 	EXPECT_LT(after - before, 24u * 100 * kLatencyScale); // AddressSanitizer's shadow pages too
 }
+
+namespace {
+
+// Commit storms (pixelport-conversion-attack storm-*): commits as fast as a client can send
+// them, each of them legal, on the path that holds a large commit until a worker converted it.
+// The client must never be disconnected, its last frame must be shown, and the compositor may
+// hold a few images per surface at most, whatever the number of commits: at its peak at most
+// 4 images of each surface's largest frame, the client's pools and 64 MiB above its baseline,
+// and within 16 MiB of the baseline once the client left. The client budget is 3 images of
+// what the client shows (the shown image, the one converting, a spare): a storm that piles up
+// images ends in no_memory, a disconnection.
+struct Storm {
+	const char *mode;
+	int commits, width, height;
+};
+
+class ConversionStorm : public testing::TestWithParam<Storm> {};
+
+TEST_P(ConversionStorm, AStormOfCommitsHoldsAFewImagesAndShowsTheLastFrame) {
+	const Storm &storm = GetParam();
+	const std::string mode = storm.mode;
+	const uint64_t big = 4ull * storm.width * storm.height; // an XRGB8888 image of the largest frame
+	const bool behind = mode == "storm-behind";
+	const uint64_t small = behind ? 4ull * 1920 * 1080 : 0; // the storming toplevel's, behind
+	const uint64_t shown = big + small;
+	const uint64_t nv12 = static_cast<uint64_t>(storm.width) * storm.height * 3 / 2;
+	const uint64_t pools = mode == "storm-one" || mode == "storm-sizes" ? nv12
+		: behind                                                    ? nv12 + 2ull * 1920 * 1080 * 3 / 2
+									    : 2 * nv12;
+	const uint64_t budget = 3 * shown;
+#if defined(__SANITIZE_ADDRESS__)
+	constexpr uint64_t kSlackKib = AttackArena::kRssSlackKib; // ASan's quarantine
+	constexpr uint64_t kBackKib = AttackArena::kRssSlackKib;
+#else
+	constexpr uint64_t kSlackKib = 64 * 1024;
+	constexpr uint64_t kBackKib = 16 * 1024;
+#endif
+	const uint64_t peak_bound_kib = (4 * shown + pools) / 1024 + kSlackKib;
+
+	CompositorFixture fx;
+	// storm-behind: an output larger than the storm's 1080p window, so that the 8K one behind
+	// it is shown too (its last frame must be presented).
+	ASSERT_TRUE(fx.start(
+		{"--print-stats", "--image-budget-client", std::to_string(budget)}, behind ? "2560x1440" : "256x256"))
+		<< fx.compositor().err();
+	expect_compositor_serves_others(fx); // warm up
+	const pid_t pid = fx.compositor().pid();
+	const size_t fds0 = settle_at_most(count_fds, pid, 0, 500); // the warm-up client's fds gone
+	const size_t rss0 = rss_kib(pid);
+	PeakSampler peaks;
+	peaks.start(pid);
+	Process client;
+	ASSERT_TRUE(client.start({build_path("PIXELPORT_CONVERSION_ATTACK"), storm.mode, std::to_string(storm.commits),
+					 std::to_string(storm.width), std::to_string(storm.height)},
+		fx.client_env()));
+	std::string presented, verdict;
+	EXPECT_TRUE(client.read_line(&presented, 180000)) << client.err();
+	EXPECT_TRUE(client.read_line(&verdict, 15000)) << client.err();
+	const int status = client.wait(15000);
+	peaks.stop();
+	EXPECT_EQ(presented, "presented") << client.err();
+	EXPECT_EQ(verdict, "ok") << "the client was disconnected: " << client.err();
+	EXPECT_EQ(status, 0) << client.err();
+	EXPECT_EQ(client.err().find("error"), std::string::npos) << client.err();
+
+	const size_t rss = settle_at_most(rss_kib, pid, rss0 + kBackKib, AttackArena::kSettleMs);
+	const size_t fds = settle_at_most(count_fds, pid, fds0, AttackArena::kSettleMs);
+	printf("storm %s commits=%d %dx%d rss %zu -> peak %zu (bound %llu) -> %zu KiB after; fds %zu -> peak %zu -> "
+	       "%zu\n",
+		storm.mode, storm.commits, storm.width, storm.height, rss0, peaks.peak_rss_kib(),
+		static_cast<unsigned long long>(rss0 + peak_bound_kib), rss, fds0, peaks.peak_fds(), fds);
+	EXPECT_LE(peaks.peak_rss_kib(), rss0 + peak_bound_kib)
+		<< "the compositor held more than 4 images of each surface's largest frame, its pools and "
+		<< kSlackKib / 1024 << " MiB";
+	EXPECT_LE(rss, rss0 + kBackKib) << "RSS not back within " << kBackKib / 1024 << " MiB of the baseline in 1 s";
+	EXPECT_LE(fds, fds0);
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+	const std::string &out = fx.compositor().out();
+	printf("%s", out.c_str());
+	EXPECT_EQ(stat_of(out, "budget_refusals"), 0u) << out;
+	EXPECT_EQ(stat_of(out, "image_bytes"), 0u) << out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Storms, ConversionStorm,
+	testing::Values(Storm{"storm-one", 2048, 3840, 2160}, Storm{"storm-two", 512, 3840, 2160},
+		Storm{"storm-sizes", 1024, 2560, 1440}, Storm{"storm-behind", 2048, 7680, 4320}),
+	[](const testing::TestParamInfo<Storm> &info) {
+		std::string name = info.param.mode;
+		name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+		return name;
+	});
+
+} // namespace
