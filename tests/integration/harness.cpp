@@ -339,6 +339,10 @@ void expect_compositor_serves_others(CompositorFixture &fx) {
 	EXPECT_TRUE(fx.compositor().running());
 }
 
+std::string protocol_error_line(int code, const char *interface) {
+	return "error " + std::to_string(code) + " " + interface + "\n";
+}
+
 std::string error_case_name(const ErrorCase &c) {
 	std::string name = c.mode;
 	for (char &ch : name) ch = ch == '-' ? '_' : ch;
@@ -350,7 +354,7 @@ void expect_protocol_error(const std::string &program, const ErrorCase &c) {
 	ASSERT_TRUE(fx.start());
 	std::string out, err;
 	ASSERT_EQ(fx.run_client({program, c.mode}, 20000, &out, &err), 0) << err;
-	EXPECT_EQ(out, "error " + std::to_string(c.code) + " " + c.interface + "\n");
+	EXPECT_EQ(out, protocol_error_line(c.code, c.interface));
 	expect_compositor_serves_others(fx);
 	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
 }
@@ -381,6 +385,29 @@ size_t settle_at_most(size_t (*count)(pid_t), pid_t pid, size_t limit, int timeo
 		n = count(pid);
 	}
 	return n;
+}
+
+bool poll_until(const std::function<bool()> &done, int timeout_ms, int interval_ms) {
+	uint64_t deadline = now_ms() + static_cast<uint64_t>(timeout_ms);
+	bool ok = done();
+	while (!ok && now_ms() < deadline) {
+		usleep(static_cast<useconds_t>(interval_ms) * 1000);
+		ok = done();
+	}
+	return ok;
+}
+
+bool poll_until_steady(const std::function<uint64_t()> &value, int still, int interval_ms, int timeout_ms) {
+	uint64_t last = value();
+	int same = 0;
+	return poll_until(
+		[&] {
+			uint64_t now = value();
+			same = now == last ? same + 1 : 0;
+			last = now;
+			return same >= still;
+		},
+		timeout_ms, interval_ms);
 }
 
 size_t count_maps(pid_t pid) {

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -122,6 +123,9 @@ struct ErrorCase {
 	const char *interface;
 };
 
+/** What a test client prints for protocol error `code` on `interface`: "error CODE INTERFACE\n". */
+std::string protocol_error_line(int code, const char *interface);
+
 /** "pool-size-zero" -> "pool_size_zero": a GoogleTest parameter name. */
 std::string error_case_name(const ErrorCase &c);
 
@@ -161,6 +165,19 @@ uint64_t main_thread_cpu_ns(pid_t pid);
  * Works with count_fds, count_maps and rss_kib.
  */
 size_t settle_at_most(size_t (*count)(pid_t), pid_t pid, size_t limit, int timeout_ms = 3000);
+
+/**
+ * Calls done() every `interval_ms` until it returns true or `timeout_ms` passed; returns its
+ * last answer. For waiting on something another process does that it tells nobody about.
+ */
+bool poll_until(const std::function<bool()> &done, int timeout_ms, int interval_ms = 10);
+
+/**
+ * Polls `value` until it returns the same `still` times in a row, `interval_ms` apart (at most
+ * `timeout_ms`): a file another process writes that stopped growing, a thread's CPU time that
+ * stopped advancing. Returns whether it settled.
+ */
+bool poll_until_steady(const std::function<uint64_t()> &value, int still, int interval_ms, int timeout_ms);
 
 /** A sanitizer build (AddressSanitizer or ThreadSanitizer): slower, with allocators of its own. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

@@ -16,6 +16,7 @@
 
 #include <drm_fourcc.h>
 
+#include "client_modes.hpp"
 #include "client_verdict.hpp"
 #include "pattern.hpp"
 #include "transport.hpp"
@@ -23,10 +24,8 @@
 
 using namespace pixelport;
 using namespace pixelport::client;
-
-// This client stops mid-protocol on purpose and leaves its objects to the exit: no leak
-// reports from LeakSanitizer in the sanitizer build (weak: absent in normal builds).
-extern "C" void __lsan_disable(void) __attribute__((weak));
+using pixelport::test::ModeArgs;
+using pixelport::test::ModeTable;
 
 namespace {
 
@@ -59,30 +58,28 @@ bool show(Window *window, wl_buffer *buffer, int w, int h) {
 	return waiter.wait(&conn, 5000) && waiter.presented;
 }
 
-// The mode's argument (argv[2]: a count), set by main().
-long count = 0;
 constexpr uint32_t argb = WL_SHM_FORMAT_ARGB8888;
 
 // ---- the modes: one function each, named after the mode ----
 
-int mode_pool_size_zero() {
+int mode_pool_size_zero(const ModeArgs &) {
 	pool_of(memfd(4096), 0);
 	return report();
 }
 
-int mode_pool_size_negative() {
+int mode_pool_size_negative(const ModeArgs &) {
 	pool_of(memfd(4096), -4096);
 	return report();
 }
 
-int mode_pool_pipe_fd() {
+int mode_pool_pipe_fd(const ModeArgs &) {
 	int p[2];
 	if (pipe(p) < 0) return 3;
 	pool_of(p[0], 4096);
 	return report();
 }
 
-int mode_pool_larger_than_file() {
+int mode_pool_larger_than_file(const ModeArgs &) {
 	// The pool may be larger than its file; a buffer reaching past the file's end may not.
 	wl_shm_pool *pool = pool_of(memfd(4096), 1 << 20);
 	wl_shm_pool_create_buffer(pool, 0, 16, 16, 64, argb); // inside the file: fine
@@ -90,49 +87,49 @@ int mode_pool_larger_than_file() {
 	return report();
 }
 
-int mode_buffer_negative_offset() {
+int mode_buffer_negative_offset(const ModeArgs &) {
 	wl_shm_pool_create_buffer(pool_of(memfd(1 << 20), 1 << 20), -4, 16, 16, 64, argb);
 	return report();
 }
 
-int mode_buffer_zero_width() {
+int mode_buffer_zero_width(const ModeArgs &) {
 	wl_shm_pool_create_buffer(pool_of(memfd(1 << 20), 1 << 20), 0, 0, 16, 64, argb);
 	return report();
 }
 
-int mode_buffer_negative_height() {
+int mode_buffer_negative_height(const ModeArgs &) {
 	wl_shm_pool_create_buffer(pool_of(memfd(1 << 20), 1 << 20), 0, 16, -16, 64, argb);
 	return report();
 }
 
 // The classic mistake: stride given in pixels, not bytes.
-int mode_buffer_stride_in_pixels() {
+int mode_buffer_stride_in_pixels(const ModeArgs &) {
 	wl_shm_pool_create_buffer(pool_of(memfd(200 * 200 * 4), 200 * 200 * 4), 0, 200, 200, 200, argb);
 	return report();
 }
 
-int mode_buffer_beyond_pool() {
+int mode_buffer_beyond_pool(const ModeArgs &) {
 	wl_shm_pool_create_buffer(pool_of(memfd(4096), 4096), 0, 16, 65, 64, argb); // 4160 > 4096
 	return report();
 }
 
 // stride * height overflows 32 bits: only 64-bit maths sees it is beyond the pool.
-int mode_buffer_overflowing_size() {
+int mode_buffer_overflowing_size(const ModeArgs &) {
 	wl_shm_pool_create_buffer(pool_of(memfd(1 << 20), 1 << 20), INT_MAX - 64, 16, 0x10000, 0x10000, argb);
 	return report();
 }
 
-int mode_buffer_unknown_format() {
+int mode_buffer_unknown_format(const ModeArgs &) {
 	wl_shm_pool_create_buffer(pool_of(memfd(1 << 20), 1 << 20), 0, 16, 16, 64, 0x12345678);
 	return report();
 }
 
-int mode_buffer_yuv420_odd_stride() {
+int mode_buffer_yuv420_odd_stride(const ModeArgs &) {
 	wl_shm_pool_create_buffer(pool_of(memfd(1 << 20), 1 << 20), 0, 16, 16, 17, DRM_FORMAT_YUV420);
 	return report();
 }
 
-int mode_pool_shrink() {
+int mode_pool_shrink(const ModeArgs &) {
 	wl_shm_pool *pool = pool_of(memfd(8192), 8192);
 	wl_shm_pool_resize(pool, 4096);
 	return report();
@@ -140,7 +137,7 @@ int mode_pool_shrink() {
 
 // Grow the pool while a buffer of the old mapping is on screen; new buffers in the grown
 // part must work at once.
-int mode_pool_grow() {
+int mode_pool_grow(const ModeArgs &) {
 	const int w = 64, h = 64, stride = w * 4, size = stride * h;
 	int fd = memfd(size);
 	wl_shm_pool *pool = pool_of(fd, size);
@@ -162,7 +159,7 @@ int mode_pool_grow() {
 }
 
 // Truncate the file behind a buffer that is on screen: SIGBUS territory.
-int mode_truncate_attached() {
+int mode_truncate_attached(const ModeArgs &) {
 	const int w = 64, h = 64, stride = w * 4, size = stride * h;
 	int fd = memfd(size);
 	auto *m = static_cast<uint8_t *>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
@@ -180,7 +177,7 @@ int mode_truncate_attached() {
 }
 
 // Same, for a format the plugin converts, after destroying pool and buffer.
-int mode_truncate_converted_destroyed() {
+int mode_truncate_converted_destroyed(const ModeArgs &) {
 	const int w = 64, h = 64, stride = w * 3, size = stride * h;
 	int fd = memfd(size);
 	auto *m = static_cast<uint8_t *>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
@@ -205,7 +202,7 @@ int mode_truncate_converted_destroyed() {
 // Truncate the file of a large converted buffer right after committing it: a conversion
 // worker reads it (the main thread never reads a large commit's pixels), and faults.
 // Reports once the commit was presented.
-int mode_truncate_while_converting() {
+int mode_truncate_while_converting(const ModeArgs &) {
 	const int w = 4096, h = 4096, stride = w, size = stride * h * 3 / 2;
 	int fd = memfd(size);
 	auto *m = static_cast<uint8_t *>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
@@ -230,7 +227,7 @@ int mode_truncate_while_converting() {
 }
 
 // Destroying a buffer right after its commit still shows that commit's content.
-int mode_destroy_after_commit() {
+int mode_destroy_after_commit(const ModeArgs &) {
 	const int w = 64, h = 64, stride = w * 4, size = stride * h;
 	int fd = memfd(size);
 	auto *m = static_cast<uint8_t *>(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
@@ -257,7 +254,7 @@ int mode_destroy_after_commit() {
 
 // A buffer wider than any output (45120x64), then a normal one: nothing of the first
 // (size, texture) may stay behind.
-int mode_huge_then_normal() {
+int mode_huge_then_normal(const ModeArgs &) {
 	Window window;
 	std::string e;
 	if (!window.create(&conn, "hostile", &e)) return 3;
@@ -281,7 +278,7 @@ int mode_huge_then_normal() {
 }
 
 // Thousands of pools, buffers and commits: the compositor must not keep fds or mappings.
-int mode_churn() {
+int mode_churn(const ModeArgs &) {
 	const int w = 32, h = 32, stride = w * 4, size = stride * h;
 	Window window;
 	std::string e;
@@ -325,28 +322,28 @@ void commit_buffer(Window *window, uint32_t format) {
 	wl_surface_commit(window->surface);
 }
 
-int mode_color_surface_exists() {
+int mode_color_surface_exists(const ModeArgs &) {
 	Window window;
 	color_surface(&window);
 	wp_color_representation_manager_v1_get_surface(conn.color_representation, window.surface);
 	return report();
 }
 
-int mode_color_unsupported_coefficients() {
+int mode_color_unsupported_coefficients(const ModeArgs &) {
 	Window window;
 	wp_color_representation_surface_v1_set_coefficients_and_range(color_surface(&window),
 		WP_COLOR_REPRESENTATION_SURFACE_V1_COEFFICIENTS_ICTCP, WP_COLOR_REPRESENTATION_SURFACE_V1_RANGE_FULL);
 	return report();
 }
 
-int mode_color_invalid_range() {
+int mode_color_invalid_range(const ModeArgs &) {
 	Window window;
 	wp_color_representation_surface_v1_set_coefficients_and_range(
 		color_surface(&window), WP_COLOR_REPRESENTATION_SURFACE_V1_COEFFICIENTS_BT709, 0);
 	return report();
 }
 
-int mode_color_optical_alpha() {
+int mode_color_optical_alpha(const ModeArgs &) {
 	// Premultiplied optical needs the transfer function: not advertised.
 	Window window;
 	wp_color_representation_surface_v1_set_alpha_mode(
@@ -354,13 +351,13 @@ int mode_color_optical_alpha() {
 	return report();
 }
 
-int mode_color_unknown_alpha() {
+int mode_color_unknown_alpha(const ModeArgs &) {
 	Window window;
 	wp_color_representation_surface_v1_set_alpha_mode(color_surface(&window), 7);
 	return report();
 }
 
-int mode_color_straight_on_rgba8888() {
+int mode_color_straight_on_rgba8888(const ModeArgs &) {
 	// Straight alpha is fine on formats with alpha the plugin can premultiply (and on those
 	// without alpha); RGBA8888 is shown in place and has no premultiplying kernel.
 	Window window;
@@ -374,7 +371,7 @@ int mode_color_straight_on_rgba8888() {
 	return report();
 }
 
-int mode_color_inert() {
+int mode_color_inert(const ModeArgs &) {
 	Window window;
 	wp_color_representation_surface_v1 *color = color_surface(&window);
 	window.destroy();
@@ -383,7 +380,7 @@ int mode_color_inert() {
 	return report();
 }
 
-int mode_color_coefficients_on_rgb() {
+int mode_color_coefficients_on_rgb(const ModeArgs &) {
 	Window window;
 	wp_color_representation_surface_v1_set_coefficients_and_range(color_surface(&window),
 		WP_COLOR_REPRESENTATION_SURFACE_V1_COEFFICIENTS_BT709, WP_COLOR_REPRESENTATION_SURFACE_V1_RANGE_FULL);
@@ -391,7 +388,7 @@ int mode_color_coefficients_on_rgb() {
 	return report();
 }
 
-int mode_color_location_on_yuyv() {
+int mode_color_location_on_yuyv(const ModeArgs &) {
 	// YUYV is subsampled horizontally only: a location is fine. On RGB it is not.
 	Window window;
 	wp_color_representation_surface_v1 *color = color_surface(&window);
@@ -403,7 +400,7 @@ int mode_color_location_on_yuyv() {
 	return report();
 }
 
-int mode_color_list() {
+int mode_color_list(const ModeArgs &) {
 	// What the manager advertised, one line each, then the verdict.
 	if (conn.color_representation == nullptr) return 3;
 	for (auto [coefficients, range] : conn.color_coefficients_and_ranges) {
@@ -413,7 +410,7 @@ int mode_color_list() {
 	return report();
 }
 
-int mode_color_yuv_ok() {
+int mode_color_yuv_ok(const ModeArgs &) {
 	// Every supported combination on NV12, then unset by destroying the object: no error.
 	Window window;
 	wp_color_representation_surface_v1 *color = color_surface(&window);
@@ -450,9 +447,9 @@ int own_connection_attack(int data_fd) {
 	_exit(0);
 }
 
-int mode_stream_own_connection_fd() { return own_connection_attack(wl_display_get_fd(conn.display)); }
+int mode_stream_own_connection_fd(const ModeArgs &) { return own_connection_attack(wl_display_get_fd(conn.display)); }
 
-int mode_stream_display_socket_fd() {
+int mode_stream_display_socket_fd(const ModeArgs &) {
 	// A second connection to the display's socket: the compositor would serve it as a
 	// client of its own, whose peer end it holds.
 	const char *dir = getenv("XDG_RUNTIME_DIR"), *name = getenv("WAYLAND_DISPLAY");
@@ -468,14 +465,14 @@ int mode_stream_display_socket_fd() {
 // receiving end would hold the connection in flight.
 ssize_t send_own_connection(int over) { return send_fd(over, wl_display_get_fd(conn.display)); }
 
-int mode_stream_fd_carrying_own_connection() {
+int mode_stream_fd_carrying_own_connection(const ModeArgs &) {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return 3;
 	if (send_own_connection(sv[0]) != 1) return 3;
 	return own_connection_attack(sv[1]);
 }
 
-int mode_stream_fd_own_connection_sent_later() {
+int mode_stream_fd_own_connection_sent_later(const ModeArgs &) {
 	// The socket is clean when handed over; the connection's fd follows on it. Prints
 	// whether the kernel let it through ("sent") or refused it ("refused").
 	if (conn.stream_manager == nullptr) return 3;
@@ -489,7 +486,7 @@ int mode_stream_fd_own_connection_sent_later() {
 	_exit(0);
 }
 
-int mode_pool_dev_zero() {
+int mode_pool_dev_zero(const ModeArgs &) {
 	// Shared anonymous memory the compositor's pages would back.
 	int fd = open("/dev/zero", O_RDWR | O_CLOEXEC);
 	pool_of(fd, 1 << 20);
@@ -498,7 +495,8 @@ int mode_pool_dev_zero() {
 
 // One pool grown by one byte `count` times with a 1x1 buffer made after each growth and
 // kept; the last one committed and shown. Exits without cleaning up.
-int mode_pool_grow_storm() {
+int mode_pool_grow_storm(const ModeArgs &args) {
+	const long count = args.number(0); // the mode's argument
 	int32_t size = 4096;
 	int fd = memfd(static_cast<size_t>(size + count));
 	wl_shm_pool *pool = pool_of(fd, size);
@@ -518,7 +516,8 @@ int mode_pool_grow_storm() {
 
 // The same, each buffer committed and shown on one surface right after its growth: a
 // renderer reads each from the mapping it was made from, never more than a few at once.
-int mode_pool_grow_commit() {
+int mode_pool_grow_commit(const ModeArgs &args) {
+	const long count = args.number(0); // the mode's argument
 	int32_t size = 4096;
 	int fd = memfd(static_cast<size_t>(size + count));
 	wl_shm_pool *pool = pool_of(fd, size);
@@ -548,7 +547,8 @@ int made(long n) {
 	return 0;
 }
 
-int mode_many_pools() {
+int mode_many_pools(const ModeArgs &args) {
+	const long count = args.number(0); // the mode's argument
 	for (long i = 0; i < count; i++) {
 		int fd = memfd(4096);
 		pool_of(fd, 4096);
@@ -558,7 +558,8 @@ int mode_many_pools() {
 	return made(count);
 }
 
-int mode_many_buffers() {
+int mode_many_buffers(const ModeArgs &args) {
+	const long count = args.number(0); // the mode's argument
 	int fd = memfd(4096);
 	wl_shm_pool *pool = pool_of(fd, 4096);
 	for (long i = 0; i < count; i++) {
@@ -569,26 +570,35 @@ int mode_many_buffers() {
 }
 
 // Surfaces without a role, each showing its own 2x2 NV12 buffer: an image each (converted
-// in the idle pass after the commit).
-int mode_many_images() {
+// in the idle passes after the commits; a converted buffer is released once converted).
+int mode_many_images(const ModeArgs &args) {
+	const long count = args.number(0); // the mode's argument
 	const int32_t size = 6; // 2x2 NV12
 	int fd = memfd(static_cast<size_t>(size * count));
 	wl_shm_pool *pool = pool_of(fd, static_cast<int32_t>(size * count));
+	long released = 0;
+	static const wl_buffer_listener counted = {
+		.release = [](void *data, wl_buffer *) { ++*static_cast<long *>(data); },
+	};
 	for (long i = 0; i < count; i++) {
 		wl_surface *surface = wl_compositor_create_surface(conn.compositor);
 		wl_buffer *buffer =
 			wl_shm_pool_create_buffer(pool, static_cast<int32_t>(i * size), 2, 2, 2, WL_SHM_FORMAT_NV12);
+		wl_buffer_add_listener(buffer, &counted, &released);
 		wl_surface_attach(surface, buffer, 0, 0);
 		wl_surface_damage_buffer(surface, 0, 0, 2, 2);
 		wl_surface_commit(surface);
 		if (i % 1000 == 999 && !conn.roundtrip()) return report();
 	}
-	if (!conn.roundtrip()) return report();
-	usleep(300 * 1000); // the idle passes convert them
+	// Every image made (each buffer released), or the compositor refused one (an error).
+	for (int i = 0; i < 100 && released < count; i++) {
+		if (!conn.dispatch_timeout(100) && wl_display_get_error(conn.display) != 0) break;
+	}
 	return made(count);
 }
 
-int mode_many_color_surfaces() {
+int mode_many_color_surfaces(const ModeArgs &args) {
+	const long count = args.number(0); // the mode's argument
 	if (conn.color_representation == nullptr) return 3;
 	for (long i = 0; i < count; i++) {
 		wl_surface *surface = wl_compositor_create_surface(conn.compositor);
@@ -598,7 +608,7 @@ int mode_many_color_surfaces() {
 	return made(count);
 }
 
-const std::map<std::string, int (*)()> kModes = {
+const ModeTable kModes = {
 	{"pool-size-zero", mode_pool_size_zero},
 	{"pool-size-negative", mode_pool_size_negative},
 	{"pool-pipe-fd", mode_pool_pipe_fd},
@@ -643,25 +653,8 @@ const std::map<std::string, int (*)()> kModes = {
 	{"many-color-surfaces", mode_many_color_surfaces},
 };
 
+bool connect(const std::string &, const ModeArgs &, std::string *error) { return conn.connect(error); }
+
 } // namespace
 
-int main(int argc, char *argv[]) {
-	if (__lsan_disable != nullptr) __lsan_disable();
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s MODE\n", argv[0]);
-		return 2;
-	}
-	std::string error;
-	if (!conn.connect(&error)) {
-		fprintf(stderr, "%s\n", error.c_str());
-		return 1;
-	}
-	const std::string mode = argv[1];
-	if (argc > 2) count = strtol(argv[2], nullptr, 10);
-	auto it = kModes.find(mode);
-	if (it == kModes.end()) {
-		fprintf(stderr, "unknown mode %s\n", mode.c_str());
-		return 2;
-	}
-	return it->second();
-}
+int main(int argc, char *argv[]) { return test::run_mode(argc, argv, kModes, connect); }

@@ -41,8 +41,6 @@ constexpr int kBlock = 8;
 constexpr uint32_t kRed = 0xff0000, kGreen = 0x00ff00, kBlue = 0x0000ff, kWhite = 0xffffff, kBlack = 0;
 
 Connection conn;
-std::string transport = "shm";
-int failures = 0;
 
 // ---- solid colours in any format we test ---------------------------------------------------
 
@@ -158,16 +156,17 @@ struct Buffer {
 	// stream
 	pp_stream_v1 *stream = nullptr;
 	int data_fd = -1;
+	bool shm = true; // else on a stream
 
-	bool create(uint32_t fmt, int width, int height, uint32_t rgb) {
-		format = fmt, w = width, h = height;
+	bool create(bool on_shm, uint32_t fmt, int width, int height, uint32_t rgb) {
+		shm = on_shm, format = fmt, w = width, h = height;
 		std::vector<uint8_t> bytes;
 		if (!solid(format, w, h, rgb, &bytes, &stride)) return false;
 		static const wl_buffer_listener listener = {
 			.release = [](void *data, wl_buffer *) { static_cast<Buffer *>(data)->released = true; },
 		};
 		std::string error;
-		if (transport == "shm") {
+		if (shm) {
 			if (!pool.create(&conn, bytes.size(), &error)) return false;
 			memcpy(pool.data, bytes.data(), bytes.size());
 			buffer = wl_shm_pool_create_buffer(
@@ -191,7 +190,7 @@ struct Buffer {
 		std::vector<uint8_t> bytes;
 		size_t s = 0;
 		solid(format, w, h, rgb, &bytes, &s);
-		if (transport == "shm") {
+		if (shm) {
 			memcpy(pool.data, bytes.data(), bytes.size());
 			return true;
 		}
@@ -248,6 +247,19 @@ Surface child(Surface &parent, int index, bool sync) {
 	return c;
 }
 
+// The run, set up by main(): the buffers' format (its name as given) and transport, the parent
+// surface the scenarios draw on, what the reference says each colour shows as, and the
+// checkpoints failed so far.
+struct Run {
+	uint32_t format = 0;
+	const char *format_arg = "";
+	std::string transport = "shm";
+	Surface parent;
+	int tol = 0;
+	uint32_t red = 0, green = 0, blue = 0;
+	int failures = 0;
+};
+
 bool settle() {
 	// Two roundtrips: requests applied, and any idle work after that dispatch done.
 	return conn.roundtrip() && conn.roundtrip();
@@ -281,17 +293,17 @@ bool screenshot(int *w, int *h, std::vector<uint8_t> *rgb) {
 }
 
 // want[i]: the colour the centre of block i must show (0xRRGGBB, black for nothing).
-void checkpoint(const char *name, const std::vector<uint32_t> &want, int tolerance) {
+void checkpoint(Run &run, const char *name, const std::vector<uint32_t> &want, int tolerance) {
 	if (!settle()) {
 		printf("checkpoint %s FAIL: connection lost: %s\n", name, conn.error_text().c_str());
-		failures++;
+		run.failures++;
 		return;
 	}
 	int w = 0, h = 0;
 	std::vector<uint8_t> rgb;
 	if (!screenshot(&w, &h, &rgb)) {
 		printf("checkpoint %s FAIL: no screenshot\n", name);
-		failures++;
+		run.failures++;
 		return;
 	}
 	std::string bad;
@@ -311,13 +323,13 @@ void checkpoint(const char *name, const std::vector<uint32_t> &want, int toleran
 	}
 	printf("checkpoint %s %s%s\n", name, bad.empty() ? "ok" : "FAIL:", bad.c_str());
 	fflush(stdout);
-	if (!bad.empty()) failures++;
+	if (!bad.empty()) run.failures++;
 }
 
-void expect(const char *name, bool ok, const std::string &what) {
+void expect(Run &run, const char *name, bool ok, const std::string &what) {
 	printf("checkpoint %s %s%s\n", name, ok ? "ok" : "FAIL: ", ok ? "" : what.c_str());
 	fflush(stdout);
-	if (!ok) failures++;
+	if (!ok) run.failures++;
 }
 
 // Waits up to `ms` for the buffer's release.
@@ -326,19 +338,11 @@ bool wait_release(Buffer &b, int ms) {
 	return b.released;
 }
 
-// The run's context, set by main(): the buffers' format (its name as given), the parent
-// surface the scenarios draw on, and what the reference says each colour shows as.
-uint32_t format = 0;
-const char *format_arg = "";
-Surface parent;
-int tol = 0;
-uint32_t red = 0, green = 0, blue = 0;
-
 // Converted wl_shm buffers are released once converted; buffers the renderer reads in
 // place (native formats, stream storage) stay busy while a surface shows them.
-void make(Buffer &b, uint32_t rgb) {
-	if (!b.create(format, kBlock, kBlock, rgb)) {
-		fprintf(stderr, "cannot make a %s %s buffer\n", format_arg, transport.c_str());
+void make(Run &run, Buffer &b, uint32_t rgb) {
+	if (!b.create(run.transport == "shm", run.format, kBlock, kBlock, rgb)) {
+		fprintf(stderr, "cannot make a %s %s buffer\n", run.format_arg, run.transport.c_str());
 		exit(1);
 	}
 }
@@ -346,191 +350,191 @@ void make(Buffer &b, uint32_t rgb) {
 // ---- the scenarios: one function each, named after the scenario ----
 
 // A on P and C, then B on C; P's damage-only commit repaints P's area.
-void scenario_shared_then_replaced() {
+void scenario_shared_then_replaced(Run &run) {
 	Buffer a, b;
-	make(a, kRed);
-	make(b, kGreen);
-	Surface c = child(parent, 1, false);
-	attach(parent, a), commit(parent);
+	make(run, a, kRed);
+	make(run, b, kGreen);
+	Surface c = child(run.parent, 1, false);
+	attach(run.parent, a), commit(run.parent);
 	attach(c, a), commit(c);
 	attach(c, b), commit(c);
-	damage_only(parent);
-	checkpoint("p-keeps-a-c-shows-b", {red, green}, tol);
+	damage_only(run.parent);
+	checkpoint(run, "p-keeps-a-c-shows-b", {run.red, run.green}, run.tol);
 	damage_only(c);
-	damage_only(parent);
-	checkpoint("after-more-repaints", {red, green}, tol);
+	damage_only(run.parent);
+	checkpoint(run, "after-more-repaints", {run.red, run.green}, run.tol);
 }
 
 // The same buffer on three surfaces, with commits of other content interleaved, then
 // (when it comes back) rewritten and committed to one of them only.
-void scenario_three_surfaces() {
+void scenario_three_surfaces(Run &run) {
 	Buffer a, b, d;
-	make(a, kRed);
-	make(b, kGreen);
-	Surface c1 = child(parent, 1, false), c2 = child(parent, 2, false);
-	attach(parent, a), commit(parent);
+	make(run, a, kRed);
+	make(run, b, kGreen);
+	Surface c1 = child(run.parent, 1, false), c2 = child(run.parent, 2, false);
+	attach(run.parent, a), commit(run.parent);
 	attach(c1, a), commit(c1);
 	attach(c2, a), commit(c2);
-	checkpoint("a-on-three", {red, red, red}, tol);
+	checkpoint(run, "a-on-three", {run.red, run.red, run.red}, run.tol);
 	attach(c1, b), commit(c1);
-	damage_only(parent);
-	checkpoint("b-on-the-middle-one", {red, green, red}, tol);
+	damage_only(run.parent);
+	checkpoint(run, "b-on-the-middle-one", {run.red, run.green, run.red}, run.tol);
 	if (wait_release(a, 2000)) {
 		// Released: the client may draw into it; what P and C2 show must not change.
 		a.fill(kBlue);
 		attach(c2, a), commit(c2);
-		damage_only(parent);
-		checkpoint("a-rewritten-for-c2-only", {red, green, blue}, tol);
+		damage_only(run.parent);
+		checkpoint(run, "a-rewritten-for-c2-only", {run.red, run.green, run.blue}, run.tol);
 	} else {
-		make(d, kBlue);
+		make(run, d, kBlue);
 		attach(c2, d), commit(c2);
-		damage_only(parent);
-		checkpoint("new-buffer-for-c2-only", {red, green, blue}, tol);
+		damage_only(run.parent);
+		checkpoint(run, "new-buffer-for-c2-only", {run.red, run.green, run.blue}, run.tol);
 	}
 }
 
 // A synchronized subsurface: its commits are cached until the parent commits; a cached
 // commit is not shown, even when the area is drawn again, and its buffer is released
 // only once its content is kept elsewhere.
-void scenario_sync_cached() {
+void scenario_sync_cached(Run &run) {
 	Buffer a, b;
-	make(a, kRed);
-	Surface c = child(parent, 1, true);
+	make(run, a, kRed);
+	Surface c = child(run.parent, 1, true);
 	Buffer p;
-	make(p, kWhite);
+	make(run, p, kWhite);
 	// Wait until the parent's commit is applied and shown: a commit held for stream
 	// bytes would apply the child's later cache with it (wlroots 0.18 applies a
 	// synchronized child's cache at its parent's next apply, whenever that comes).
 	CommitWaiter waiter;
-	attach(parent, p);
-	waiter.arm(&conn, parent.surface);
-	commit(parent);
+	attach(run.parent, p);
+	waiter.arm(&conn, run.parent.surface);
+	commit(run.parent);
 	if (!waiter.wait(&conn, 10000)) {
-		expect("parent-presented", false, "the parent's commit was not presented");
+		expect(run, "parent-presented", false, "the parent's commit was not presented");
 		return;
 	}
 	attach(c, a), commit(c);
-	checkpoint("cached-not-shown", {shown(format, kWhite), kBlack}, tol);
+	checkpoint(run, "cached-not-shown", {shown(run.format, kWhite), kBlack}, run.tol);
 	settle();
 	// A cached commit's buffer may be released only once its content is kept
 	// elsewhere (a converted image): reused by the client then, it must not change
 	// what the parent's commit shows.
 	if (a.released) a.fill(kGreen);
-	damage_only(parent);
-	checkpoint("applied-with-parent", {shown(format, kWhite), red}, tol);
+	damage_only(run.parent);
+	checkpoint(run, "applied-with-parent", {shown(run.format, kWhite), run.red}, run.tol);
 	Buffer *next = &a;
 	if (wait_release(a, 2000)) {
 		a.fill(kBlue); // released early: the client may reuse it at once
 	} else {
-		make(b, kBlue);
+		make(run, b, kBlue);
 		next = &b;
 	}
 	attach(c, *next), commit(c);
-	checkpoint("rewritten-and-cached-shows-old", {shown(format, kWhite), red}, tol);
+	checkpoint(run, "rewritten-and-cached-shows-old", {shown(run.format, kWhite), run.red}, run.tol);
 	settle();
 	if (next->released) next->fill(kGreen); // as above
-	damage_only(parent);
-	checkpoint("second-applied-with-parent", {shown(format, kWhite), blue}, tol);
+	damage_only(run.parent);
+	checkpoint(run, "second-applied-with-parent", {shown(run.format, kWhite), run.blue}, run.tol);
 }
 
 // The client destroys the wl_buffer right after committing it, and later.
-void scenario_destroyed_while_shown() {
+void scenario_destroyed_while_shown(Run &run) {
 	Buffer a, b;
-	make(a, kRed);
-	make(b, kGreen);
-	Surface c = child(parent, 1, false);
-	attach(parent, a), commit(parent);
+	make(run, a, kRed);
+	make(run, b, kGreen);
+	Surface c = child(run.parent, 1, false);
+	attach(run.parent, a), commit(run.parent);
 	a.destroy(); // before the compositor converted anything
 	attach(c, b), commit(c);
 	settle();
 	b.destroy();
-	checkpoint("destroyed-buffers-still-shown", {red, green}, tol);
-	damage_only(parent);
+	checkpoint(run, "destroyed-buffers-still-shown", {run.red, run.green}, run.tol);
+	damage_only(run.parent);
 	damage_only(c);
-	checkpoint("and-after-repaints", {red, green}, tol);
+	checkpoint(run, "and-after-repaints", {run.red, run.green}, run.tol);
 }
 
 // Several commits in one burst: only the last is shown.
-void scenario_burst() {
+void scenario_burst(Run &run) {
 	Buffer a, b, d;
-	make(a, kRed);
-	make(b, kGreen);
-	make(d, kBlue);
+	make(run, a, kRed);
+	make(run, b, kGreen);
+	make(run, d, kBlue);
 	for (int i = 0; i < 10; i++) {
-		attach(parent, a), commit(parent);
-		attach(parent, b), commit(parent);
+		attach(run.parent, a), commit(run.parent);
+		attach(run.parent, b), commit(run.parent);
 	}
-	attach(parent, d), commit(parent);
-	checkpoint("last-of-burst", {blue}, tol);
+	attach(run.parent, d), commit(run.parent);
+	checkpoint(run, "last-of-burst", {run.blue}, run.tol);
 }
 
 // One buffer on the parent, whose colour is straight alpha, and on a child that says
 // nothing (premultiplied): each shows its own reading of the same bytes, also after
 // repaints; then the parent goes back to premultiplied and shows what the child shows.
-void scenario_alpha_shared() {
+void scenario_alpha_shared(Run &run) {
 	if (conn.color_representation == nullptr) {
-		expect("color-representation", false, "no wp_color_representation_manager_v1");
+		expect(run, "color-representation", false, "no wp_color_representation_manager_v1");
 		return;
 	}
 	const uint32_t argb = 0x80c86432; // alpha 0x80, colour (200, 100, 50): not premultiplied
-	const uint32_t straight = shown(format, argb, true), premultiplied = shown(format, argb);
+	const uint32_t straight = shown(run.format, argb, true), premultiplied = shown(run.format, argb);
 	if (straight == premultiplied || straight == 0xdeadbe) {
-		expect("readings-differ", false, "the format does not tell the readings apart");
+		expect(run, "readings-differ", false, "the format does not tell the readings apart");
 		return;
 	}
 	Buffer a;
-	make(a, argb);
-	Surface c = child(parent, 1, false);
+	make(run, a, argb);
+	Surface c = child(run.parent, 1, false);
 	wp_color_representation_surface_v1 *color =
-		wp_color_representation_manager_v1_get_surface(conn.color_representation, parent.surface);
+		wp_color_representation_manager_v1_get_surface(conn.color_representation, run.parent.surface);
 	wp_color_representation_surface_v1_set_alpha_mode(
 		color, WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_STRAIGHT);
-	attach(parent, a), commit(parent);
+	attach(run.parent, a), commit(run.parent);
 	attach(c, a), commit(c);
-	checkpoint("parent-straight-child-premultiplied", {straight, premultiplied}, tol);
+	checkpoint(run, "parent-straight-child-premultiplied", {straight, premultiplied}, run.tol);
 	damage_only(c);
-	damage_only(parent);
-	checkpoint("after-repaints", {straight, premultiplied}, tol);
+	damage_only(run.parent);
+	checkpoint(run, "after-repaints", {straight, premultiplied}, run.tol);
 	// The child commits it first this time, then the parent, straight again.
 	attach(c, a), commit(c);
-	attach(parent, a), commit(parent);
-	checkpoint("committed-the-other-way-round", {straight, premultiplied}, tol);
+	attach(run.parent, a), commit(run.parent);
+	checkpoint(run, "committed-the-other-way-round", {straight, premultiplied}, run.tol);
 	wp_color_representation_surface_v1_set_alpha_mode(
 		color, WP_COLOR_REPRESENTATION_SURFACE_V1_ALPHA_MODE_PREMULTIPLIED_ELECTRICAL);
-	attach(parent, a), commit(parent);
-	checkpoint("parent-back-to-premultiplied", {premultiplied, premultiplied}, tol);
+	attach(run.parent, a), commit(run.parent);
+	checkpoint(run, "parent-back-to-premultiplied", {premultiplied, premultiplied}, run.tol);
 }
 
 // Size and format changes on one surface, with a native buffer in between.
-void scenario_size_and_format() {
+void scenario_size_and_format(Run &run) {
 	struct Step {
 		uint32_t format;
 		int w, h;
 		uint32_t rgb;
 	};
-	const Step steps[] = {{format, 8, 8, kRed}, {DRM_FORMAT_XRGB4444, 16, 8, kGreen},
-		{DRM_FORMAT_NV12, 8, 16, kBlue}, {DRM_FORMAT_XRGB8888, 16, 8, kWhite}, {format, 16, 8, kGreen},
-		{format, 8, 8, kBlue}};
+	const Step steps[] = {{run.format, 8, 8, kRed}, {DRM_FORMAT_XRGB4444, 16, 8, kGreen},
+		{DRM_FORMAT_NV12, 8, 16, kBlue}, {DRM_FORMAT_XRGB8888, 16, 8, kWhite}, {run.format, 16, 8, kGreen},
+		{run.format, 8, 8, kBlue}};
 	std::vector<std::unique_ptr<Buffer>> keep;
 	int n = 0;
 	for (const Step &s : steps) {
 		auto b = std::make_unique<Buffer>();
-		if (!b->create(s.format, s.w, s.h, s.rgb)) {
+		if (!b->create(run.transport == "shm", s.format, s.w, s.h, s.rgb)) {
 			fprintf(stderr, "cannot make a buffer\n");
 			exit(1);
 		}
-		attach(parent, *b), commit(parent);
+		attach(run.parent, *b), commit(run.parent);
 		std::vector<uint32_t> want;
 		uint32_t colour = shown(s.format, s.rgb);
 		for (int x = 0; x < s.w / kBlock; x++) want.push_back(colour);
 		want.resize(3, kBlack); // right of the buffer: nothing
 		std::string name = "step" + std::to_string(++n);
-		checkpoint(name.c_str(), want, std::max(tol, test::reference_tolerance(s.format)));
+		checkpoint(run, name.c_str(), want, std::max(run.tol, test::reference_tolerance(s.format)));
 		keep.push_back(std::move(b));
 	}
 }
 
-const std::map<std::string, void (*)()> kScenarios = {
+const std::map<std::string, void (*)(Run &)> kScenarios = {
 	{"shared-then-replaced", scenario_shared_then_replaced},
 	{"three-surfaces", scenario_three_surfaces},
 	{"sync-cached", scenario_sync_cached},
@@ -549,13 +553,14 @@ int main(int argc, char *argv[]) {
 		return 2;
 	}
 	std::string scenario = argv[1];
-	if (!parse_format(argv[2], &format)) {
+	Run run;
+	if (!parse_format(argv[2], &run.format)) {
 		fprintf(stderr, "unknown format %s\n", argv[2]);
 		return 2;
 	}
-	format = shm_to_drm(format);
-	format_arg = argv[2];
-	transport = argv[3];
+	run.format = shm_to_drm(run.format);
+	run.format_arg = argv[2];
+	run.transport = argv[3];
 	std::string error;
 	if (!conn.connect(&error)) {
 		fprintf(stderr, "%s\n", error.c_str());
@@ -570,15 +575,15 @@ int main(int argc, char *argv[]) {
 		fprintf(stderr, "%s\n", error.c_str());
 		return 1;
 	}
-	parent = {window.surface, nullptr};
-	tol = test::reference_tolerance(format);
-	red = shown(format, kRed), green = shown(format, kGreen), blue = shown(format, kBlue);
+	run.parent = {window.surface, nullptr};
+	run.tol = test::reference_tolerance(run.format);
+	run.red = shown(run.format, kRed), run.green = shown(run.format, kGreen), run.blue = shown(run.format, kBlue);
 	auto it = kScenarios.find(scenario);
 	if (it == kScenarios.end()) {
 		fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
 		return 2;
 	}
-	it->second();
-	printf("%s\n", failures == 0 ? "all ok" : "failed");
-	return failures == 0 ? 0 : 1;
+	it->second(run);
+	printf("%s\n", run.failures == 0 ? "all ok" : "failed");
+	return run.failures == 0 ? 0 : 1;
 }

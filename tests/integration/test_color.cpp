@@ -13,6 +13,7 @@
 #include <iterator>
 #include <utility>
 
+#include "color-representation-v1-client-protocol.h"
 #include "harness.hpp"
 #include "pattern.hpp"
 #include "pixelport/core/format.hpp"
@@ -23,10 +24,6 @@ using namespace pixelport::test;
 
 namespace {
 
-// wp_color_representation_{manager,surface}_v1.error
-constexpr int kSurfaceExists = 1;
-constexpr int kAlphaMode = 1, kCoefficients = 2, kPixelFormat = 3, kInert = 4;
-
 class HostileColor : public testing::TestWithParam<ErrorCase> {};
 
 TEST_P(HostileColor, GetsTheProtocolErrorAndOthersGoOn) {
@@ -34,15 +31,24 @@ TEST_P(HostileColor, GetsTheProtocolErrorAndOthersGoOn) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Color, HostileColor,
-	testing::Values(ErrorCase{"color-surface-exists", kSurfaceExists, "wp_color_representation_manager_v1"},
-		ErrorCase{"color-unsupported-coefficients", kCoefficients, "wp_color_representation_surface_v1"},
-		ErrorCase{"color-invalid-range", kCoefficients, "wp_color_representation_surface_v1"},
-		ErrorCase{"color-optical-alpha", kAlphaMode, "wp_color_representation_surface_v1"},
-		ErrorCase{"color-unknown-alpha", kAlphaMode, "wp_color_representation_surface_v1"},
-		ErrorCase{"color-straight-on-rgba8888", kPixelFormat, "wp_color_representation_surface_v1"},
-		ErrorCase{"color-inert", kInert, "wp_color_representation_surface_v1"},
-		ErrorCase{"color-coefficients-on-rgb", kPixelFormat, "wp_color_representation_surface_v1"},
-		ErrorCase{"color-location-on-yuyv", kPixelFormat, "wp_color_representation_surface_v1"}),
+	testing::Values(ErrorCase{"color-surface-exists", WP_COLOR_REPRESENTATION_MANAGER_V1_ERROR_SURFACE_EXISTS,
+				"wp_color_representation_manager_v1"},
+		ErrorCase{"color-unsupported-coefficients", WP_COLOR_REPRESENTATION_SURFACE_V1_ERROR_COEFFICIENTS,
+			"wp_color_representation_surface_v1"},
+		ErrorCase{"color-invalid-range", WP_COLOR_REPRESENTATION_SURFACE_V1_ERROR_COEFFICIENTS,
+			"wp_color_representation_surface_v1"},
+		ErrorCase{"color-optical-alpha", WP_COLOR_REPRESENTATION_SURFACE_V1_ERROR_ALPHA_MODE,
+			"wp_color_representation_surface_v1"},
+		ErrorCase{"color-unknown-alpha", WP_COLOR_REPRESENTATION_SURFACE_V1_ERROR_ALPHA_MODE,
+			"wp_color_representation_surface_v1"},
+		ErrorCase{"color-straight-on-rgba8888", WP_COLOR_REPRESENTATION_SURFACE_V1_ERROR_PIXEL_FORMAT,
+			"wp_color_representation_surface_v1"},
+		ErrorCase{"color-inert", WP_COLOR_REPRESENTATION_SURFACE_V1_ERROR_INERT,
+			"wp_color_representation_surface_v1"},
+		ErrorCase{"color-coefficients-on-rgb", WP_COLOR_REPRESENTATION_SURFACE_V1_ERROR_PIXEL_FORMAT,
+			"wp_color_representation_surface_v1"},
+		ErrorCase{"color-location-on-yuyv", WP_COLOR_REPRESENTATION_SURFACE_V1_ERROR_PIXEL_FORMAT,
+			"wp_color_representation_surface_v1"}),
 	[](const auto &info) { return error_case_name(info.param); });
 
 TEST(Color, EverySupportedCombinationOnNv12IsAccepted) {
@@ -463,17 +469,27 @@ TEST_P(GstWaylandsink, ShowsTheBarsInTheColoursGStreamerMeant) {
 	ASSERT_TRUE(sink.start({"gst-launch-1.0", "-q", "videotestsrc", "pattern=smpte100", "num-buffers=600", "!",
 				       caps, "!", "waylandsink"},
 		fx.client_env()));
-	// Until the first frame is up (the output is black before).
-	Image shot;
-	bool shown = false;
-	for (int i = 0; i < 100 && !shown; i++) {
-		usleep(100000);
-		ASSERT_TRUE(fx.screenshot(&shot));
-		shown = shot.pixel(w / 14, h / 3) != 0;
-	}
+	// Until the first frame is up (the output is black before), then until two screenshots in
+	// a row are the same: the sink shows its frames steadily (every frame is the same picture).
+	Image shot, before;
+	bool shot_ok = true;
+	bool shown = poll_until(
+		[&] {
+			shot_ok = shot_ok && fx.screenshot(&shot);
+			return !shot_ok || shot.pixel(w / 14, h / 3) != 0;
+		},
+		10000, 50);
+	ASSERT_TRUE(shot_ok);
 	ASSERT_TRUE(shown) << sink.err();
-	usleep(300000);
-	ASSERT_TRUE(fx.screenshot(&shot));
+	bool steady = poll_until(
+		[&] {
+			before = std::move(shot);
+			shot_ok = shot_ok && fx.screenshot(&shot);
+			return !shot_ok || (shot.rgb == before.rgb && shot.width == before.width);
+		},
+		10000, 50);
+	ASSERT_TRUE(shot_ok);
+	if (!steady) printf("the picture still changed after 10 s\n");
 	sink.terminate();
 	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
 

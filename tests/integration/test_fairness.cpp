@@ -13,6 +13,7 @@
 
 #include "harness.hpp"
 #include "pattern.hpp"
+#include "pixelport-stream-v1-client-protocol.h"
 #include "reference.hpp"
 
 using namespace pixelport;
@@ -102,9 +103,6 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ---- case 2: only fds that end; nothing outlives its client ----------------------------------
 
-constexpr int kInvalidFd = 0, kManagerLimit = 1; // pp_stream_manager_v1 errors
-constexpr int kLimit = 6; // pp_stream_v1.limit_exceeded
-
 class FairnessFdKind : public testing::TestWithParam<ErrorCase> {};
 
 TEST_P(FairnessFdKind, GetsTheProtocolErrorAndOthersGoOn) {
@@ -112,14 +110,14 @@ TEST_P(FairnessFdKind, GetsTheProtocolErrorAndOthersGoOn) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fairness, FairnessFdKind,
-	testing::Values(ErrorCase{"dgram-socket", kInvalidFd, "pp_stream_manager_v1"},
-		ErrorCase{"seqpacket-socket", kInvalidFd, "pp_stream_manager_v1"},
-		ErrorCase{"udp-socket", kInvalidFd, "pp_stream_manager_v1"},
-		ErrorCase{"unconnected-socket", kInvalidFd, "pp_stream_manager_v1"},
-		ErrorCase{"listening-socket", kInvalidFd, "pp_stream_manager_v1"},
-		ErrorCase{"fifo-read-write", kInvalidFd, "pp_stream_manager_v1"},
-		ErrorCase{"too-many-streams", kManagerLimit, "pp_stream_manager_v1"},
-		ErrorCase{"buffer-over-limit", kLimit, "pp_stream_v1"}),
+	testing::Values(ErrorCase{"dgram-socket", PP_STREAM_MANAGER_V1_ERROR_INVALID_FD, "pp_stream_manager_v1"},
+		ErrorCase{"seqpacket-socket", PP_STREAM_MANAGER_V1_ERROR_INVALID_FD, "pp_stream_manager_v1"},
+		ErrorCase{"udp-socket", PP_STREAM_MANAGER_V1_ERROR_INVALID_FD, "pp_stream_manager_v1"},
+		ErrorCase{"unconnected-socket", PP_STREAM_MANAGER_V1_ERROR_INVALID_FD, "pp_stream_manager_v1"},
+		ErrorCase{"listening-socket", PP_STREAM_MANAGER_V1_ERROR_INVALID_FD, "pp_stream_manager_v1"},
+		ErrorCase{"fifo-read-write", PP_STREAM_MANAGER_V1_ERROR_INVALID_FD, "pp_stream_manager_v1"},
+		ErrorCase{"too-many-streams", PP_STREAM_MANAGER_V1_ERROR_LIMIT_EXCEEDED, "pp_stream_manager_v1"},
+		ErrorCase{"buffer-over-limit", PP_STREAM_V1_ERROR_LIMIT_EXCEEDED, "pp_stream_v1"}),
 	[](const auto &info) { return error_case_name(info.param); });
 
 // A FIFO opened read-only is accepted and read like a pipe (splice, never blocking).
@@ -231,7 +229,9 @@ TEST(FairnessBudget, ExceedingABudgetIsLimitExceeded) {
 			fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "big-buffers", "65"}, 30000, &out, &err),
 			0)
 			<< err;
-		EXPECT_NE(out.find("\nerror 6 pp_stream_v1\n"), std::string::npos) << out; // max_buffers = 64
+		EXPECT_NE(out.find("\n" + protocol_error_line(PP_STREAM_V1_ERROR_LIMIT_EXCEEDED, "pp_stream_v1")),
+			std::string::npos)
+			<< out; // max_buffers = 64
 	}
 	{
 		CompositorFixture fx;
@@ -240,7 +240,9 @@ TEST(FairnessBudget, ExceedingABudgetIsLimitExceeded) {
 		ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "big-buffers", "5"}, 30000, &out, &err),
 			0)
 			<< err;
-		EXPECT_NE(out.find("\nerror 6 pp_stream_v1\n"), std::string::npos) << out; // 1 GiB per client
+		EXPECT_NE(out.find("\n" + protocol_error_line(PP_STREAM_V1_ERROR_LIMIT_EXCEEDED, "pp_stream_v1")),
+			std::string::npos)
+			<< out; // 1 GiB per client
 	}
 }
 

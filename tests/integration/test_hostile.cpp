@@ -9,12 +9,11 @@
 #include "harness.hpp"
 #include "pattern.hpp"
 #include "reference.hpp"
+#include <wayland-client-protocol.h>
 
 using namespace pixelport::test;
 
 namespace {
-
-constexpr int kInvalidFormat = 0, kInvalidStride = 1, kInvalidFd = 2; // wl_shm.error
 
 class HostileShm : public testing::TestWithParam<ErrorCase> {};
 
@@ -23,19 +22,19 @@ TEST_P(HostileShm, GetsTheProtocolErrorAndOthersGoOn) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shm, HostileShm,
-	testing::Values(ErrorCase{"pool-size-zero", kInvalidStride, "wl_shm"},
-		ErrorCase{"pool-size-negative", kInvalidStride, "wl_shm"},
-		ErrorCase{"pool-pipe-fd", kInvalidFd, "wl_shm"},
-		ErrorCase{"pool-larger-than-file", kInvalidFd, "wl_buffer"},
-		ErrorCase{"buffer-negative-offset", kInvalidStride, "wl_shm_pool"},
-		ErrorCase{"buffer-zero-width", kInvalidStride, "wl_shm_pool"},
-		ErrorCase{"buffer-negative-height", kInvalidStride, "wl_shm_pool"},
-		ErrorCase{"buffer-stride-in-pixels", kInvalidStride, "wl_shm_pool"},
-		ErrorCase{"buffer-beyond-pool", kInvalidStride, "wl_shm_pool"},
-		ErrorCase{"buffer-overflowing-size", kInvalidStride, "wl_shm_pool"},
-		ErrorCase{"buffer-unknown-format", kInvalidFormat, "wl_shm_pool"},
-		ErrorCase{"buffer-yuv420-odd-stride", kInvalidStride, "wl_shm_pool"},
-		ErrorCase{"pool-shrink", kInvalidStride, "wl_shm_pool"}),
+	testing::Values(ErrorCase{"pool-size-zero", WL_SHM_ERROR_INVALID_STRIDE, "wl_shm"},
+		ErrorCase{"pool-size-negative", WL_SHM_ERROR_INVALID_STRIDE, "wl_shm"},
+		ErrorCase{"pool-pipe-fd", WL_SHM_ERROR_INVALID_FD, "wl_shm"},
+		ErrorCase{"pool-larger-than-file", WL_SHM_ERROR_INVALID_FD, "wl_buffer"},
+		ErrorCase{"buffer-negative-offset", WL_SHM_ERROR_INVALID_STRIDE, "wl_shm_pool"},
+		ErrorCase{"buffer-zero-width", WL_SHM_ERROR_INVALID_STRIDE, "wl_shm_pool"},
+		ErrorCase{"buffer-negative-height", WL_SHM_ERROR_INVALID_STRIDE, "wl_shm_pool"},
+		ErrorCase{"buffer-stride-in-pixels", WL_SHM_ERROR_INVALID_STRIDE, "wl_shm_pool"},
+		ErrorCase{"buffer-beyond-pool", WL_SHM_ERROR_INVALID_STRIDE, "wl_shm_pool"},
+		ErrorCase{"buffer-overflowing-size", WL_SHM_ERROR_INVALID_STRIDE, "wl_shm_pool"},
+		ErrorCase{"buffer-unknown-format", WL_SHM_ERROR_INVALID_FORMAT, "wl_shm_pool"},
+		ErrorCase{"buffer-yuv420-odd-stride", WL_SHM_ERROR_INVALID_STRIDE, "wl_shm_pool"},
+		ErrorCase{"pool-shrink", WL_SHM_ERROR_INVALID_STRIDE, "wl_shm_pool"}),
 	[](const auto &info) { return error_case_name(info.param); });
 
 int count_window_pixels_not(const Image &shot, int w, int h, uint32_t value) {

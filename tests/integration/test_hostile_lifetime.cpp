@@ -11,14 +11,12 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "pixelport-stream-v1-client-protocol.h"
+#include <wayland-client-protocol.h>
 
 using namespace pixelport::test;
 
 namespace {
-
-constexpr int kShmInvalidFd = 2; // wl_shm.error.invalid_fd
-constexpr int kDisplayNoMemory = 2; // wl_display.error.no_memory
-constexpr int kStreamInvalidFd = 0; // pp_stream_manager_v1.error.invalid_fd
 
 std::string hostile() { return build_path("PIXELPORT_HOSTILE_CLIENT"); }
 
@@ -38,7 +36,7 @@ TEST_P(LifetimeOwnConnection, IsInvalidFdAndTheClientStillGoes) {
 	ASSERT_TRUE(client.read_line(&line, 30000)) << client.err();
 	EXPECT_EQ(line, "shown");
 	ASSERT_TRUE(client.read_line(&line, 10000)) << client.err();
-	EXPECT_EQ(line, "error " + std::to_string(kStreamInvalidFd) + " pp_stream_manager_v1");
+	EXPECT_EQ(line, "error " + std::to_string(PP_STREAM_MANAGER_V1_ERROR_INVALID_FD) + " pp_stream_manager_v1");
 	EXPECT_EQ(client.wait(5000), 0);
 	ProbeStats during;
 	a.expect_probe_served(&during);
@@ -73,7 +71,7 @@ TEST(LifetimeOwnConnectionLater, TheKernelRefusesItAndTheClientStillGoes) {
 }
 
 TEST(LifetimePoolFd, DevZeroIsInvalidFd) {
-	expect_protocol_error(hostile(), ErrorCase{"pool-dev-zero", kShmInvalidFd, "wl_shm"});
+	expect_protocol_error(hostile(), ErrorCase{"pool-dev-zero", WL_SHM_ERROR_INVALID_FD, "wl_shm"});
 }
 
 // ---- pools grown without end -------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <fstream>
@@ -14,17 +15,27 @@
 #include <nlohmann/json.hpp>
 
 #include "harness.hpp"
+#include "pixelport-timing-v1-client-protocol.h"
 
 using namespace pixelport::test;
 
 namespace {
 
-constexpr int kLimitExceeded = 1; // pp_timing_manager_v1.limit_exceeded
-
 uint64_t now_us() {
 	timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return static_cast<uint64_t>(ts.tv_sec) * 1000000 + static_cast<uint64_t>(ts.tv_nsec) / 1000;
+}
+
+// The timing log's writer has caught up: it polls every 10 ms, so a log that has not grown for
+// 50 ms holds every record it will take from the ring.
+void wait_writer_caught_up(const std::string &log) {
+	poll_until_steady(
+		[&log] {
+			struct stat st = {};
+			return stat(log.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+		},
+		5, 10, 5000);
 }
 
 std::string attacker() { return build_path("PIXELPORT_TIMING_ATTACK"); }
@@ -66,7 +77,8 @@ TEST(FairnessTiming, TwentyThousandSubscriptionsWithCommitsLeaveNothingBehind) {
 
 // The default cap is 1024 subscriptions per client: the 1025th is limit_exceeded.
 TEST(FairnessTiming, SubscriptionOverTheCapIsLimitExceeded) {
-	expect_protocol_error(attacker(), ErrorCase{"over-cap", kLimitExceeded, "pp_timing_manager_v1"});
+	expect_protocol_error(
+		attacker(), ErrorCase{"over-cap", PP_TIMING_MANAGER_V1_ERROR_LIMIT_EXCEEDED, "pp_timing_manager_v1"});
 }
 
 // The cap counts live subscriptions: destroyed ones make room.
@@ -91,12 +103,12 @@ TEST(FairnessTiming, TimingLogStateDoesNotGrowWithSurfacesEverSeen) {
 	std::string line;
 	ASSERT_TRUE(client.read_line(&line, 60000)) << client.err();
 	ASSERT_EQ(line, "surfaces 5000");
-	usleep(300 * 1000); // the writer catches up (it polls every 10 ms)
+	wait_writer_caught_up(log);
 	size_t rss_5k = rss_kib(a.pid);
 	kill(client.pid(), SIGUSR1);
 	ASSERT_TRUE(client.read_line(&line, 120000)) << client.err();
 	ASSERT_EQ(line, "surfaces 20000");
-	usleep(300 * 1000);
+	wait_writer_caught_up(log);
 	size_t rss_20k = rss_kib(a.pid);
 	EXPECT_EQ(client.wait(10000), 0) << client.err();
 	// Before: 16 MiB for 40,000 surfaces, about 400 bytes each (6 MiB for 15,000). Under
@@ -169,7 +181,8 @@ TEST(FairnessTiming, TeardownTimeGrowsLinearlyWithSubscriptions) {
 			line, "subscribed " + std::to_string(sizes[i]) + " below_surface " + std::to_string(sizes[i]));
 		ASSERT_TRUE(client.read_line(&line, 5000));
 		ASSERT_EQ(line, "holding");
-		usleep(100 * 1000); // the compositor idle again
+		// The compositor idle again: its event loop's CPU time stops advancing.
+		poll_until_steady([pid] { return main_thread_cpu_ns(pid); }, 3, 10, 5000);
 		uint64_t cpu0 = main_thread_cpu_ns(pid), t0 = now_us();
 		kill(-client.pid(), SIGKILL);
 		// The connection's fd closes after libwayland destroyed every resource of the client.

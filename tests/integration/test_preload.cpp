@@ -153,7 +153,7 @@ TEST_F(Tinywl, StreamsAndReportsTimingThroughThePreloadedPlugin) {
 			std::string("presented NV12 64x48 via ") + transport + "\npresented NV12 64x48 via " +
 				transport + "\n");
 	}
-	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "subscribe"}, 20000, &out, &err), 0) << err;
+	ASSERT_EQ(fx_.run_client({build_path("PIXELPORT_TIMING_CLIENT"), "subscribe"}, 20000, &out, &err), 0) << err;
 	EXPECT_EQ(out, "info 3 done 3 presented 3 ordered 1\nok\n");
 	fx_.stop();
 	std::string text =

@@ -9,8 +9,10 @@
 
 #include "harness.hpp"
 #include "pattern.hpp"
+#include "pixelport-stream-v1-client-protocol.h"
 #include "pixelport/core/format.hpp"
 #include "reference.hpp"
+#include "xdg-shell-client-protocol.h"
 
 using namespace pixelport;
 using namespace pixelport::test;
@@ -131,10 +133,6 @@ TEST(StreamDamage, DoubleBufferedFramesWithPartialDamageStayExact) {
 
 // ---- the stream client's modes --------------------------------------------------------------
 
-constexpr int kInvalidFd = 0; // manager errors
-constexpr int kInvalidFormat = 0, kInvalidSize = 1, kInvalidRect = 2, kBadLength = 3, kForeign = 4, kDataFd = 5,
-	      kLimit = 6; // stream errors
-
 class StreamBadInput : public testing::TestWithParam<ErrorCase> {};
 
 TEST_P(StreamBadInput, GetsTheProtocolErrorAndOthersGoOn) {
@@ -142,20 +140,20 @@ TEST_P(StreamBadInput, GetsTheProtocolErrorAndOthersGoOn) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stream, StreamBadInput,
-	testing::Values(ErrorCase{"not-a-socket", kInvalidFd, "pp_stream_manager_v1"},
-		ErrorCase{"write-end-of-pipe", kInvalidFd, "pp_stream_manager_v1"},
-		ErrorCase{"unknown-format", kInvalidFormat, "pp_stream_v1"},
-		ErrorCase{"zero-size", kInvalidSize, "pp_stream_v1"},
-		ErrorCase{"negative-size", kInvalidSize, "pp_stream_v1"},
-		ErrorCase{"huge-size", kInvalidSize, "pp_stream_v1"},
-		ErrorCase{"rect-outside", kInvalidRect, "pp_stream_v1"},
-		ErrorCase{"rect-overflowing", kInvalidRect, "pp_stream_v1"},
-		ErrorCase{"rect-off-chroma-grid", kInvalidRect, "pp_stream_v1"},
-		ErrorCase{"bad-length", kBadLength, "pp_stream_v1"},
-		ErrorCase{"foreign-buffer", kForeign, "pp_stream_v1"},
-		ErrorCase{"too-many-buffers", kLimit, "pp_stream_v1"},
-		ErrorCase{"too-many-bytes-in-flight", kLimit, "pp_stream_v1"},
-		ErrorCase{"eof-mid-write", kDataFd, "pp_stream_v1"}),
+	testing::Values(ErrorCase{"not-a-socket", PP_STREAM_MANAGER_V1_ERROR_INVALID_FD, "pp_stream_manager_v1"},
+		ErrorCase{"write-end-of-pipe", PP_STREAM_MANAGER_V1_ERROR_INVALID_FD, "pp_stream_manager_v1"},
+		ErrorCase{"unknown-format", PP_STREAM_V1_ERROR_INVALID_FORMAT, "pp_stream_v1"},
+		ErrorCase{"zero-size", PP_STREAM_V1_ERROR_INVALID_SIZE, "pp_stream_v1"},
+		ErrorCase{"negative-size", PP_STREAM_V1_ERROR_INVALID_SIZE, "pp_stream_v1"},
+		ErrorCase{"huge-size", PP_STREAM_V1_ERROR_INVALID_SIZE, "pp_stream_v1"},
+		ErrorCase{"rect-outside", PP_STREAM_V1_ERROR_INVALID_RECT, "pp_stream_v1"},
+		ErrorCase{"rect-overflowing", PP_STREAM_V1_ERROR_INVALID_RECT, "pp_stream_v1"},
+		ErrorCase{"rect-off-chroma-grid", PP_STREAM_V1_ERROR_INVALID_RECT, "pp_stream_v1"},
+		ErrorCase{"bad-length", PP_STREAM_V1_ERROR_BAD_LENGTH, "pp_stream_v1"},
+		ErrorCase{"foreign-buffer", PP_STREAM_V1_ERROR_FOREIGN_BUFFER, "pp_stream_v1"},
+		ErrorCase{"too-many-buffers", PP_STREAM_V1_ERROR_LIMIT_EXCEEDED, "pp_stream_v1"},
+		ErrorCase{"too-many-bytes-in-flight", PP_STREAM_V1_ERROR_LIMIT_EXCEEDED, "pp_stream_v1"},
+		ErrorCase{"eof-mid-write", PP_STREAM_V1_ERROR_DATA_FD, "pp_stream_v1"}),
 	[](const auto &info) { return error_case_name(info.param); });
 
 TEST(StreamBytes, ExtraAndUnannouncedBytesAreNotReadAndHarmNothing) {
@@ -232,7 +230,8 @@ TEST(StreamHeld, ACommitBeforeTheSurfaceHasARoleIsNotHeld) {
 			  &shm_out, &err),
 		0)
 		<< err;
-	EXPECT_EQ(shm_out, "error 3 xdg_wm_base\n"); // xdg_surface.unconfigured_buffer: a buffer at creation
+	EXPECT_EQ(shm_out,
+		protocol_error_line(XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER, "xdg_wm_base")); // a buffer at creation
 	ASSERT_EQ(fx.run_client(
 			  {build_path("PIXELPORT_STREAM_CLIENT"), "role-after-held-commit"}, 10000, &stream_out, &err),
 		0)
@@ -270,9 +269,11 @@ TEST(StreamHeld, AnUnmapOrARoleChangeBehindAHeldCommitAppliesItFirst) {
 		}
 		EXPECT_EQ(stock.stop(), 0) << stock.compositor().err();
 	}
-	EXPECT_EQ(stock_out[0], "error 3 xdg_surface\n"); // xdg_surface.unconfigured_buffer after the unmap
+	EXPECT_EQ(stock_out[0],
+		protocol_error_line(XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER, "xdg_surface")); // after the unmap
 	EXPECT_EQ(stock_out[1], "configured\nok\n"); // the new toplevel's initial commit
-	EXPECT_EQ(stock_out[2], "error 3 xdg_wm_base\n"); // a new xdg_surface, but the surface has a buffer
+	EXPECT_EQ(stock_out[2],
+		protocol_error_line(XDG_SURFACE_ERROR_UNCONFIGURED_BUFFER, "xdg_wm_base")); // the surface has a buffer
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start({"--print-stats"}));
 	for (size_t i = 0; i < sequences.size(); i++) {

@@ -121,7 +121,7 @@ TEST(TimingLog, ATitleChangedBetweenFramesLabelsTheFramesAfterIt) {
 	std::string log = fx.runtime_dir() + "/timing.jsonl";
 	ASSERT_TRUE(fx.start({"--timing-log", log}));
 	std::string out, err;
-	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "retitle"}, 20000, &out, &err), 0) << err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_TIMING_CLIENT"), "retitle"}, 20000, &out, &err), 0) << err;
 	EXPECT_EQ(out, "ok\n");
 	ASSERT_EQ(fx.stop(), 0);
 	std::vector<std::string> labels;
@@ -149,7 +149,7 @@ TEST(TimingProtocol, ASubscriberGetsExactlyItsSurfacesEvents) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
 	std::string out, err;
-	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "subscribe"}, 20000, &out, &err), 0) << err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_TIMING_CLIENT"), "subscribe"}, 20000, &out, &err), 0) << err;
 	// Three commits of the subscribed surface, none of the other one, in commit order.
 	EXPECT_EQ(out, "info 3 done 3 presented 3 ordered 1\nok\n");
 }
@@ -160,7 +160,7 @@ TEST(TimingProtocol, AVersionTwoSubscriberGetsOneReportPerCommit) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
 	std::string out, err;
-	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "subscribe-v2"}, 20000, &out, &err), 0) << err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_TIMING_CLIENT"), "subscribe-v2"}, 20000, &out, &err), 0) << err;
 	EXPECT_EQ(out, "report 3 presented 3 ordered 1 checked 3 values 104 output HEADLESS-1 v1 0\nok\n");
 }
 
@@ -170,7 +170,7 @@ TEST(TimingProtocol, AVersionTwoBurstIsReportedOnceEachInOrder) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
 	std::string out, err;
-	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "subscribe-v2-burst"}, 20000, &out, &err), 0)
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_TIMING_CLIENT"), "subscribe-v2-burst"}, 20000, &out, &err), 0)
 		<< err;
 	EXPECT_EQ(out, "reports 20 ordered 1 last presented 1 some discarded 1\nok\n");
 }
@@ -183,7 +183,7 @@ TEST(TimingProtocol, AVersionThreeSubscriberGetsTheSameRecordsBatched) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
 	std::string out, err;
-	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "subscribe-v3"}, 20000, &out, &err), 0) << err;
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_TIMING_CLIENT"), "subscribe-v3"}, 20000, &out, &err), 0) << err;
 	EXPECT_EQ(out,
 		"flushed 40 records 41 batched 1 max<=31 1 stride 16 ordered 1 equal 41 presented>=2 1 outputs 1 "
 		"other 0\nok\n");
@@ -203,7 +203,7 @@ TEST(TimingProtocol, ASubscriptionToASurfaceTheClientDoesNotOwnIsAProtocolError)
 	std::string line;
 	ASSERT_TRUE(other.read_line(&line, 10000));
 	std::string out, err;
-	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "foreign-subscribe"}, 10000, &out, &err), 0)
+	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_TIMING_CLIENT"), "foreign-subscribe"}, 10000, &out, &err), 0)
 		<< err;
 	EXPECT_EQ(out, "disconnected Invalid argument\n");
 	EXPECT_TRUE(fx.compositor().running());
