@@ -20,9 +20,7 @@ struct ModeArgs {
 	std::vector<const char *> args;
 
 	/** Argument `i` (0: the first after the mode), or `fallback` when there is none. */
-	const char *at(size_t i, const char *fallback = "") const {
-		return i < args.size() ? args[i] : fallback;
-	}
+	const char *at(size_t i, const char *fallback = "") const { return i < args.size() ? args[i] : fallback; }
 	/** Argument `i` as a decimal number; 0 when there is none. */
 	long number(size_t i) const;
 	/** Whether argument `i` is there and is `value`. */

@@ -196,6 +196,16 @@ inline constexpr size_t kMapsSlack = 0;
 #endif
 
 /**
+ * ThreadSanitizer keeps shadow memory for what the program touches (several times its size):
+ * under it, bounds on a compositor's peak RSS are this many times as large.
+ */
+#if defined(__SANITIZE_THREAD__)
+inline constexpr size_t kRssScale = 4;
+#else
+inline constexpr size_t kRssScale = 1;
+#endif
+
+/**
  * Latency bound for a well-behaved client while another one misbehaves: a probe roundtrip or
  * frame must come within kProbeLatencyMs. The sanitizers slow the compositor several times
  * (every byte copied and converted is checked), so their builds get kLatencyScale times as long.
