@@ -142,12 +142,31 @@ namespace {
 // first commit of a role object made meanwhile (mapping it unconfigured, or aborting wlroots
 // at the next unmap), and a new xdg_surface would not see that the surface has a buffer. One
 // hash lookup per destroy request, whatever the number of surfaces holding commits.
+// A wl_subsurface.set_desync: wlroots applies a desynchronized child's cached state only at
+// its own commits or when its parent applies while the child is still synchronized. Behind an
+// ancestor's held commit that apply would come after this request, and the child's state would
+// stay cached (the client waits for its frame for ever): its ancestors' held commits, up to the
+// root, apply first, as they would have with stock.
+void release_ancestors(pixelport_plugin *pp, wlr_subsurface *sub) {
+	for (wlr_surface *parent = sub->parent; parent != nullptr;) {
+		if (SurfaceState *s = pp->surface_state(parent)) pp->release_holds(s);
+		wlr_subsurface *up = wlr_subsurface_try_from_wlr_surface(parent);
+		parent = up != nullptr && up->synchronized ? up->parent : nullptr;
+	}
+}
+
 void role_destroy_logger(void *data, wl_protocol_logger_type type, const wl_protocol_logger_message *message) {
 	auto *pp = static_cast<pixelport_plugin *>(data);
-	if (type != WL_PROTOCOL_LOGGER_REQUEST || pp->holding.empty() ||
-		strcmp(message->message->name, "destroy") != 0) {
+	if (type != WL_PROTOCOL_LOGGER_REQUEST || pp->holding.empty()) return;
+	const char *name = message->message->name;
+	if (strcmp(name, "set_desync") == 0 && strcmp(wl_resource_get_class(message->resource), "wl_subsurface") == 0) {
+		// wlroots' own wl_subsurface: its user data is the wlr_subsurface (null once inert).
+		if (auto *sub = static_cast<wlr_subsurface *>(wl_resource_get_user_data(message->resource))) {
+			release_ancestors(pp, sub);
+		}
 		return;
 	}
+	if (strcmp(name, "destroy") != 0) return;
 	auto it = pp->holding.find(message->resource);
 	if (it == pp->holding.end()) return;
 	SurfaceState *s = pp->surface_state(it->second);
