@@ -309,6 +309,12 @@ int storm_attack(const std::string &mode, int n, int w, int h) {
 	};
 	const bool behind = mode == "storm-behind";
 	const int bw = behind ? 1920 : w, bh = behind ? 1080 : h;
+	// Stock wlroots has no NV12: the same storm in XRGB8888 (bench/commit_storm.py compares).
+	const bool nv12 = conn.has_shm_format(DRM_FORMAT_NV12);
+	const uint32_t format =
+		nv12 ? static_cast<uint32_t>(DRM_FORMAT_NV12) : static_cast<uint32_t>(WL_SHM_FORMAT_XRGB8888);
+	auto bytes = [&](int bw_, int bh_) { return static_cast<size_t>(bw_) * bh_ * (nv12 ? 3 : 8) / 2; };
+	auto stride = [&](int bw_) { return nv12 ? bw_ : bw_ * 4; };
 	const int count = mode == "storm-one" ? 1 : mode == "storm-sizes" ? 64 : 2;
 	const int roundtrip_every = behind ? 16 : 256;
 	std::vector<ShmPool> pools(mode == "storm-sizes" ? 1 : count);
@@ -318,27 +324,27 @@ int storm_attack(const std::string &mode, int n, int w, int h) {
 		b.w = mode == "storm-sizes" ? bw - 8 * k : bw, b.h = mode == "storm-sizes" ? bh - 8 * k : bh;
 		ShmPool &pool = pools[mode == "storm-sizes" ? 0 : k];
 		if (pool.pool == nullptr) {
-			const size_t size = static_cast<size_t>(bw) * bh * 3 / 2;
+			const size_t size = bytes(bw, bh);
 			if (!pool.create(&conn, size, &error)) {
 				fprintf(stderr, "%s\n", error.c_str());
 				return 1;
 			}
 			memset(pool.data, k % 2 ? 0x60 : 0xa0, size);
 		}
-		b.buffer = wl_shm_pool_create_buffer(pool.pool, 0, b.w, b.h, b.w, DRM_FORMAT_NV12);
+		b.buffer = wl_shm_pool_create_buffer(pool.pool, 0, b.w, b.h, stride(b.w), format);
 		wl_buffer_add_listener(b.buffer, &listener, &b);
 	}
 	// The frame behind: one 8K NV12 buffer, committed again whenever released.
 	ShmPool big_pool;
 	Buffer big;
 	if (behind) {
-		if (!big_pool.create(&conn, static_cast<size_t>(w) * h * 3 / 2, &error)) {
+		if (!big_pool.create(&conn, bytes(w, h), &error)) {
 			fprintf(stderr, "%s\n", error.c_str());
 			return 1;
 		}
 		memset(big_pool.data, 0x80, big_pool.size);
 		big.w = w, big.h = h;
-		big.buffer = wl_shm_pool_create_buffer(big_pool.pool, 0, w, h, w, DRM_FORMAT_NV12);
+		big.buffer = wl_shm_pool_create_buffer(big_pool.pool, 0, w, h, stride(w), format);
 		wl_buffer_add_listener(big.buffer, &listener, &big);
 	}
 	auto commit = [](wl_surface *surface, Buffer &b) {
