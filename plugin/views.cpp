@@ -19,6 +19,14 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 	SurfaceConversion &c = s->conversion;
 	view->applied = true;
 	c.view_applied();
+	if (!c.valid() && view->state != CommitState::Superseded) {
+		// What the surface showed was not the client's last commit (a commit applied before its
+		// conversion ended, a blank): this commit's damage, relative to that commit, does not
+		// cover what changes on screen. The whole buffer is damaged, for the texture upload
+		// under way (GLES2 reads this region after this call) and for the scene's redraw.
+		pixman_region32_union_rect(&s->surface->buffer_damage, &s->surface->buffer_damage, 0, 0,
+			static_cast<unsigned>(view->base.width), static_cast<unsigned>(view->base.height));
+	}
 	if (view->state != CommitState::Due) {
 		if (view->state == CommitState::Ready) {
 			if (c.pending() != nullptr) {

@@ -600,6 +600,20 @@ TEST(CommitPath, ACommitAppliedBeforeItsConversionEndsIsRedrawnWhenItDoes) {
 	EXPECT_TRUE(commits.whole);
 	now = read_shown(ws);
 	EXPECT_TRUE(now.any && !now.blank && now.uniform && now.rgb == 0x4488cc) << std::hex << now.rgb;
+	// The next commit damages 8x8 pixels, relative to a commit the surface never showed in
+	// full before it was redrawn: what changes on screen is the whole buffer.
+	Buffer *next = host.buffer(4096, 2048);
+	paint(next, 0x88cc44);
+	wl_surface_attach(surface, next->buffer, 0, 0);
+	wl_surface_damage_buffer(surface, 0, 0, 8, 8);
+	wl_surface_commit(surface);
+	next->busy = true;
+	commits.whole = false;
+	for (int i = 0; i < 2000 && commits.calls < 9; i++) host.pump(5);
+	EXPECT_EQ(commits.calls, 9);
+	EXPECT_TRUE(commits.whole);
+	now = read_shown(ws);
+	EXPECT_TRUE(now.any && now.uniform && now.rgb == 0x88cc44) << std::hex << now.rgb;
 	wl_list_remove(&commits.listener.link);
 }
 
