@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Main-thread cost per commit under a commit storm, plugin against stock, in one run.
+"""Main-thread cost per commit under a commit storm, plugin against stock, in one run; and a
+small window's commit-to-presented time beside its own client's 8K video (--beside).
 
 pixelport-conversion-attack MODE N W H (storm-one: one NV12 buffer committed N times as fast as
 the client can, a roundtrip every 256; stock wlroots gets the same storm in XRGB8888, the only
@@ -9,6 +10,12 @@ alternating. Per commit: the compositor's main-thread CPU (utime + stime of its 
 client's wall time. Ratios are plugin / stock of the same run.
 
   bench/commit_storm.py [--build build] [--commits 1000000] [--size 3840x2160] [--rounds 3]
+  bench/commit_storm.py --beside [--frames 300] [--size 7680x4320] [--rounds 3]
+
+--beside: pixelport-conversion-attack beside-video (a WxH video, each of its two buffers
+committed again as soon as released, and a 256x256 window of the same client committing a
+frame each once the last was presented) on a 3840x2160@60 output: the small window's
+commit-to-presented p50 and worst, plugin (NV12) against stock (XRGB8888, what it takes).
 """
 import argparse
 import os
@@ -35,6 +42,33 @@ def hwm_kib(pid):
             if line.startswith("VmHWM:"):
                 return int(line.split()[1])
     return 0
+
+
+def beside_round(build, stock, frames, width, height):
+    runtime = tempfile.mkdtemp(prefix="pp-beside-")
+    os.chmod(runtime, 0o700)
+    env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
+    args = [f"{build}/hosts/compositor/pixelport-compositor", "--socket", "beside", "--output", "3840x2160@60",
+            "--log-level", "error"] + (["--no-plugin"] if stock else [])
+    comp = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(500):
+            if os.path.exists(f"{runtime}/beside"):
+                break
+            time.sleep(0.01)
+        time.sleep(0.2)
+        out = subprocess.run(
+            [f"{build}/tests/integration/pixelport-conversion-attack", "beside-video", str(frames), str(width),
+             str(height)], env=dict(env, WAYLAND_DISPLAY="beside"), capture_output=True, text=True,
+            timeout=600).stdout
+        fields = dict(f.split("=") for f in out.split() if "=" in f)
+        if f"presented {frames} " not in out:
+            sys.exit(f"beside-video {'stock' if stock else 'plugin'}: {out}")
+        return {"p50_ms": int(fields["p50_us"]) / 1e3, "worst_ms": int(fields["worst_us"]) / 1e3}
+    finally:
+        comp.terminate()
+        comp.wait(10)
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def one_round(build, stock, commits, width, height):
@@ -82,7 +116,22 @@ def main():
     p.add_argument("--commits", type=int, default=1000000)
     p.add_argument("--size", default="3840x2160")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--beside", action="store_true")
+    p.add_argument("--frames", type=int, default=300)
     a = p.parse_args()
+    if a.beside:
+        width, height = (int(v) for v in (a.size if a.size != "3840x2160" else "7680x4320").split("x"))
+        runs = {"plugin": [], "stock": []}
+        for _ in range(a.rounds):
+            for name in ("plugin", "stock"):
+                runs[name].append(beside_round(a.build, name == "stock", a.frames, width, height))
+        print(f"beside-video: a 256x256 window's commit-to-presented beside its own client's {width}x{height} "
+              f"video (NV12 with the plugin, XRGB8888 stock), {a.frames} frames, median of {a.rounds} rounds")
+        for key in ("p50_ms", "worst_ms"):
+            plugin = statistics.median(r[key] for r in runs["plugin"])
+            stock = statistics.median(r[key] for r in runs["stock"])
+            print(f"  {key}: plugin {plugin:.1f}, stock {stock:.1f}, plugin/stock {plugin / stock:.2f}x")
+        return
     width, height = (int(v) for v in a.size.split("x"))
     runs = {"plugin": [], "stock": []}
     for _ in range(a.rounds):

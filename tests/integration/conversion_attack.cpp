@@ -33,6 +33,10 @@
 //                     alternating (WIDTHxHEIGHT, 8 px smaller: each a worker's job); prints
 //                     "presented K p50_us=N worst_us=N" (commit to presentation) and exits
 //   same-frames       small-frames with both buffers WIDTHxHEIGHT
+//   beside-video      a WIDTHxHEIGHT video on a toplevel (two NV12 buffers, each committed again
+//                     as soon as it is released) and, on a second toplevel of the same client,
+//                     N 256x256 frames, each once the last was presented: prints the small
+//                     window's "presented K p50_us=N worst_us=N" and exits
 //   resize-frames     N NV12 commits on a toplevel, each 8 px smaller than the last (an
 //                     interactive resize: every frame a new size), each once the last was
 //                     presented; prints "presented K" and exits
@@ -288,6 +292,81 @@ int frames_attack(const std::string &mode, int n, int w, int h) {
 	return 0;
 }
 
+// beside-video (see the top).
+int beside_video_attack(int n, int w, int h) {
+	std::string error;
+	Window video, small;
+	if (!video.create(&conn, "video", &error) || !small.create(&conn, "small", &error)) {
+		fprintf(stderr, "no window: %s\n", error.c_str());
+		return 1;
+	}
+	const uint32_t format = conn.has_shm_format(DRM_FORMAT_NV12) ? static_cast<uint32_t>(DRM_FORMAT_NV12)
+								     : static_cast<uint32_t>(WL_SHM_FORMAT_XRGB8888);
+	// The video: each buffer committed again from its release, inside the dispatch that reads it.
+	struct Frame {
+		wl_surface *surface;
+		wl_buffer *buffer;
+		int w, h;
+	};
+	static const wl_buffer_listener again = {
+		.release =
+			[](void *data, wl_buffer *) {
+				auto *f = static_cast<Frame *>(data);
+				wl_surface_attach(f->surface, f->buffer, 0, 0);
+				wl_surface_damage_buffer(f->surface, 0, 0, f->w, f->h);
+				wl_surface_commit(f->surface);
+			},
+	};
+	ShmPool video_pools[2], small_pools[2];
+	Frame frames[2];
+	for (int k = 0; k < 2; k++) {
+		wl_buffer *b = uniform_buffer(&video_pools[k], w, h, format, k == 0 ? 0x50 : 0xb0, &error);
+		if (b == nullptr) {
+			fprintf(stderr, "%s\n", error.c_str());
+			return 1;
+		}
+		frames[k] = {video.surface, b, w, h};
+		wl_buffer_add_listener(b, &again, &frames[k]);
+		again.release(&frames[k], b);
+	}
+	wl_buffer *smalls[2];
+	bool busy[2] = {false, false};
+	static const wl_buffer_listener released = {
+		.release = [](void *data, wl_buffer *) { *static_cast<bool *>(data) = false; },
+	};
+	for (int k = 0; k < 2; k++) {
+		smalls[k] = uniform_buffer(&small_pools[k], 256, 256, format, k == 0 ? 0x40 : 0xc0, &error);
+		if (smalls[k] == nullptr) {
+			fprintf(stderr, "%s\n", error.c_str());
+			return 1;
+		}
+		wl_buffer_add_listener(smalls[k], &released, &busy[k]);
+	}
+	std::vector<uint64_t> latencies;
+	for (int i = 0; i < n; i++) {
+		const int k = i % 2;
+		while (busy[k]) {
+			if (wl_display_dispatch(conn.display) < 0) return 1;
+		}
+		CommitWaiter shown;
+		busy[k] = true;
+		wl_surface_attach(small.surface, smalls[k], 0, 0);
+		wl_surface_damage_buffer(small.surface, 0, 0, 256, 256);
+		shown.arm(&conn, small.surface);
+		const uint64_t start = now_ns();
+		wl_surface_commit(small.surface);
+		if (!shown.wait(&conn, 30000) || !shown.presented) break;
+		latencies.push_back(now_ns() - start);
+	}
+	std::sort(latencies.begin(), latencies.end());
+	const uint64_t p50 = latencies.empty() ? 0 : latencies[latencies.size() / 2];
+	const uint64_t worst = latencies.empty() ? 0 : latencies.back();
+	printf("presented %zu p50_us=%llu worst_us=%llu\n", latencies.size(),
+		static_cast<unsigned long long>(p50 / 1000), static_cast<unsigned long long>(worst / 1000));
+	fflush(stdout);
+	return 0;
+}
+
 // storm-one, storm-two, storm-sizes, storm-behind (see the top).
 int storm_attack(const std::string &mode, int n, int w, int h) {
 	std::string error;
@@ -419,7 +498,8 @@ int main(int argc, char *argv[]) {
 	if (argc < 5) {
 		fprintf(stderr,
 			"usage: %s share-burst|share-sequential|storm|wide-stride|sync-wide-stride|viewport-damage|"
-			"sync-children|sync-children-exit|nested-children|desync-children|flood|small-frames|storm-one|"
+			"sync-children|sync-children-exit|nested-children|desync-children|flood|small-frames|beside-"
+			"video|storm-one|"
 			"storm-two|"
 			"storm-sizes|storm-behind N WIDTH "
 			"HEIGHT\n",
@@ -435,6 +515,7 @@ int main(int argc, char *argv[]) {
 	}
 	if (mode.ends_with("-children") || mode == "sync-children-exit") return children_attack(mode, n, w, h);
 	if (mode == "flood" || mode == "small-frames" || mode == "same-frames") return frames_attack(mode, n, w, h);
+	if (mode == "beside-video") return beside_video_attack(n, w, h);
 	if (mode == "resize-frames") return resize_attack(n, w, h);
 	if (mode.starts_with("storm-")) return storm_attack(mode, n, w, h);
 	wl_subcompositor *subcompositor = conn.subcompositor;
