@@ -18,6 +18,7 @@ frame each once the last was presented) on a 3840x2160@60 output: the small wind
 commit-to-presented p50 and worst, plugin (NV12) against stock (XRGB8888, what it takes).
 """
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -44,41 +45,15 @@ def hwm_kib(pid):
     return 0
 
 
-def beside_round(build, stock, frames, width, height):
-    runtime = tempfile.mkdtemp(prefix="pp-beside-")
-    os.chmod(runtime, 0o700)
-    env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
-    args = [f"{build}/hosts/compositor/pixelport-compositor", "--socket", "beside", "--output", "3840x2160@60",
-            "--log-level", "error"] + (["--no-plugin"] if stock else [])
-    comp = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(500):
-            if os.path.exists(f"{runtime}/beside"):
-                break
-            time.sleep(0.01)
-        time.sleep(0.2)
-        out = subprocess.run(
-            [f"{build}/tests/integration/pixelport-conversion-attack", "beside-video", str(frames), str(width),
-             str(height)], env=dict(env, WAYLAND_DISPLAY="beside"), capture_output=True, text=True,
-            timeout=600).stdout
-        fields = dict(f.split("=") for f in out.split() if "=" in f)
-        if f"presented {frames} " not in out:
-            sys.exit(f"beside-video {'stock' if stock else 'plugin'}: {out}")
-        return {"p50_ms": int(fields["p50_us"]) / 1e3, "worst_ms": int(fields["worst_us"]) / 1e3}
-    finally:
-        comp.terminate()
-        comp.wait(10)
-        shutil.rmtree(runtime, ignore_errors=True)
-
-
-def one_round(build, stock, commits, width, height):
+@contextlib.contextmanager
+def compositor(build, stock, extra=()):
+    """pixelport-compositor (stock: --no-plugin) in a private XDG_RUNTIME_DIR, listening: yields
+    the process and the environment a client needs to reach it; ended by process id."""
     runtime = tempfile.mkdtemp(prefix="pp-storm-")
     os.chmod(runtime, 0o700)
-    env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
-    env.pop("WAYLAND_DISPLAY", None)
-    args = [f"{build}/hosts/compositor/pixelport-compositor", "--socket", "storm", "--log-level", "error"]
-    if stock:
-        args.append("--no-plugin")
+    env = dict(os.environ, XDG_RUNTIME_DIR=runtime, WAYLAND_DISPLAY="storm")
+    args = [f"{build}/hosts/compositor/pixelport-compositor", "--socket", "storm", "--log-level", "error",
+            *extra] + (["--no-plugin"] if stock else [])
     comp = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(500):
@@ -86,14 +61,34 @@ def one_round(build, stock, commits, width, height):
                 break
             time.sleep(0.01)
         time.sleep(0.2)
+        yield comp, env
+    finally:
+        comp.terminate()
+        comp.wait(10)
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def attack(build, env, args, timeout):
+    return subprocess.run([f"{build}/tests/integration/pixelport-conversion-attack", *map(str, args)], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def beside_round(build, stock, frames, width, height):
+    with compositor(build, stock, ["--output", "3840x2160@60"]) as (_, env):
+        out = attack(build, env, ["beside-video", frames, width, height], 600).stdout
+        fields = dict(f.split("=") for f in out.split() if "=" in f)
+        if f"presented {frames} " not in out:
+            sys.exit(f"beside-video {'stock' if stock else 'plugin'}: {out}")
+        return {"p50_ms": int(fields["p50_us"]) / 1e3, "worst_ms": int(fields["worst_us"]) / 1e3}
+
+
+def one_round(build, stock, commits, width, height):
+    with compositor(build, stock) as (comp, env):
         main = f"/proc/{comp.pid}/task/{comp.pid}/stat"
         whole = f"/proc/{comp.pid}/stat"
         main0, whole0 = cpu_ticks(main), cpu_ticks(whole)
         t0 = time.monotonic()
-        client = subprocess.run(
-            [f"{build}/tests/integration/pixelport-conversion-attack", "storm-one", str(commits), str(width),
-             str(height)],
-            env=dict(env, WAYLAND_DISPLAY="storm"), capture_output=True, text=True, timeout=1800)
+        client = attack(build, env, ["storm-one", commits, width, height], 1800)
         wall = time.monotonic() - t0
         main1, whole1 = cpu_ticks(main), cpu_ticks(whole)
         if client.returncode != 0 or "error" in client.stdout:
@@ -104,10 +99,6 @@ def one_round(build, stock, commits, width, height):
             "wall_us": wall * 1e6 / commits,
             "hwm_mib": hwm_kib(comp.pid) / 1024,
         }
-    finally:
-        comp.terminate()
-        comp.wait(10)
-        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def main():

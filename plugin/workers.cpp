@@ -250,18 +250,6 @@ bool ConvertWorkers::cancel(const std::shared_ptr<ConvertJob> &job) {
 	return impl_->cancel_locked(job);
 }
 
-bool ConvertWorkers::cancel_unstarted(const std::shared_ptr<ConvertJob> &job) {
-	std::lock_guard lock(impl_->mutex);
-	if (job->next_row > 0 || is_complete(*job)) return false;
-	impl_->cancel_locked(job);
-	return true;
-}
-
-bool ConvertWorkers::started(const std::shared_ptr<ConvertJob> &job) {
-	std::lock_guard lock(impl_->mutex);
-	return job->next_row > 0;
-}
-
 unsigned ConvertWorkers::threads() const { return static_cast<unsigned>(impl_->threads.size()); }
 
 } // namespace pixelport

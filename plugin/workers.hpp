@@ -73,10 +73,6 @@ public:
 	 * (at once, on the next loop iteration, if none). Returns whether any band had started.
 	 */
 	bool cancel(const std::shared_ptr<ConvertJob> &job);
-	/** Cancels the job only if no band of it has started yet; returns whether it did. */
-	bool cancel_unstarted(const std::shared_ptr<ConvertJob> &job);
-	/** Whether a band of the job has started. */
-	bool started(const std::shared_ptr<ConvertJob> &job);
 
 	unsigned threads() const;
 	/** The default pool size: half the hardware threads, 1 to 8. */

@@ -220,6 +220,34 @@ int resize_attack(int n, int w, int h) {
 	return 0;
 }
 
+// N commits on `surface`, buffers[i % 2] each once released and once the last commit was
+// presented: prints "presented K p50_us=N worst_us=N" (commit to presentation).
+int present_frames(wl_surface *surface, wl_buffer *const buffers[2], bool busy[2], int w, int h, int n) {
+	std::vector<uint64_t> latencies;
+	for (int i = 0; i < n; i++) {
+		const int k = i % 2;
+		while (busy[k]) {
+			if (wl_display_dispatch(conn.display) < 0) return 1;
+		}
+		CommitWaiter shown;
+		busy[k] = true;
+		wl_surface_attach(surface, buffers[k], 0, 0);
+		wl_surface_damage_buffer(surface, 0, 0, w, h);
+		shown.arm(&conn, surface);
+		const uint64_t start = now_ns();
+		wl_surface_commit(surface);
+		if (!shown.wait(&conn, 30000) || !shown.presented) break;
+		latencies.push_back(now_ns() - start);
+	}
+	std::sort(latencies.begin(), latencies.end());
+	const uint64_t p50 = latencies.empty() ? 0 : latencies[latencies.size() / 2];
+	const uint64_t worst = latencies.empty() ? 0 : latencies.back();
+	printf("presented %zu p50_us=%llu worst_us=%llu\n", latencies.size(),
+		static_cast<unsigned long long>(p50 / 1000), static_cast<unsigned long long>(worst / 1000));
+	fflush(stdout);
+	return 0;
+}
+
 // flood, small-frames (see the top).
 int frames_attack(const std::string &mode, int n, int w, int h) {
 	std::string error;
@@ -269,27 +297,7 @@ int frames_attack(const std::string &mode, int n, int w, int h) {
 		test::hold(conn);
 		return 0;
 	}
-	std::vector<uint64_t> latencies;
-	for (int i = 0; i < n; i++) {
-		const int k = i % 2;
-		while (busy[k]) {
-			if (wl_display_dispatch(conn.display) < 0) return 1;
-		}
-		CommitWaiter shown;
-		commit(k);
-		shown.arm(&conn, window.surface);
-		const uint64_t start = now_ns();
-		wl_surface_commit(window.surface);
-		if (!shown.wait(&conn, 30000) || !shown.presented) break;
-		latencies.push_back(now_ns() - start);
-	}
-	std::sort(latencies.begin(), latencies.end());
-	const uint64_t p50 = latencies.empty() ? 0 : latencies[latencies.size() / 2];
-	const uint64_t worst = latencies.empty() ? 0 : latencies.back();
-	printf("presented %zu p50_us=%llu worst_us=%llu\n", latencies.size(),
-		static_cast<unsigned long long>(p50 / 1000), static_cast<unsigned long long>(worst / 1000));
-	fflush(stdout);
-	return 0;
+	return present_frames(window.surface, buffers, busy, w, h, n);
 }
 
 // beside-video (see the top).
@@ -342,29 +350,7 @@ int beside_video_attack(int n, int w, int h) {
 		}
 		wl_buffer_add_listener(smalls[k], &released, &busy[k]);
 	}
-	std::vector<uint64_t> latencies;
-	for (int i = 0; i < n; i++) {
-		const int k = i % 2;
-		while (busy[k]) {
-			if (wl_display_dispatch(conn.display) < 0) return 1;
-		}
-		CommitWaiter shown;
-		busy[k] = true;
-		wl_surface_attach(small.surface, smalls[k], 0, 0);
-		wl_surface_damage_buffer(small.surface, 0, 0, 256, 256);
-		shown.arm(&conn, small.surface);
-		const uint64_t start = now_ns();
-		wl_surface_commit(small.surface);
-		if (!shown.wait(&conn, 30000) || !shown.presented) break;
-		latencies.push_back(now_ns() - start);
-	}
-	std::sort(latencies.begin(), latencies.end());
-	const uint64_t p50 = latencies.empty() ? 0 : latencies[latencies.size() / 2];
-	const uint64_t worst = latencies.empty() ? 0 : latencies.back();
-	printf("presented %zu p50_us=%llu worst_us=%llu\n", latencies.size(),
-		static_cast<unsigned long long>(p50 / 1000), static_cast<unsigned long long>(worst / 1000));
-	fflush(stdout);
-	return 0;
+	return present_frames(small.surface, smalls, busy, 256, 256, n);
 }
 
 // storm-one, storm-two, storm-sizes, storm-behind (see the top).
