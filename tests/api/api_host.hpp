@@ -104,29 +104,40 @@ public:
 		return pixelport_create(display, renderer, &options);
 	}
 
-	// Server and client take turns until the client's wl_display.sync is answered.
-	void roundtrip() {
+	// One turn of each side: the server's sources (waiting up to `server_ms`), then the
+	// client's events (waiting up to `client_ms`). The client gone, the server's side only.
+	void turn(int server_ms, int client_ms) {
+		if (conn == nullptr) {
+			wl_event_loop_dispatch(wl_display_get_event_loop(display), server_ms);
+			return;
+		}
+		wl_display_flush(conn);
+		wl_event_loop_dispatch(wl_display_get_event_loop(display), server_ms);
+		wl_display_flush_clients(display);
+		while (wl_display_prepare_read(conn) != 0) wl_display_dispatch_pending(conn);
+		pollfd pfd = {wl_display_get_fd(conn), POLLIN, 0};
+		if (poll(&pfd, 1, client_ms) > 0) {
+			wl_display_read_events(conn);
+		} else {
+			wl_display_cancel_read(conn);
+		}
+		wl_display_dispatch_pending(conn);
+	}
+
+	// Turns (at most `turns`) until the client's wl_display.sync is answered.
+	void sync(int turns, int client_ms) {
 		bool done = false;
-		wl_callback *sync = wl_display_sync(conn);
+		wl_callback *callback = wl_display_sync(conn);
 		static const wl_callback_listener listener = {
 			.done = [](void *data, wl_callback *, uint32_t) { *static_cast<bool *>(data) = true; },
 		};
-		wl_callback_add_listener(sync, &listener, &done);
-		for (int i = 0; i < 100 && !done && wl_display_get_error(conn) == 0; i++) {
-			wl_display_flush(conn);
-			wl_event_loop_dispatch(wl_display_get_event_loop(display), 0);
-			wl_display_flush_clients(display);
-			while (wl_display_prepare_read(conn) != 0) wl_display_dispatch_pending(conn);
-			pollfd pfd = {wl_display_get_fd(conn), POLLIN, 0};
-			if (poll(&pfd, 1, 10) > 0) {
-				wl_display_read_events(conn);
-			} else {
-				wl_display_cancel_read(conn);
-			}
-			wl_display_dispatch_pending(conn);
-		}
-		wl_callback_destroy(sync); // the client's proxy, answered or not
+		wl_callback_add_listener(callback, &listener, &done);
+		for (int i = 0; i < turns && !done && wl_display_get_error(conn) == 0; i++) turn(0, client_ms);
+		wl_callback_destroy(callback); // the client's proxy, answered or not
 	}
+
+	// Server and client take turns until the client's wl_display.sync is answered.
+	void roundtrip() { sync(100, 10); }
 
 	Registry *listen() {
 		registry.registry = wl_display_get_registry(conn);

@@ -65,35 +65,10 @@ public:
 	}
 
 	// One turn of each side, waiting up to `ms` for the server's sources (workers' hand-backs).
-	void pump(int ms = 0) {
-		if (conn == nullptr) { // the client is gone: the server's side only
-			wl_event_loop_dispatch(wl_display_get_event_loop(display), ms);
-			return;
-		}
-		wl_display_flush(conn);
-		wl_event_loop_dispatch(wl_display_get_event_loop(display), ms);
-		wl_display_flush_clients(display);
-		while (wl_display_prepare_read(conn) != 0) wl_display_dispatch_pending(conn);
-		pollfd pfd = {wl_display_get_fd(conn), POLLIN, 0};
-		if (poll(&pfd, 1, 0) > 0) {
-			wl_display_read_events(conn);
-		} else {
-			wl_display_cancel_read(conn);
-		}
-		wl_display_dispatch_pending(conn);
-	}
+	void pump(int ms = 0) { turn(ms, 0); }
 
 	// Until the server answered everything sent so far, without waiting on timeouts.
-	void sync() {
-		bool done = false;
-		wl_callback *callback = wl_display_sync(conn);
-		static const wl_callback_listener listener = {
-			.done = [](void *data, wl_callback *, uint32_t) { *static_cast<bool *>(data) = true; },
-		};
-		wl_callback_add_listener(callback, &listener, &done);
-		for (int i = 0; i < 100000 && !done && wl_display_get_error(conn) == 0; i++) pump(0);
-		wl_callback_destroy(callback);
-	}
+	void sync() { Host::sync(100000, 0); }
 
 	Buffer *buffer(int32_t w, int32_t h, uint32_t format = WL_SHM_FORMAT_RGB888) {
 		auto b = std::make_unique<Buffer>();
