@@ -57,6 +57,9 @@ constexpr uint64_t kDueTotalPixels = 2 * kInlinePixels;
 // caches for a surface stays this small, however fast its client commits. A client that waits
 // for its frames never comes near it.
 constexpr uint64_t kMaxCommitsBehind = 4;
+// Frame callbacks held for commits shown late (settle_frames): beyond this many, the client is
+// not waiting for them, and they go out as they would without the plugin.
+constexpr size_t kMaxHeldFrames = 64;
 
 // Bytes per row of the client's buffer when it lives in a wl_shm pool (its first plane); 0 when
 // not (stream buffers are the plugin's own memory).
@@ -252,10 +255,6 @@ void Conversions::Impl::kick() {
 void Conversions::Impl::run_due(uint64_t budget_ns) {
 	pixelport_plugin *plugin = owner->plugin();
 	uint64_t start = monotonic_ns();
-	// Unlocks that could not be done where they were decided (inside wlroots' apply).
-	for (const auto &[ref, seq] : std::exchange(unlocks, {})) {
-		if (SurfaceState *s = plugin->surface_state(ref)) wlr_surface_unlock_cached(s->surface, seq);
-	}
 	for (const SurfaceRef &ref : std::exchange(root_releases, {})) {
 		SurfaceState *root = plugin->surface_state(ref);
 		if (root != nullptr && root->conversion.sync_waits() == 0) unlock_root(root);
@@ -388,7 +387,7 @@ void Conversions::Impl::start_waiting(SurfaceState *s) {
 	if (view->applied && view->state == CommitState::Ready && converted_view(s->surface->current.buffer) == view) {
 		redraw(s, view);
 	}
-	unlock(s, view, false);
+	unlock(s, view);
 }
 
 void Conversions::Impl::job_done(const std::shared_ptr<ConvertJob> &done) {
@@ -447,29 +446,30 @@ void Conversions::Impl::job_done(const std::shared_ptr<ConvertJob> &done) {
 			c.show(image, false, 0); // the next commit converts in full: its upload too
 			redraw(s, current);
 		}
+		// This commit applies now (and the superseded ones before it): it shows its image. First:
+		// the waiting commit is behind it in wlroots' cache, and once that one applies, this
+		// view (applied early) may go.
+		if (view != nullptr) unlock(s, view);
 		start_waiting(s);
-		// This commit applies now (and the superseded ones before it): it shows its image.
-		if (view != nullptr) unlock(s, view, true);
+		settle_frames(s, stale);
 	}
 	wlr_buffer_unlock(source->base()); // the job's lock, last: it may free the buffer
 }
 
 // ---- the commit path: holding and letting go ----------------------------------------------------
 
-void Conversions::Impl::unlock(SurfaceState *s, ConvertedView *view, bool now) {
+void Conversions::Impl::unlock(SurfaceState *s, ConvertedView *view) {
 	if (!view->locked) return;
 	view->locked = false;
 	const uint32_t seq = view->lock_seq;
 	unroot_view(view, false);
-	if (now) {
-		wlr_surface_unlock_cached(s->surface, seq); // may apply states: views may go
-	} else {
-		unlocks.push_back({s->ref(), seq});
-		kick();
-	}
+	// Now, not later: a request after this one (a role made again, a buffer attached) must
+	// find the state applied, as it would without the plugin. A state before it in the cache
+	// still locked keeps it there.
+	wlr_surface_unlock_cached(s->surface, seq); // may apply states: views may go
 }
 
-void Conversions::Impl::supersede(SurfaceState *s, ConvertedView *view, bool now) {
+void Conversions::Impl::supersede(SurfaceState *s, ConvertedView *view) {
 	SurfaceConversion &c = s->conversion;
 	if (c.waiting() == view) c.take_waiting();
 	if (c.job_view() == view) drop_job(s);
@@ -479,14 +479,14 @@ void Conversions::Impl::supersede(SurfaceState *s, ConvertedView *view, bool now
 		owner->plugin()->stats.skipped_conversions++;
 	}
 	release_source(view);
-	unlock(s, view, now);
+	unlock(s, view);
 }
 
-void Conversions::Impl::supersede_all(SurfaceState *s, bool now) {
+void Conversions::Impl::supersede_all(SurfaceState *s) {
 	SurfaceConversion &c = s->conversion;
-	if (ConvertedView *waiting = c.waiting()) supersede(s, waiting, now);
+	if (ConvertedView *waiting = c.waiting()) supersede(s, waiting);
 	if (ConvertedView *converting = c.job_view()) {
-		supersede(s, converting, now);
+		supersede(s, converting);
 	} else {
 		drop_job(s); // its view was applied and is gone
 	}
@@ -496,25 +496,52 @@ void Conversions::Impl::release_early(SurfaceState *s) {
 	SurfaceConversion &c = s->conversion;
 	// Oldest first: the converting commit is before the waiting one in wlroots' cache. Each
 	// unlock may apply states and so destroy views that applied before: read them again after.
-	if (ConvertedView *converting = c.job_view()) unlock(s, converting, true);
-	if (ConvertedView *waiting = c.waiting()) unlock(s, waiting, true);
+	if (ConvertedView *converting = c.job_view()) unlock(s, converting);
+	if (ConvertedView *waiting = c.waiting()) unlock(s, waiting);
 }
 
 void Conversions::Impl::redraw(SurfaceState *s, ConvertedView *current) {
 	wlr_surface *surface = s->surface;
 	if (surface->role == nullptr || surface->buffer == nullptr) return; // shown nowhere
 	// As when a commit applies: the whole buffer damaged, the commit signal emitted (the
-	// scene redraws the surface from it); a renderer that copies at upload takes the new
-	// pixels first. The surface's state is unchanged, and the plugin's own listeners skip it.
-	pixman_region32_union_rect(&surface->buffer_damage, &surface->buffer_damage, 0, 0,
-		static_cast<unsigned>(current->base.width), static_cast<unsigned>(current->base.height));
-	if (!owner->lazy() && surface->buffer->texture != nullptr) {
-		wlr_texture_update_from_buffer(surface->buffer->texture, &current->base, &surface->buffer_damage);
+	// scene redraws the surface from it, and schedules a frame for its frame callbacks); a
+	// renderer that copies at upload takes the new pixels first. The surface's state is
+	// unchanged, and the plugin's own listeners skip it. Without a view (a native buffer) only
+	// the signal.
+	if (current != nullptr) {
+		pixman_region32_union_rect(&surface->buffer_damage, &surface->buffer_damage, 0, 0,
+			static_cast<unsigned>(current->base.width), static_cast<unsigned>(current->base.height));
+		if (!owner->lazy() && surface->buffer->texture != nullptr) {
+			wlr_texture_update_from_buffer(
+				surface->buffer->texture, &current->base, &surface->buffer_damage);
+		}
 	}
 	s->redrawing = true;
 	wl_signal_emit_mutable(&surface->events.commit, surface);
 	s->redrawing = false;
 	owner->plugin()->stats.redraws++;
+}
+
+// A frame callback tells its client that the commit was shown. Those of commits applied before
+// their conversion ended (they show what the surface showed before) are held until the surface
+// shows the image of its newest applied commit, or until nothing more will come of it, and then
+// done at once (the redraw is queued by then); a client that waits for its frames then commits
+// at the rate its frames convert. At most kMaxHeldFrames are held: a client that does not wait
+// for them gets them done then.
+void Conversions::Impl::settle_frames(SurfaceState *s, bool redrawn) {
+	wlr_surface *surface = s->surface;
+	SurfaceConversion &c = s->conversion;
+	ConvertedView *current = shown_view(surface);
+	if (current != nullptr &&
+		(current->state == CommitState::Waiting || current->state == CommitState::Converting)) {
+		c.hold_frames(&surface->current.frame_callback_list);
+		if (c.held_frames() <= kMaxHeldFrames) return;
+	} else if (c.held_frames() == 0) {
+		return;
+	} else if (!redrawn) {
+		redraw(s, current);
+	}
+	c.send_frames_done(static_cast<uint32_t>(monotonic_ns() / 1000000));
 }
 
 // ---- Conversions ------------------------------------------------------------------------
@@ -559,7 +586,7 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer, ui
 	if (buffer == nullptr) {
 		// A buffer we do not convert, or a null attach: the commits we hold apply with it,
 		// unconverted.
-		impl_->supersede_all(s, true);
+		impl_->supersede_all(s);
 		return;
 	}
 	wlr_surface *surface = s->surface;
@@ -576,7 +603,7 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer, ui
 	surface->pending.buffer = wlr_buffer_lock(&view->base);
 	wlr_buffer_drop(&view->base); // freed with its last lock
 	// At most one commit waits behind the surface's job: this one replaces it.
-	if (ConvertedView *older = c.waiting()) impl_->supersede(s, older, true);
+	if (ConvertedView *older = c.waiting()) impl_->supersede(s, older);
 	const CommitState state = impl_->admit_commit(s, view, buffer);
 	if ((state == CommitState::Waiting || state == CommitState::Converting) && surface->role != nullptr) {
 		view->locked = true;
@@ -663,10 +690,13 @@ void Conversions::surface_committed(SurfaceState *s) {
 	if (view_applied && c.pending() != nullptr && lazy_) {
 		impl_->schedule(s);
 	}
+	impl_->settle_frames(s, false);
 }
 
 void Conversions::surface_destroyed(SurfaceState *s) {
 	SurfaceConversion &c = s->conversion;
+	// wlroots destroys them with the surface's state.
+	c.release_frames(&s->surface->current.frame_callback_list);
 	// wlroots drops the cached states (and so the views) after this: none of them applies.
 	c.take_waiting();
 	impl_->drop_job(s);

@@ -203,6 +203,20 @@ public:
 	/** `view` is being destroyed: no longer due, converting or waiting here. */
 	void forget_view(ConvertedView *view);
 
+	// ---- frame callbacks ---------------------------------------------------------------------
+
+	/**
+	 * Moves the frame callbacks of `current` (the surface's applied state's list) behind the
+	 * ones held already: they belong to commits whose own pixels are not shown yet.
+	 */
+	void hold_frames(wl_list *current);
+	/** Puts the held frame callbacks back at the front of `current`; false when none were held. */
+	bool release_frames(wl_list *current);
+	/** Sends the held frame callbacks' done event (time in ms, CLOCK_MONOTONIC) and destroys them. */
+	void send_frames_done(uint32_t time_ms);
+	/** Frame callbacks moved into hold_frames() since the last release (some may be gone since). */
+	size_t held_frames() const { return held_frame_count_; }
+
 	// ---- as the root of synchronized subsurfaces ---------------------------------------------
 
 	/** Held commits of synchronized descendants that this surface's apply would apply. */
@@ -249,6 +263,8 @@ private:
 	uint32_t root_lock_seq_ = 0;
 	uint64_t root_lock_commit_ = 0;
 	Listener root_commit_;
+	wl_list held_frames_; // wl_callback resources, linked as wlroots links them
+	size_t held_frame_count_ = 0;
 };
 
 /** Budgets, the lazy-conversion queue and the views' wlr_buffer implementation. */

@@ -95,8 +95,6 @@ struct Conversions::Impl {
 	std::unique_ptr<ConvertWorkers> workers;
 	/** Roots whose synchronized descendants may have nothing held any more: unlock them. */
 	std::vector<SurfaceRef> root_releases;
-	/** Locks let go where wlroots may not be re-entered (surface, lock sequence): unlock them. */
-	std::vector<std::pair<SurfaceRef, uint32_t>> unlocks;
 	/** Counts idle passes: ImageBudget::spent_pixels is of the pass it names. */
 	uint64_t epoch = 1;
 	wl_event_source *idle = nullptr;
@@ -125,19 +123,16 @@ struct Conversions::Impl {
 	 * -> Superseded (unless Ready): no image, the client's buffer released, its job dropped,
 	 * and unlocked (see unlock()).
 	 */
-	void supersede(SurfaceState *surface, ConvertedView *view, bool now);
+	void supersede(SurfaceState *surface, ConvertedView *view);
 	/** The surface's waiting and converting commits are superseded. */
-	void supersede_all(SurfaceState *surface, bool now);
-	/**
-	 * Lets a locked view apply (its state unchanged): `now` (wlroots may apply states here, and
-	 * views may go), or from the next idle pass (inside wlroots' apply, which must not be
-	 * re-entered).
-	 */
-	void unlock(SurfaceState *surface, ConvertedView *view, bool now);
+	void supersede_all(SurfaceState *surface);
+	/** Lets a locked view apply (its state unchanged); wlroots may apply states here, and views may go. */
+	void unlock(SurfaceState *surface, ConvertedView *view);
 	/** Too many commits behind the surface's locked views: they apply now. */
 	void release_early(SurfaceState *surface);
 	/** Redraws the surface after its shown image changed outside a commit. */
 	void redraw(SurfaceState *surface, ConvertedView *current);
+	void settle_frames(SurfaceState *surface, bool redrawn);
 	bool flush(SurfaceState *surface, timing::CommitSample *record);
 	void bind(SurfaceState *surface, ConvertedView *view);
 	void release_source(ConvertedView *view);

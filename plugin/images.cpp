@@ -79,10 +79,45 @@ std::shared_ptr<ConvertedImage> map_image(uint32_t fourcc, int32_t width, int32_
 
 // ---- SurfaceConversion -------------------------------------------------------------------
 
-SurfaceConversion::SurfaceConversion() { pixman_region32_init(&damage_); }
+SurfaceConversion::SurfaceConversion() {
+	pixman_region32_init(&damage_);
+	wl_list_init(&held_frames_);
+}
+
 SurfaceConversion::~SurfaceConversion() {
 	drop_images();
 	pixman_region32_fini(&damage_);
+	// Released into the surface's state before it goes (forget_surface); should one be left,
+	// it is unlinked so that its resource's destroy finds no freed list.
+	wl_resource *resource, *tmp;
+	wl_resource_for_each_safe(resource, tmp, &held_frames_) {
+		wl_list_remove(wl_resource_get_link(resource));
+		wl_list_init(wl_resource_get_link(resource));
+	}
+}
+
+void SurfaceConversion::hold_frames(wl_list *current) {
+	if (wl_list_empty(current)) return;
+	held_frame_count_ += static_cast<size_t>(wl_list_length(current));
+	wl_list_insert_list(held_frames_.prev, current);
+	wl_list_init(current);
+}
+
+void SurfaceConversion::send_frames_done(uint32_t time_ms) {
+	held_frame_count_ = 0;
+	wl_resource *resource, *tmp;
+	wl_resource_for_each_safe(resource, tmp, &held_frames_) {
+		wl_callback_send_done(resource, time_ms);
+		wl_resource_destroy(resource); // its destroy unlinks it
+	}
+}
+
+bool SurfaceConversion::release_frames(wl_list *current) {
+	held_frame_count_ = 0;
+	if (wl_list_empty(&held_frames_)) return false;
+	wl_list_insert_list(current, &held_frames_);
+	wl_list_init(&held_frames_);
+	return true;
 }
 
 void SurfaceConversion::show(

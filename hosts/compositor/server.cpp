@@ -61,6 +61,10 @@ static void add_headless_outputs(wlr_backend *backend, void *data) {
 	}
 }
 
+namespace {
+constexpr size_t kClientBufferBytes = size_t{1} << 20;
+} // namespace
+
 bool Server::init(const ServerOptions &options, std::string *error) {
 	options_ = options;
 	display_ = wl_display_create();
@@ -68,6 +72,11 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 		*error = "cannot create wl_display";
 		return false;
 	}
+#if WAYLAND_VERSION_MAJOR > 1 || WAYLAND_VERSION_MINOR >= 23
+	// A client that reads its events late (a busy machine) is disconnected only once this much
+	// waits beyond the socket's buffer (libwayland's default: 4 KiB).
+	wl_display_set_default_max_buffer_size(display_, kClientBufferBytes);
+#endif
 	wl_event_loop *loop = wl_display_get_event_loop(display_);
 
 	// Headless unless the user picked backends: this compositor must run on a bare machine.

@@ -179,6 +179,14 @@ struct Shown {
 	bool blank = false;
 };
 
+// A frame callback on the surface's next commit that counts its done event.
+void frame_counted(PathHost &host, wl_surface *surface, int *done) {
+	static const wl_callback_listener listener = {
+		.done = [](void *data, wl_callback *, uint32_t) { ++*static_cast<int *>(data); },
+	};
+	wl_callback_add_listener(host.own(wl_surface_frame(surface)), &listener, done);
+}
+
 Shown read_shown(wlr_surface *surface) {
 	Shown out;
 	// wlroots keeps the applied buffer as its texture's source (pixman reads it at render).
@@ -559,7 +567,12 @@ TEST(CommitPath, ACommitAppliedBeforeItsConversionEndsIsRedrawnWhenItDoes) {
 	Buffer *b = host.buffer(4096, 2048);
 	paint(b, 0x4488cc);
 	commit(surface, b);
-	for (int i = 0; i < 6; i++) wl_surface_commit(surface); // nothing attached: more than are kept waiting
+	// Nothing attached: more than are kept waiting. The last one asks for a frame callback.
+	int frames_done = 0;
+	for (int i = 0; i < 6; i++) {
+		if (i == 5) frame_counted(host, surface, &frames_done);
+		wl_surface_commit(surface);
+	}
 	host.pump(0);
 	const pixelport_stats before = host.stats();
 	EXPECT_EQ(before.early_releases, 1u);
@@ -567,6 +580,9 @@ TEST(CommitPath, ACommitAppliedBeforeItsConversionEndsIsRedrawnWhenItDoes) {
 	if (before.converted_uploads == 0) {
 		EXPECT_EQ(commits.calls, 7); // every commit applied
 		EXPECT_TRUE(now.any && now.blank) << std::hex << now.rgb; // never the image being written
+		// Its frame callback waits for the pixels: the commit's own are not shown yet.
+		EXPECT_EQ(wl_list_length(&ws->current.frame_callback_list), 0);
+		EXPECT_EQ(frames_done, 0);
 	}
 	for (int i = 0; i < 2000 && host.stats().converted_uploads == 0; i++) host.pump(5);
 	host.pump(0);
@@ -575,6 +591,8 @@ TEST(CommitPath, ACommitAppliedBeforeItsConversionEndsIsRedrawnWhenItDoes) {
 	EXPECT_TRUE(commits.whole);
 	now = read_shown(ws);
 	EXPECT_TRUE(now.any && !now.blank && now.uniform && now.rgb == 0x4488cc) << std::hex << now.rgb;
+	host.sync();
+	EXPECT_EQ(frames_done, 1); // done with the redraw
 	// The next commit damages 8x8 pixels, relative to a commit the surface never showed in
 	// full before it was redrawn: what changes on screen is the whole buffer.
 	Buffer *next = host.buffer(4096, 2048);
@@ -590,6 +608,40 @@ TEST(CommitPath, ACommitAppliedBeforeItsConversionEndsIsRedrawnWhenItDoes) {
 	now = read_shown(ws);
 	EXPECT_TRUE(now.any && now.uniform && now.rgb == 0x88cc44) << std::hex << now.rgb;
 	wl_list_remove(&commits.listener.link);
+}
+
+// A client that does not wait for its frames: the frame callbacks held for commits shown late
+// stay few (64), the rest go out as they would without the plugin, and all once the image shows.
+TEST(CommitPath, FrameCallbacksHeldForLateCommitsStayFew) {
+	PathHost host(1);
+	ASSERT_NE(host.pp, nullptr);
+	wl_surface *parent = host.own(wl_compositor_create_surface(host.registry.compositor));
+	wl_surface *surface = host.own(wl_compositor_create_surface(host.registry.compositor));
+	wl_subsurface *sub = host.own(wl_subcompositor_get_subsurface(host.registry.subcompositor, surface, parent));
+	wl_subsurface_set_desync(sub);
+	host.pump(0);
+	wlr_surface *ws = host.server_surface(surface);
+	ASSERT_NE(ws, nullptr);
+	Buffer *b = host.buffer(8192, 4096);
+	paint(b, 0x336699);
+	commit(surface, b);
+	constexpr int kFrames = 100;
+	int frames_done = 0;
+	for (int i = 0; i < kFrames; i++) {
+		frame_counted(host, surface, &frames_done);
+		wl_surface_commit(surface);
+	}
+	host.sync();
+	if (host.stats().converted_uploads == 0) {
+		// 64 held, then the 65th apply has those and its own done; the last 35 held again.
+		EXPECT_EQ(frames_done, 65);
+		EXPECT_EQ(wl_list_length(&ws->current.frame_callback_list), 0);
+	}
+	for (int i = 0; i < 4000 && host.stats().converted_uploads == 0; i++) host.pump(5);
+	host.sync();
+	EXPECT_EQ(frames_done, kFrames);
+	const Shown now = read_shown(ws);
+	EXPECT_TRUE(now.any && now.uniform && now.rgb == 0x336699) << std::hex << now.rgb;
 }
 
 // Fair inside a client: a small surface's frame, committed after the same client's 8K frame,

@@ -30,6 +30,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -52,6 +53,9 @@ constexpr int kOutputW = 256, kOutputH = 128; // the test starts the compositor 
 constexpr int kCols = kOutputW / kPitch, kSlots = kCols * (kOutputH / kPitch);
 constexpr size_t kMaxSurfaces = 10;
 constexpr uint32_t kBlack = 0;
+// The plugin's conversion.cpp: commits a surface may make behind its oldest held one before the
+// held ones apply unconverted.
+constexpr uint32_t kMaxCommitsBehind = 4;
 
 struct Options {
 	uint64_t seed = 1;
@@ -142,6 +146,9 @@ struct Buf {
 	wl_buffer *buffer = nullptr;
 	int w = 0, h = 0;
 	bool busy = false;
+	// Committed again while busy: a release that comes later may be for the earlier commit
+	// (wl_buffer.release does not say which), so the pool is never written again.
+	bool recommitted_busy = false;
 	uint32_t shows = 0; // expected() of its bytes
 
 	void drop_pool() {
@@ -184,6 +191,13 @@ struct Surf {
 	std::vector<std::unique_ptr<Buf>> bufs;
 	int last = -1; // index in bufs of the last one attached
 	uint32_t seq = 0, done_seq = 0; // commits made; the last one whose frame callback came
+	// Sizes of the buffer commits whose frame callback has not come, by commit number, and the
+	// size of the newest one whose callback came.
+	std::map<uint32_t, std::pair<int, int>> unframed_sizes;
+	std::pair<int, int> framed_size{0, 0};
+	// Colours committed since a quiescent point last saw this surface shown: a surface hidden
+	// then (its frames not waited for) may still convert any of them when it is revealed.
+	std::set<uint32_t> unverified;
 	std::set<wl_callback *> frames;
 	std::set<uint32_t> unreported; // buffer commits the timing protocol has not reported
 	uint32_t last_report = 0;
@@ -323,6 +337,11 @@ struct Fuzzer {
 				[](void *data, wl_callback *cb, uint32_t) {
 					auto *fr = static_cast<Frame *>(data);
 					fr->s->done_seq = std::max(fr->s->done_seq, fr->seq);
+					auto &sizes = fr->s->unframed_sizes;
+					for (auto it = sizes.begin(); it != sizes.end() && it->first <= fr->seq;) {
+						fr->s->framed_size = it->second;
+						it = sizes.erase(it);
+					}
 					fr->s->frames.erase(cb);
 					wl_callback_destroy(cb);
 					delete fr;
@@ -330,6 +349,14 @@ struct Fuzzer {
 		};
 		s.seq++;
 		commits++;
+		// The one case where a surface shows nothing it committed (docs/design.md, "The commit
+		// path"): a client more than kMaxCommitsBehind commits past its frames has its held
+		// commits applied before they are converted, and one whose size differs from the last
+		// converted image shows a blank until its conversion ends.
+		if (s.seq - s.done_seq > kMaxCommitsBehind) {
+			for (const auto &[seq, size] : s.unframed_sizes)
+				if (size != s.framed_size) unsettle(s);
+		}
 		wl_callback *cb = wl_surface_frame(s.surface);
 		wl_callback_add_listener(cb, &listener, new Frame{&s, s.seq});
 		s.frames.insert(cb);
@@ -348,6 +375,11 @@ struct Fuzzer {
 		while (static_cast<int>(s.bufs.size()) < count) s.bufs.push_back(std::make_unique<Buf>());
 		Buf *b = s.bufs[choice % count].get();
 		if (b->busy) return nullptr;
+		if (b->recommitted_busy) { // the compositor may still read it: a fresh buffer and pool
+			b->busy = true;
+			b->destroy_buffer();
+			b->recommitted_busy = false;
+		}
 		if (b->buffer && (b->w != s.w || b->h != s.h)) b->destroy_buffer();
 		if (!b->buffer) {
 			size_t need = buffer_bytes(o.format, s.w, s.h);
@@ -395,6 +427,7 @@ struct Fuzzer {
 			fill(o.format, b.w, b.h, rgb, b.data);
 			b.shows = expected(o.format, rgb, b.h);
 		}
+		b.recommitted_busy |= b.busy;
 		b.busy = true;
 		wl_surface_attach(s.surface, b.buffer, 0, 0);
 		wl_surface_damage_buffer(s.surface, 0, 0, b.w, b.h);
@@ -402,6 +435,8 @@ struct Fuzzer {
 		s.colour = b.shows;
 		s.last = index;
 		allowed[screen_slot(s)].insert(b.shows);
+		s.unverified.insert(b.shows);
+		s.unframed_sizes[s.seq + 1] = {b.w, b.h};
 		commit(s);
 		s.unreported.insert(s.seq);
 	}
@@ -615,9 +650,11 @@ struct Fuzzer {
 			may_be_empty[k] = want[k] == kBlack;
 		}
 		// What an unmap, a remap or a new role may reveal without a commit: the last colour of
-		// each surface with a buffer (toplevels: any of them).
+		// each surface with a buffer (toplevels: any of them); of one not shown now, any colour
+		// since it was last seen shown (its commits may still convert).
+		for (Surf *s : visible) s->unverified = {s->colour};
 		for (auto &s : surfs)
-			if (s->has_buffer) allowed[screen_slot(*s)].insert(s->colour);
+			if (s->has_buffer) allowed[screen_slot(*s)].insert(s->unverified.begin(), s->unverified.end());
 	}
 
 	// ---- ops ----
@@ -654,15 +691,21 @@ struct Fuzzer {
 			} else if (s.last >= 0 && s.bufs[s.last]->buffer && s.bufs[s.last]->w == s.w) {
 				commit_buffer(s, s.last, false);
 			}
-			wl_display_flush(conn.display);
-			while (wl_display_prepare_read(conn.display) != 0) wl_display_dispatch_pending(conn.display);
-			pollfd pfd = {wl_display_get_fd(conn.display), POLLIN, 0};
-			if (poll(&pfd, 1, 0) == 1) {
-				wl_display_read_events(conn.display);
-			} else {
-				wl_display_cancel_read(conn.display);
+			// Every event that came in is read: libwayland-server disconnects a client whose
+			// unread events fill the socket and its buffer.
+			for (bool more = true; more && alive();) {
+				wl_display_flush(conn.display);
+				while (wl_display_prepare_read(conn.display) != 0)
+					wl_display_dispatch_pending(conn.display);
+				pollfd pfd = {wl_display_get_fd(conn.display), POLLIN, 0};
+				more = poll(&pfd, 1, 0) == 1;
+				if (more) {
+					wl_display_read_events(conn.display);
+				} else {
+					wl_display_cancel_read(conn.display);
+				}
+				wl_display_dispatch_pending(conn.display);
 			}
-			wl_display_dispatch_pending(conn.display);
 		}
 	}
 
