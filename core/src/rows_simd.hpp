@@ -9,41 +9,44 @@
 // The fast rows write the straight colour and the stored alpha exactly as the template does
 // before it premultiplies; this pass then applies premul<D::amax>() of rows_impl.hpp to them.
 // 8 bits: round(c * a / 255) == (t + (t >> 8)) >> 8 with t = c * a + 128 (c * a / 255 is
-// never a tie). 10-bit colour, 2-bit alpha: (2ca + 3) / 6 == ((2ca + 3) * 10923) >> 16 for
+// never a tie), which is (t * 257) >> 16 (t + (t >> 8) never carries past a multiple of 256):
+// one pmulhuw. 10-bit colour, 2-bit alpha: (2ca + 3) / 6 == ((2ca + 3) * 10923) >> 16 for
 // 2ca + 3 <= 6141 (the error, < 0.032, never reaches the next integer).
+// Reads the row at src (d itself, or a source laid out as D already), writes d.
 template <class D>
-void premultiply_row(uint8_t *d, int32_t w) {
+void premultiply_row(const uint8_t *src, uint8_t *d, int32_t w) {
 	static_assert(D::alpha);
 	int32_t i = 0;
 #if PP_ISA_LEVEL >= 3
 	if constexpr (D::cb == 8) { // the same in 256-bit registers, 8 pixels per step
-		const __m256i zero = _mm256_setzero_si256(), r128 = _mm256_set1_epi16(128);
+		const __m256i zero = _mm256_setzero_si256(), r128 = _mm256_set1_epi16(128),
+			      k257 = _mm256_set1_epi16(257);
 		const __m256i abcast = _mm256_setr_epi8(6, 7, 6, 7, 6, 7, 6, 7, 14, 15, 14, 15, 14, 15, 14, 15, 6, 7, 6,
 			7, 6, 7, 6, 7, 14, 15, 14, 15, 14, 15, 14, 15);
 		const __m256i amask = _mm256_set1_epi32(static_cast<int32_t>(0xff000000u));
 		auto two = [&](__m256i v) {
 			const __m256i t = _mm256_add_epi16(_mm256_mullo_epi16(v, _mm256_shuffle_epi8(v, abcast)), r128);
-			return _mm256_srli_epi16(_mm256_add_epi16(t, _mm256_srli_epi16(t, 8)), 8);
+			return _mm256_mulhi_epu16(t, k257);
 		};
 		for (; i + 8 <= w; i += 8) {
-			__m256i *p = reinterpret_cast<__m256i *>(d + 4 * int64_t(i));
-			const __m256i x = _mm256_loadu_si256(p);
+			const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 4 * int64_t(i)));
 			const __m256i c = _mm256_packus_epi16(two(_mm256_unpacklo_epi8(x, zero)),
 				two(_mm256_unpackhi_epi8(x, zero))); // lane order kept
-			_mm256_storeu_si256(p, _mm256_blendv_epi8(c, x, amask));
+			_mm256_storeu_si256(
+				reinterpret_cast<__m256i *>(d + 4 * int64_t(i)), _mm256_blendv_epi8(c, x, amask));
 		}
 	}
 #endif
 	for (; i + 4 <= w; i += 4) {
 		__m128i *p = reinterpret_cast<__m128i *>(d + 4 * int64_t(i));
-		const __m128i x = _mm_loadu_si128(p);
+		const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + 4 * int64_t(i)));
 		__m128i out;
 		if constexpr (D::cb == 8) {
 			const __m128i zero = _mm_setzero_si128(), r128 = _mm_set1_epi16(128);
 			auto two = [&](__m128i v) { // 2 pixels, 16-bit B G R A
 				const __m128i a = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0xff), 0xff);
 				const __m128i t = _mm_add_epi16(_mm_mullo_epi16(v, a), r128);
-				return _mm_srli_epi16(_mm_add_epi16(t, _mm_srli_epi16(t, 8)), 8);
+				return _mm_mulhi_epu16(t, _mm_set1_epi16(257));
 			};
 			const __m128i c =
 				_mm_packus_epi16(two(_mm_unpacklo_epi8(x, zero)), two(_mm_unpackhi_epi8(x, zero)));
@@ -65,7 +68,7 @@ void premultiply_row(uint8_t *d, int32_t w) {
 		_mm_storeu_si128(p, out);
 	}
 	for (; i < w; ++i) {
-		const uint32_t v = ld32(d + 4 * int64_t(i)), m = (1u << D::cb) - 1, a = v >> (3 * D::cb);
+		const uint32_t v = ld32(src + 4 * int64_t(i)), m = (1u << D::cb) - 1, a = v >> (3 * D::cb);
 		uint32_t o = a << (3 * D::cb);
 		for (int k = 0; k < 3; ++k) o |= premul<D::amax>(v >> (k * D::cb) & m, a) << (k * D::cb);
 		st32(d + 4 * int64_t(i), o);
@@ -74,14 +77,25 @@ void premultiply_row(uint8_t *d, int32_t w) {
 
 // Straight alpha through a hand-written row: the row as for premultiplied input, then
 // premultiply_row(); X targets (alpha not stored) take the template. False: not straight.
+// A source laid out as D (ARGB8888 -> ARGB8888) is premultiplied in one pass, as libyuv's
+// ARGBAttenuate does, without the copy first.
+template <class S, class D>
+constexpr bool same_layout() {
+	if constexpr (requires { S::bpp; })
+		return D::cb == 8 && S::bpp == 4 && S::b == 0 && S::g == 1 && S::r == 2 && S::a == 3;
+	else
+		return false;
+}
 template <class S, class D, RowFn Row>
 inline bool straight_alpha(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 	if (!(S::alpha && c.premultiply)) return false;
-	if constexpr (D::alpha) {
+	if constexpr (D::alpha && same_layout<S, D>()) {
+		premultiply_row<D>(s.p[0], d, w);
+	} else if constexpr (D::alpha) {
 		RowParams plain = c;
 		plain.premultiply = false;
 		Row(s, d, w, plain);
-		premultiply_row<D>(d, w);
+		premultiply_row<D>(d, d, w);
 	} else {
 		rgb_span<S, D>(s, d, 0, w, true);
 	}
