@@ -19,6 +19,7 @@
 
 #ifdef PP_HAVE_LIBYUV
 #include <libyuv/convert_argb.h>
+#include <libyuv/planar_functions.h>
 #endif
 
 namespace {
@@ -155,12 +156,24 @@ void bm_libyuv(benchmark::State &st, uint32_t src, Size s) {
 		case f::YUV420:
 			libyuv::I420ToARGB(p[0].data, st_(0), p[1].data, st_(1), p[2].data, st_(2), d, ds, w, h);
 			break;
+		case f::YVU420: // libyuv's YV12: I420 with the chroma planes swapped
+			libyuv::I420ToARGB(p[0].data, st_(0), p[2].data, st_(2), p[1].data, st_(1), d, ds, w, h);
+			break;
+		case f::ABGR8888: libyuv::ABGRToARGB(p[0].data, st_(0), d, ds, w, h); break;
+		case f::ABGR2101010: libyuv::AB30ToARGB(p[0].data, st_(0), d, ds, w, h); break;
+		case f::P010:
+			libyuv::P010ToARGBMatrix(reinterpret_cast<const uint16_t *>(p[0].data), st_(0) / 2,
+				reinterpret_cast<const uint16_t *>(p[1].data), st_(1) / 2, d, ds,
+				&libyuv::kYuvI601Constants, w, h);
+			break;
+		case f::ARGB8888: libyuv::ARGBAttenuate(p[0].data, st_(0), d, ds, w, h); break; // straight alpha
 		}
 		benchmark::ClobberMemory();
 	});
 }
-constexpr uint32_t kLibyuvSources[] = {f::RGB888, f::BGR888, f::RGB565, f::ARGB1555, f::ARGB4444, f::ARGB2101010,
-	f::YUYV, f::UYVY, f::NV12, f::NV21, f::YUV420};
+// ARGB8888: ARGBAttenuate, i.e. straight alpha premultiplied (compare with straight-1t).
+constexpr uint32_t kLibyuvSources[] = {f::ARGB8888, f::ABGR8888, f::RGB888, f::BGR888, f::RGB565, f::ARGB1555,
+	f::ARGB4444, f::ARGB2101010, f::ABGR2101010, f::YUYV, f::UYVY, f::NV12, f::NV21, f::YUV420, f::YVU420, f::P010};
 #endif
 
 // Result keys: "<variant>|<conversion>|<size>". Best of all iterations of all
@@ -379,7 +392,8 @@ int main(int argc, char **argv) {
 	print_table("Destination stores at 8192x8192, 1 thread (simd-1t streams: Stores::Auto)",
 		{"cached-1t", "simd-1t"}, {&kSizes[3]});
 	print_table("Scalar vs SSE2 vs best ISA, 1 thread", {"scalar-1t", "sse2-1t", "simd-1t"}, {&kSizes[1]});
-	print_table("libyuv vs pixelport, 1 thread", {"libyuv-1t", "simd-1t"}, {&kSizes[1], &kSizes[2]});
+	print_table("libyuv vs pixelport, 1 thread (ARGB8888->ARGB8888: libyuv's ARGBAttenuate against straight-1t)",
+		{"libyuv-1t", "simd-1t", "straight-1t"}, {&kSizes[1], &kSizes[2]});
 	print_table("Colour options, 1 thread (simd-1t: BT.601 limited, premultiplied alpha)",
 		{"simd-1t", "bt2020full-1t", "straight-1t"}, {&kSizes[1]});
 	return 0;

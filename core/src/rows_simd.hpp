@@ -9,41 +9,44 @@
 // The fast rows write the straight colour and the stored alpha exactly as the template does
 // before it premultiplies; this pass then applies premul<D::amax>() of rows_impl.hpp to them.
 // 8 bits: round(c * a / 255) == (t + (t >> 8)) >> 8 with t = c * a + 128 (c * a / 255 is
-// never a tie). 10-bit colour, 2-bit alpha: (2ca + 3) / 6 == ((2ca + 3) * 10923) >> 16 for
+// never a tie), which is (t * 257) >> 16 (t + (t >> 8) never carries past a multiple of 256):
+// one pmulhuw. 10-bit colour, 2-bit alpha: (2ca + 3) / 6 == ((2ca + 3) * 10923) >> 16 for
 // 2ca + 3 <= 6141 (the error, < 0.032, never reaches the next integer).
+// Reads the row at src (d itself, or a source laid out as D already), writes d.
 template <class D>
-void premultiply_row(uint8_t *d, int32_t w) {
+void premultiply_row(const uint8_t *src, uint8_t *d, int32_t w) {
 	static_assert(D::alpha);
 	int32_t i = 0;
 #if PP_ISA_LEVEL >= 3
 	if constexpr (D::cb == 8) { // the same in 256-bit registers, 8 pixels per step
-		const __m256i zero = _mm256_setzero_si256(), r128 = _mm256_set1_epi16(128);
+		const __m256i zero = _mm256_setzero_si256(), r128 = _mm256_set1_epi16(128),
+			      k257 = _mm256_set1_epi16(257);
 		const __m256i abcast = _mm256_setr_epi8(6, 7, 6, 7, 6, 7, 6, 7, 14, 15, 14, 15, 14, 15, 14, 15, 6, 7, 6,
 			7, 6, 7, 6, 7, 14, 15, 14, 15, 14, 15, 14, 15);
 		const __m256i amask = _mm256_set1_epi32(static_cast<int32_t>(0xff000000u));
 		auto two = [&](__m256i v) {
 			const __m256i t = _mm256_add_epi16(_mm256_mullo_epi16(v, _mm256_shuffle_epi8(v, abcast)), r128);
-			return _mm256_srli_epi16(_mm256_add_epi16(t, _mm256_srli_epi16(t, 8)), 8);
+			return _mm256_mulhi_epu16(t, k257);
 		};
 		for (; i + 8 <= w; i += 8) {
-			__m256i *p = reinterpret_cast<__m256i *>(d + 4 * int64_t(i));
-			const __m256i x = _mm256_loadu_si256(p);
+			const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 4 * int64_t(i)));
 			const __m256i c = _mm256_packus_epi16(two(_mm256_unpacklo_epi8(x, zero)),
 				two(_mm256_unpackhi_epi8(x, zero))); // lane order kept
-			_mm256_storeu_si256(p, _mm256_blendv_epi8(c, x, amask));
+			_mm256_storeu_si256(
+				reinterpret_cast<__m256i *>(d + 4 * int64_t(i)), _mm256_blendv_epi8(c, x, amask));
 		}
 	}
 #endif
 	for (; i + 4 <= w; i += 4) {
 		__m128i *p = reinterpret_cast<__m128i *>(d + 4 * int64_t(i));
-		const __m128i x = _mm_loadu_si128(p);
+		const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + 4 * int64_t(i)));
 		__m128i out;
 		if constexpr (D::cb == 8) {
 			const __m128i zero = _mm_setzero_si128(), r128 = _mm_set1_epi16(128);
 			auto two = [&](__m128i v) { // 2 pixels, 16-bit B G R A
 				const __m128i a = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0xff), 0xff);
 				const __m128i t = _mm_add_epi16(_mm_mullo_epi16(v, a), r128);
-				return _mm_srli_epi16(_mm_add_epi16(t, _mm_srli_epi16(t, 8)), 8);
+				return _mm_mulhi_epu16(t, _mm_set1_epi16(257));
 			};
 			const __m128i c =
 				_mm_packus_epi16(two(_mm_unpacklo_epi8(x, zero)), two(_mm_unpackhi_epi8(x, zero)));
@@ -65,7 +68,7 @@ void premultiply_row(uint8_t *d, int32_t w) {
 		_mm_storeu_si128(p, out);
 	}
 	for (; i < w; ++i) {
-		const uint32_t v = ld32(d + 4 * int64_t(i)), m = (1u << D::cb) - 1, a = v >> (3 * D::cb);
+		const uint32_t v = ld32(src + 4 * int64_t(i)), m = (1u << D::cb) - 1, a = v >> (3 * D::cb);
 		uint32_t o = a << (3 * D::cb);
 		for (int k = 0; k < 3; ++k) o |= premul<D::amax>(v >> (k * D::cb) & m, a) << (k * D::cb);
 		st32(d + 4 * int64_t(i), o);
@@ -74,14 +77,25 @@ void premultiply_row(uint8_t *d, int32_t w) {
 
 // Straight alpha through a hand-written row: the row as for premultiplied input, then
 // premultiply_row(); X targets (alpha not stored) take the template. False: not straight.
+// A source laid out as D (ARGB8888 -> ARGB8888) is premultiplied in one pass, as libyuv's
+// ARGBAttenuate does, without the copy first.
+template <class S, class D>
+constexpr bool same_layout() {
+	if constexpr (requires { S::bpp; })
+		return D::cb == 8 && S::bpp == 4 && S::b == 0 && S::g == 1 && S::r == 2 && S::a == 3;
+	else
+		return false;
+}
 template <class S, class D, RowFn Row>
 inline bool straight_alpha(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 	if (!(S::alpha && c.premultiply)) return false;
-	if constexpr (D::alpha) {
+	if constexpr (D::alpha && same_layout<S, D>()) {
+		premultiply_row<D>(s.p[0], d, w);
+	} else if constexpr (D::alpha) {
 		RowParams plain = c;
 		plain.premultiply = false;
 		Row(s, d, w, plain);
-		premultiply_row<D>(d, w);
+		premultiply_row<D>(d, d, w);
 	} else {
 		rgb_span<S, D>(s, d, 0, w, true);
 	}
@@ -208,6 +222,22 @@ struct V128 {
 	static T lo8(T a, T b) { return _mm_unpacklo_epi8(a, b); }
 	static T hi8(T a, T b) { return _mm_unpackhi_epi8(a, b); }
 	static T packus16(T a, T b) { return _mm_packus_epi16(a, b); }
+	static T load(const uint8_t *p) { return _mm_loadu_si128(reinterpret_cast<const T *>(p)); }
+	static void store(uint8_t *p, T a) { _mm_storeu_si128(reinterpret_cast<T *>(p), a); }
+	static T and_(T a, T b) { return _mm_and_si128(a, b); }
+	static T xor_(T a, T b) { return _mm_xor_si128(a, b); }
+	template <int N>
+	static T srli16(T a) {
+		return _mm_srli_epi16(a, N);
+	}
+#if PP_ISA_LEVEL >= 2
+	static T shuf8(T a, T m) { return _mm_shuffle_epi8(a, m); }
+#endif
+	static T bytes16(const int8_t *m) { return _mm_load_si128(reinterpret_cast<const T *>(m)); }
+	static T order422(T a) { return a; }
+#if PP_ISA_LEVEL >= 2
+	static T maddubs(T a, T b) { return _mm_maddubs_epi16(a, b); }
+#endif
 	// q0..q3: pixels 0-3, 4-7, 8-11, 12-15
 	static void store4(uint8_t *d, T q0, T q1, T q2, T q3) {
 		T *o = reinterpret_cast<T *>(d);
@@ -251,6 +281,8 @@ struct Yuv16Load<V128, SPlanar<Code, UP, VP>> {
 	}
 };
 
+#if PP_ISA_LEVEL < 2
+// SSE2 only; with pshufb, packed422_row below takes YUYV and UYVY.
 template <uint32_t Code, int Y0, int U, int Y1, int V>
 struct Yuv16Load<V128, SPacked422<Code, Y0, U, Y1, V>> {
 	static void load(const RowSrc &s, int32_t i, __m128i y[2], __m128i &u, __m128i &v) {
@@ -264,6 +296,7 @@ struct Yuv16Load<V128, SPacked422<Code, Y0, U, Y1, V>> {
 		v = _mm_packs_epi32(_mm_srli_epi32(c[0], 16), _mm_srli_epi32(c[1], 16));
 	}
 };
+#endif
 
 #if PP_ISA_LEVEL >= 3
 struct V256 {
@@ -287,6 +320,22 @@ struct V256 {
 	static T lo8(T a, T b) { return _mm256_unpacklo_epi8(a, b); }
 	static T hi8(T a, T b) { return _mm256_unpackhi_epi8(a, b); }
 	static T packus16(T a, T b) { return _mm256_packus_epi16(a, b); }
+	static T load(const uint8_t *p) { return _mm256_loadu_si256(reinterpret_cast<const T *>(p)); }
+	static void store(uint8_t *p, T a) { _mm256_storeu_si256(reinterpret_cast<T *>(p), a); }
+	static T and_(T a, T b) { return _mm256_and_si256(a, b); }
+	static T xor_(T a, T b) { return _mm256_xor_si256(a, b); }
+	template <int N>
+	static T srli16(T a) {
+		return _mm256_srli_epi16(a, N);
+	}
+	static T shuf8(T a, T m) { return _mm256_shuffle_epi8(a, m); }
+	static T bytes16(const int8_t *m) {
+		return _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(m)));
+	}
+	static T maddubs(T a, T b) { return _mm256_maddubs_epi16(a, b); }
+	// 16 pixels of a 4:2:2 packed row (64-bit groups of 2 pairs) as 0-3, 8-11 | 4-7, 12-15,
+	// so that the in-lane packs and unpacks of packed422_row end in pixel order.
+	static T order422(T a) { return _mm256_permute4x64_epi64(a, 0xd8); }
 	// Unpacks work per 128-bit lane: q0..q3 hold pixels 0-3|16-19, 4-7|20-23,
 	// 8-11|24-27, 12-15|28-31.
 	static void store4(uint8_t *d, T q0, T q1, T q2, T q3) {
@@ -326,27 +375,6 @@ struct Yuv16Load<V256, SPlanar<Code, UP, VP>> {
 	}
 };
 
-template <uint32_t Code, int Y0, int U, int Y1, int V>
-struct Yuv16Load<V256, SPacked422<Code, Y0, U, Y1, V>> {
-	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v) {
-		__m256i l[2], c[2];
-		for (int h = 0; h < 2; ++h) { // pixels 16h .. 16h+15
-			const __m256i x = load256(s.p[0] + 2 * (int64_t(i) + 16 * h));
-			const __m256i a = _mm256_and_si256(x, _mm256_set1_epi16(0xff)), b = _mm256_srli_epi16(x, 8);
-			l[h] = Y0 == 0 ? a : b;
-			c[h] = Y0 == 0 ? b : a;
-		}
-		y[0] = _mm256_permute2x128_si256(l[0], l[1], 0x20); // pixels 0-7 | 16-23
-		y[1] = _mm256_permute2x128_si256(l[0], l[1], 0x31); // pixels 8-15 | 24-31
-		// c: 16-bit Cb, Cr ... of pairs 0-3|4-7 and 8-11|12-15; packus interleaves the
-		// lanes, vpermq 0xd8 puts pairs back in order 0-7 | 8-15.
-		const __m256i lo = _mm256_set1_epi32(0xffff);
-		u = _mm256_permute4x64_epi64(
-			_mm256_packus_epi32(_mm256_and_si256(c[0], lo), _mm256_and_si256(c[1], lo)), 0xd8);
-		v = _mm256_permute4x64_epi64(
-			_mm256_packus_epi32(_mm256_srli_epi32(c[0], 16), _mm256_srli_epi32(c[1], 16)), 0xd8);
-	}
-};
 using VYuv = V256;
 #else
 using VYuv = V128;
@@ -390,6 +418,58 @@ template <class S, class D>
 struct Fast<S, D> {
 	static constexpr RowFn fn = &yuv16_row<VYuv, S, D>;
 };
+
+#if PP_ISA_LEVEL >= 2
+// ---- YUYV, UYVY -> RGB: libyuv's row model (YUY2ToARGBRow: kShuffleYUY2UV) -----------------
+// yuv16_row's arithmetic, but each pixel's 16-bit lane gets its own pair's Cb and Cr by
+// pshufb from the same load, so the loaded pixels are the lanes and the chroma terms need no
+// unpacking (twice the chroma multiplies, far fewer shuffles). With every byte ^ 0x80 (C - 128
+// and Y - 128 as signed bytes): pshufb puts C - 128 in a lane's high byte, which is
+// yuv16_chroma()'s (C - 128) * 256, and pmaddubsw by 128 makes (Y - 128) * 128, which minus
+// (off - 128) * 128 is yuv16_luma()'s (Y - off) * 128; every step is exact in 16 bits.
+// pmulhrsw by 512 is (z + 32) >> 6: yuv16_out()'s + 32 and >> 6, the + 32 after the saturating
+// add instead of before it, which differs only where the sum saturates, and that clamps to the
+// same 0 or 255 either way. Measured: 1.5x the 16-bit path's speed for YUYV in cache.
+template <int C>
+struct ChromaToHigh { // byte C of each pixel's 4-byte pair into the high byte of its lane
+	alignas(16) static constexpr int8_t mask[16] = {
+		-128, C, -128, C, -128, 4 + C, -128, 4 + C, -128, 8 + C, -128, 8 + C, -128, 12 + C, -128, 12 + C};
+};
+
+template <class V, class S, int Y0, int U, int Cr, class D>
+void packed422_row(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	static_assert(D::cb == 8 && !D::bgr);
+	using T = typename V::T;
+	constexpr int px = V::px / 2; // pixels of one load
+	const T yoff = V::set16((c.y_off - 128) * 128), cy = V::set16(c.y_mul14), r512 = V::set16(512);
+	const T krv = V::set16(c.rv), kgu = V::set16(-c.gu), kgv = V::set16(-c.gv), kbu = V::set16(c.bu);
+	const T alpha = V::set16(0xff), sign = V::set16(0x8080), y128 = V::set16(Y0 == 0 ? 128 : 128 << 8);
+	const T mu = V::bytes16(ChromaToHigh<U>::mask), mv = V::bytes16(ChromaToHigh<Cr>::mask);
+	const uint8_t *p = s.p[0];
+	auto step = [&](int32_t i) {
+		const T xs = V::xor_(V::order422(V::load(p + 2 * int64_t(i))), sign);
+		const T yy = V::mulhrs(V::sub16(V::maddubs(y128, xs), yoff), cy);
+		const T u = V::shuf8(xs, mu), v = V::shuf8(xs, mv);
+		auto out = [&](T t) { return V::mulhrs(V::adds16(yy, t), r512); };
+		const T r = out(V::mulhrs(v, krv)), g = out(V::adds16(V::mulhrs(u, kgu), V::mulhrs(v, kgv))),
+			b = out(V::mulhrs(u, kbu));
+		// Per lane: B G bytes and R A bytes (packus clamps to 0..255), B R / G A pairs, pixels.
+		const T bg = V::packus16(b, g), ra = V::packus16(r, alpha);
+		const T br = V::lo8(bg, ra), ga = V::hi8(bg, ra);
+		uint8_t *o = d + 4 * int64_t(i);
+		V::store(o, V::lo8(br, ga));
+		V::store(o + sizeof(T), V::hi8(br, ga));
+	};
+	int32_t i = 0;
+	for (; i + px <= w; i += px) step(i);
+	yuv_span<S, D>(s, d, i, w, c);
+}
+
+template <uint32_t Code, int Y0, int U, int Y1, int Cr, class D>
+struct Fast<SPacked422<Code, Y0, U, Y1, Cr>, D> {
+	static constexpr RowFn fn = &packed422_row<VYuv, SPacked422<Code, Y0, U, Y1, Cr>, Y0, U, Cr, D>;
+};
+#endif
 
 #if PP_ISA_LEVEL < 3
 // ---- 10-bit YUV (P010) -> RGB with SSE2, 8 pixels per step --------------------------------

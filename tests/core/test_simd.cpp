@@ -197,6 +197,69 @@ TEST(EveryValue, P010CodesConvertAlikeOnEveryIsaForEveryMatrixAndRange) {
 	}
 }
 
+// Every (Cb, Cr) pair of each 8-bit YUV format, each pair's pixels taking every Y as Cr
+// goes through its 256 values, for every matrix and range, on every instruction set against
+// the scalar reference (random content may miss the saturating and clamping corners).
+TEST(EveryValue, EightBitYuvConvertsAlikeOnEveryIsaForEveryMatrixAndRange) {
+	if (best_isa() == Isa::Scalar)
+		GTEST_SKIP() << "no SIMD kernels for this CPU (only the scalar table): nothing to compare";
+	namespace f = fourcc;
+	for (uint32_t code : {f::YUYV, f::UYVY, f::NV12, f::NV21, f::NV16, f::YUV420, f::YVU420}) {
+		const FormatInfo *fi = format_info(code);
+		const int32_t w = 512, h = 256 * fi->vsub; // column pair j: Cb = j; chroma row: Cr
+		auto src = test::make_src(code, w, h, 0, 0);
+		auto at = [&](int plane, int32_t row, int32_t byte) {
+			return const_cast<uint8_t *>(src.img.planes[plane].data) + row * src.img.planes[plane].stride +
+				byte;
+		};
+		const bool vu = code == f::NV21 || code == f::YVU420;
+		for (int32_t row = 0; row < h; ++row) {
+			const int32_t cr = row / fi->vsub;
+			for (int32_t x = 0; x < w; ++x) {
+				// Odd multiplier of cr: for a fixed pixel, every Y over the 256 chroma rows.
+				const auto y = static_cast<uint8_t>(cr * 97 + x * 59 + (row % fi->vsub) * 128);
+				const auto cb = static_cast<uint8_t>(x / 2), cv = static_cast<uint8_t>(cr);
+				const int32_t j = x / 2;
+				if (code == f::YUYV || code == f::UYVY) {
+					const int yb = code == f::YUYV ? 0 : 1;
+					*at(0, row, 4 * j + 2 * (x & 1) + yb) = y;
+					*at(0, row, 4 * j + 1 - yb) = cb;
+					*at(0, row, 4 * j + 3 - yb) = cv;
+					continue;
+				}
+				*at(0, row, x) = y;
+				if (row % fi->vsub) continue;
+				if (fi->num_planes == 2) {
+					*at(1, cr, 2 * j + (vu ? 1 : 0)) = cb;
+					*at(1, cr, 2 * j + (vu ? 0 : 1)) = cv;
+				} else {
+					*at(vu ? 2 : 1, cr, j) = cb;
+					*at(vu ? 1 : 2, cr, j) = cv;
+				}
+			}
+		}
+		for (YuvMatrix m : {YuvMatrix::BT601, YuvMatrix::BT709, YuvMatrix::BT2020}) {
+			for (YuvRange r : {YuvRange::Limited, YuvRange::Full}) {
+				ConvertOptions o;
+				o.matrix = m;
+				o.range = r;
+				o.force_scalar = true;
+				auto ref = test::make_dst(f::XRGB8888, w, h, 0, 0);
+				ASSERT_EQ(convert_image(src.img, ref.img, o), Status::Ok);
+				o.force_scalar = false;
+				for (Isa isa : test::simd_isas()) {
+					o.max_isa = isa;
+					auto out = test::make_dst(f::XRGB8888, w, h, 0, 0);
+					ASSERT_EQ(convert_image(src.img, out.img, o), Status::Ok);
+					EXPECT_EQ(out.bytes(), ref.bytes())
+						<< format_name(code) << " matrix " << int(m) << " range " << int(r)
+						<< " " << isa_name(o.max_isa);
+				}
+			}
+		}
+	}
+}
+
 TEST(EveryValue, HalfFloatsConvertAlikeOnEveryIsa) {
 	if (best_isa() == Isa::Scalar)
 		GTEST_SKIP() << "no SIMD kernels for this CPU (only the scalar table): nothing to compare";
