@@ -22,6 +22,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -230,12 +231,32 @@ void attach(Surface &s, Buffer &b) {
 	b.released = false;
 }
 
-void commit(Surface &s) { wl_surface_commit(s.surface); }
+// Frame callbacks of the commits since the last settle(): the plugin holds a commit until its
+// pixels are converted (on a worker), and its frame callback comes once it is drawn.
+std::set<wl_callback *> frames_pending;
+
+void ask_frame(Surface &s) {
+	static const wl_callback_listener listener = {
+		.done =
+			[](void *, wl_callback *cb, uint32_t) {
+				frames_pending.erase(cb);
+				wl_callback_destroy(cb);
+			},
+	};
+	wl_callback *cb = wl_surface_frame(s.surface);
+	wl_callback_add_listener(cb, &listener, nullptr);
+	frames_pending.insert(cb);
+}
+
+void commit(Surface &s) {
+	ask_frame(s);
+	wl_surface_commit(s.surface);
+}
 
 // A commit that changes nothing but asks for its area to be drawn again.
 void damage_only(Surface &s) {
 	wl_surface_damage_buffer(s.surface, 0, 0, kBlock, kBlock);
-	wl_surface_commit(s.surface);
+	commit(s);
 }
 
 Surface child(Surface &parent, int index, bool sync) {
@@ -261,8 +282,14 @@ struct Run {
 };
 
 bool settle() {
-	// Two roundtrips: requests applied, and any idle work after that dispatch done.
-	return conn.roundtrip() && conn.roundtrip();
+	// Two roundtrips: requests applied, and any idle work after that dispatch done. Then the
+	// frames of the commits since the last settle, for at most 500 ms: a cached commit of a
+	// synchronized child, or one never shown, has none until its parent commits.
+	if (!conn.roundtrip() || !conn.roundtrip()) return false;
+	for (int i = 0; i < 50 && !frames_pending.empty(); i++) conn.dispatch_timeout(10);
+	for (wl_callback *cb : frames_pending) wl_callback_destroy(cb);
+	frames_pending.clear();
+	return wl_display_get_error(conn.display) == 0;
 }
 
 // ---- checkpoints -----------------------------------------------------------------------------
