@@ -380,19 +380,25 @@ def run_sweep(args, running, outdir, formats, width, height):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out")
     ap.add_argument("--compositors", default="", help="comma-separated names (default: every one): " + ", ".join(NAMES))
     ap.add_argument("--quick", action="store_true", help="1080p60 only, fewer frames, 2 rounds")
     ap.add_argument("--build", default="", help="a pixelport build directory (else the installed programs)")
     ap.add_argument("--rounds", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=0, help="seconds of video per play")
     ap.add_argument("--machine", default="", help="how the report names this machine")
+    ap.add_argument("--check-names", metavar="LIST", help="only check the names in LIST, exit 2 on an unknown one")
     args = ap.parse_args()
-    names = [n.strip() for n in args.compositors.split(",") if n.strip()] or list(NAMES)
+    names = [n.strip() for n in (args.check_names if args.check_names is not None else args.compositors).split(",")
+             if n.strip()] or list(NAMES)
     bad = [n for n in names if n not in NAMES]
     if bad:
-        print(f"compositors: unknown compositor '{bad[0]}' (known: {', '.join(NAMES)})", file=sys.stderr)
+        print(f"scripts/demo: unknown compositor '{bad[0]}' (known: {', '.join(NAMES)})", file=sys.stderr)
         return 2
+    if args.check_names is not None:
+        return 0
+    if not args.out:
+        ap.error("--out is required")
     build = os.path.abspath(args.build) if args.build else ""
     args.rounds = args.rounds or (2 if args.quick else 3)
     seconds = args.seconds or (2 if args.quick else 6)
