@@ -84,7 +84,8 @@ static void registry_global(void *data, wl_registry *registry, uint32_t name, co
 		static const wp_presentation_listener listener = {
 			.clock_id =
 				[](void *data, wp_presentation *, uint32_t clk) {
-					static_cast<Connection *>(data)->presentation_clock = static_cast<clockid_t>(clk);
+					static_cast<Connection *>(data)->presentation_clock =
+						static_cast<clockid_t>(clk);
 				},
 		};
 		wp_presentation_add_listener(c->presentation, &listener, c);
