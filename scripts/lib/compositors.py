@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The same workloads in several compositors, side by side (scripts/demo --compositors).
+"""The same workloads in several compositors, side by side (scripts/demo --compositors; installed
+as pixelport-compositors, pixelport-compositors(1)).
 
     compositors.py --out DIR [--compositors LIST] [--quick] [--build DIR] [--rounds N]
 
@@ -30,7 +31,9 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# Its modules: beside it in a checkout, in PREFIX/share/pixelport/python when installed.
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [here, os.path.join(os.path.dirname(here), "share", "pixelport", "python")]
 import compositors_report  # noqa: E402
 import videoplay  # noqa: E402
 
@@ -379,15 +382,17 @@ def run_sweep(args, running, outdir, formats, width, height):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out")
+    ap = argparse.ArgumentParser(prog=os.path.basename(sys.argv[0]), description="The same video and presentation workloads in several compositors, side by side.",
+                                 epilog="pixelport-compositors(1) says how to read the answer.")
+    ap.add_argument("--out", help="the folder for the report, the plots and each compositor's log "
+                    "(default: pixelport-compositors-DATE-TIME here)")
     ap.add_argument("--compositors", default="", help="comma-separated names (default: every one): " + ", ".join(NAMES))
     ap.add_argument("--quick", action="store_true", help="1080p60 only, fewer frames, 2 rounds")
     ap.add_argument("--build", default="", help="a pixelport build directory (else the installed programs)")
-    ap.add_argument("--rounds", type=int, default=0)
+    ap.add_argument("--rounds", type=int, default=0, help="rounds per compositor (default 3, --quick 2)")
     ap.add_argument("--seconds", type=float, default=0, help="seconds of video per play")
     ap.add_argument("--machine", default="", help="how the report names this machine")
-    ap.add_argument("--check-names", metavar="LIST", help="only check the names in LIST, exit 2 on an unknown one")
+    ap.add_argument("--check-names", metavar="LIST", help=argparse.SUPPRESS)  # scripts/demo's check
     args = ap.parse_args()
     names = [n.strip() for n in (args.check_names if args.check_names is not None else args.compositors).split(",")
              if n.strip()] or list(NAMES)
@@ -397,8 +402,9 @@ def main():
         return 2
     if args.check_names is not None:
         return 0
-    if not args.out:
-        ap.error("--out is required")
+    if args.rounds < 0 or args.seconds < 0:
+        ap.error("--rounds and --seconds take a positive number")
+    args.out = args.out or time.strftime("pixelport-compositors-%Y%m%d-%H%M%S")
     build = os.path.abspath(args.build) if args.build else ""
     args.rounds = args.rounds or (2 if args.quick else 3)
     seconds = args.seconds or (2 if args.quick else 6)
@@ -413,6 +419,8 @@ def main():
     prefix = os.environ.get("PIXELPORT_HOSTS_PREFIX", "")
     if not prefix and build:
         prefix = next(iter(sorted(glob.glob(os.path.join(build, "compositors", "wlr-*", "prefix")))), "")
+    if not prefix and not build:
+        prefix = "/usr"  # installed: the distribution's sway, labwc and cage
     os.makedirs(args.out, exist_ok=True)
 
     video_missing = None
@@ -455,7 +463,7 @@ def main():
                         else:
                             row["status"], row["reason"] = "error", f"did not start in round {rnd + 1}: {why}"
                         break
-                    info = wayland_info(running.client_env)
+                    info = dict(wayland_info(running.client_env), asked=f"{width}x{height}")
                     row["info"].setdefault(wname, info)
                     if not video_missing:
                         convert_to, how = frame_path(p, info)

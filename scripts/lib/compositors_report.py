@@ -57,6 +57,10 @@ def summarize(row, workload):
          "probe_worst_ms": max((r["probe"]["worst_roundtrip_us"] / 1000 for r in rs if "probe" in r), default=None),
          "rss_mib": median(r.get("memory", {}).get("vmrss", 0) / 2**20 or None for r in rs),
          "how": (row.get("how") or {}).get(workload, "")}
+    # An output of another size than the video's (labwc, cage: wlroots' headless default) is said.
+    info = (row.get("info") or {}).get(workload, {})
+    if info.get("output") and info.get("asked") and not info["output"].startswith(info["asked"] + "@"):
+        s["how"] += f"; output {info['output']}"
     s["total_ms"] = s["compositor_ms"] + s["client_ms"] if s["compositor_ms"] is not None else None
     for k in ("probe_p50_ms", "probe_p99_ms"):
         if s[k] is not None and math.isnan(s[k]):
