@@ -342,7 +342,8 @@ def wayland_info(env):
         info["shm_formats"] = re.findall(r"= '(\w+)'", shm.group(0))
     m = re.search(r"width: (\d+) px, height: (\d+) px, refresh: ([\d.]+) Hz", text)
     if m:
-        info["output"] = f"{m.group(1)}x{m.group(2)}@{float(m.group(3)):.0f}"
+        hz = float(m.group(3))  # 0 where the compositor does not say (wlroots' headless default)
+        info["output"] = f"{m.group(1)}x{m.group(2)}" + (f"@{hz:.0f}" if hz else "")
     return info
 
 

@@ -59,7 +59,7 @@ def summarize(row, workload):
          "how": (row.get("how") or {}).get(workload, "")}
     # An output of another size than the video's (labwc, cage: wlroots' headless default) is said.
     info = (row.get("info") or {}).get(workload, {})
-    if info.get("output") and info.get("asked") and not info["output"].startswith(info["asked"] + "@"):
+    if info.get("output") and info.get("asked") and info["output"].split("@")[0] != info["asked"]:
         s["how"] += f"; output {info['output']}"
     s["total_ms"] = s["compositor_ms"] + s["client_ms"] if s["compositor_ms"] is not None else None
     for k in ("probe_p50_ms", "probe_p99_ms"):
