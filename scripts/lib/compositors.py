@@ -373,12 +373,16 @@ def run_sweep(args, running, outdir, formats, width, height):
     with open(os.path.join(outdir, "sweep.json")) as f:
         j = json.load(f)
     order = j.get("sample_phases", [])
-    lat, sub = order.index("latency"), order.index("submit")
+
+    def values(p, phase):
+        i = order.index(phase)
+        return [x[i] for x in p["samples"] if i < len(x) and x[i] is not None and x[i] >= 0]
+
     points = {}
     for p in j["points"]:
-        points[p["format"]] = {"note": p.get("note"),
-                               "latency_ns": [s[lat] for s in p["samples"] if s[lat] is not None and s[lat] >= 0],
-                               "submit_ns": [s[sub] for s in p["samples"] if s[sub] is not None and s[sub] >= 0]}
+        # convert and upload: the compositor's own phases, where the plugin reports them (timing protocol).
+        points[p["format"]] = {"note": p.get("note"), **{f"{ph}_ns": values(p, ph)
+                                                         for ph in ("latency", "submit", "convert", "upload")}}
     return points
 
 
@@ -478,15 +482,18 @@ def main():
                         pts = run_sweep(args, running, os.path.join(args.out, "sweep", f"{p.name}-{rnd + 1}"),
                                         fmts, width, height)
                         for fmt, pt in pts.items():
-                            acc = row["present"].setdefault(fmt, {"latency_ns": [], "submit_ns": [], "note": None})
-                            acc["latency_ns"] += pt["latency_ns"]
-                            acc["submit_ns"] += pt["submit_ns"]
+                            acc = row["present"].setdefault(fmt, {"note": None})
+                            for k in ("latency_ns", "submit_ns", "convert_ns", "upload_ns"):
+                                acc[k] = acc.get(k, []) + pt[k]
                             acc["note"] = acc["note"] or pt["note"]
                     if not running.alive():
                         raise videoplay.PlayError(f"exited during {wname} (status {running.proc.returncode})")
                 except (videoplay.PlayError, subprocess.TimeoutExpired, OSError) as e:
                     row["status"] = "error"
                     row["reason"] = f"{wname}, round {rnd + 1}: {e}"
+                    if not running.alive():  # the client's failure follows from it
+                        row["reason"] = (f"{wname}, round {rnd + 1}: the compositor exited "
+                                         f"(status {running.proc.returncode}; see {p.name}.log)")
                     log(f"compositors: {p.name}: ERROR {row['reason']}")
                 finally:
                     running.stop()

@@ -213,7 +213,7 @@ def table(results):
         lines.append("")
     w0 = results["workloads"][0]
     lines.append(f"commit to presented (wp_presentation, client clock), {w0['width']}x{w0['height']} over wl_shm, "
-                 "p50 / p99 ms, frames; the client's submit p50")
+                 "p50 / p99 ms, frames; the client's submit p50; where the plugin is loaded, its convert and upload p50")
     for r in rows:
         if r["status"] != "ok":
             continue
@@ -223,8 +223,10 @@ def table(results):
             if not p:
                 continue
             if p["latency_ns"]:
+                own = [f"{ph} {median(p[ph + '_ns']) / 1e6:.2f}" for ph in ("convert", "upload") if p.get(ph + "_ns")]
                 cells.append(f"{fmt} {median(p['latency_ns']) / 1e6:.1f} / {pct(p['latency_ns'], 0.99) / 1e6:.1f} "
-                             f"({len(p['latency_ns'])}), submit {median(p['submit_ns']) / 1e6:.2f}")
+                             f"({len(p['latency_ns'])}), submit {median(p['submit_ns']) / 1e6:.2f}"
+                             + (f" (the plugin's timing: {', '.join(own)})" if own else ""))
             else:
                 cells.append(f"{fmt}: {p['note'] or 'no presentation times'}")
         lines.append(f"   {r['label']:<50} " + ("; ".join(cells) if cells else "not measured"))

@@ -7,16 +7,19 @@ Weston pixman (where weston is installed) and KWin (a row with its reason where 
 Every compositor that ran must have real numbers: frames shown, CPU of compositor and client
 per shown frame, a second client's roundtrips, the compositor's RSS, and commit-to-presented
 times on the 60 Hz output's scale (the plugin's NV12 path included; Weston's clock is
-CLOCK_MONOTONIC_RAW, which the client converts). An unknown name exits 2 with one line. Without
+CLOCK_MONOTONIC_RAW, which the client converts); the plugin's own convert times where it is
+loaded. An unknown name exits 2 with one line. Without
 weston or GStreamer the parts that need them are skipped, each with a printed reason.
 """
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 root, build = sys.argv[1], os.path.abspath(sys.argv[2])
 failures = []
@@ -84,10 +87,49 @@ try:
             check(2e6 < statistics.median(lat) < 100e6, f"{name}: commit to presented median {statistics.median(lat)} ns")
     check(len(rows["reference"]["present"].get("NV12", {}).get("latency_ns", [])) >= 40, "reference: NV12 presented")
     check("NV12" not in rows["reference-stock"]["present"], "stock wlroots has no NV12")
+    # The plugin's own phases (timing protocol) where it is loaded, and nowhere else.
+    check(len(rows["reference"]["present"]["NV12"].get("convert_ns", [])) >= 40, "reference: NV12 convert times")
+    check(not rows["reference-stock"]["present"]["XRGB8888"].get("upload_ns"), "stock has no timing protocol")
     if video:
         check("least " in r.stdout and "others to it: " in r.stdout and "x (" in r.stdout, "a verdict with ratios")
     if shutil.which("gnuplot"):
         check(os.path.exists(os.path.join(found[0], "present.png")), "present.png")
+
+    # A compositor that dies during the video: an error row saying so, and exit status 1.
+    if video:
+        out = os.path.join(results, "dies")
+        run = subprocess.Popen([sys.executable, os.path.join(root, "scripts", "lib", "compositors.py"), "--out", out,
+                                "--build", build, "--compositors", "reference-stock", "--quick", "--rounds", "1",
+                                "--seconds", "30"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+        def children(pid):
+            kids = {}
+            for d in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{d}/stat") as f:
+                        comm, rest = f.read().rsplit(")", 1)
+                    if int(rest.split()[1]) == pid:
+                        kids[comm.split("(", 1)[1]] = int(d)
+                except (OSError, ValueError, IndexError):
+                    pass
+            return kids
+
+        killed, end = None, time.monotonic() + 60
+        while killed is None and time.monotonic() < end and run.poll() is None:
+            kids = children(run.pid)
+            if "gst-launch-1.0" in kids and "pixelport-compo" in kids:
+                time.sleep(1)  # frames are being shown
+                os.kill(kids["pixelport-compo"], signal.SIGKILL)
+                killed = kids["pixelport-compo"]
+            time.sleep(0.05)
+        text = run.communicate(timeout=120)[0]
+        check(killed is not None, "the compositor and its video client were seen running")
+        with open(os.path.join(out, "compositors.json")) as f:
+            row = json.load(f)["compositors"][0]
+        check(run.returncode == 1, f"a compositor that died: exit {run.returncode}")
+        check(row["status"] == "error" and "the compositor exited (status -9" in row["reason"],
+              f"its row: {row['status']} {row['reason']}")
+        check("ERROR: 1080p60, round 1: the compositor exited (status -9" in text, "its error line printed")
 finally:
     shutil.rmtree(results, ignore_errors=True)
 print("failures: " + "; ".join(failures) if failures else "every check passed")
