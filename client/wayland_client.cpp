@@ -162,7 +162,10 @@ bool Connection::dispatch_timeout(int timeout_ms) {
 			return false;
 		}
 	}
-	if (wl_display_flush(display) < 0 && errno != EAGAIN) {
+	// EPIPE: the compositor has gone. libwayland keeps the display usable so that what it sent
+	// last can be read; reading then meets the hangup and sets the display's error. Returning
+	// here instead would leave the error unset, and a caller waiting for it would spin.
+	if (wl_display_flush(display) < 0 && errno != EAGAIN && errno != EPIPE) {
 		wl_display_cancel_read(display);
 		return false;
 	}
