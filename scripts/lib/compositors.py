@@ -323,6 +323,11 @@ class Running:
                 except ProcessLookupError:
                     pass
         status = self.proc.wait()
+        # What it started (Weston's shell clients, cage's application) is in its session: ended too.
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         self.log.close()
         shutil.rmtree(self.runtime, ignore_errors=True)
         return status
