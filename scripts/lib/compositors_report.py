@@ -55,7 +55,9 @@ def summarize(row, workload):
          "probe_p50_ms": median(r["probe"].get("p50_roundtrip_us", math.nan) / 1000 for r in rs if "probe" in r),
          "probe_p99_ms": median(r["probe"].get("p99_roundtrip_us", math.nan) / 1000 for r in rs if "probe" in r),
          "probe_worst_ms": max((r["probe"]["worst_roundtrip_us"] / 1000 for r in rs if "probe" in r), default=None),
-         "rss_mib": median(r.get("memory", {}).get("vmrss", 0) / 2**20 or None for r in rs),
+         # Peak RSS (VmHWM): each compositor starts fresh for each workload, so this is its peak
+         # through the video; RSS after the client left would miss what it freed then.
+         "rss_mib": median(r.get("memory", {}).get("vmhwm", 0) / 2**20 or None for r in rs),
          "how": (row.get("how") or {}).get(workload, "")}
     # An output of another size than the video's (labwc, cage: wlroots' headless default) is said.
     info = (row.get("info") or {}).get(workload, {})
@@ -153,7 +155,7 @@ def verdict(results):
         mem = [(r, s) for r, s in sums if s["rss_mib"]]
         if mem:
             least = min(mem, key=lambda x: x[1]["rss_mib"])
-            line = f"   compositor RSS at the video's end: least {least[0]['label']} ({least[1]['rss_mib']:.0f} MiB)"
+            line = f"   compositor peak RSS through the video: least {least[0]['label']} ({least[1]['rss_mib']:.0f} MiB)"
             if bs and bs["rss_mib"]:
                 line += "; to pixelport: " + ", ".join(
                     f"{r['label']} {s['rss_mib'] / bs['rss_mib']:.2f}x" for r, s in mem if r is not base)
@@ -186,7 +188,7 @@ def table(results):
     rows = results["compositors"]
     lines = []
     hdr = (f"   {'compositor':<50} {'shown':>5} {'drop':>4} {'CPU ms per shown frame':>24} {'comp %':>6} "
-           f"{'probe p50/p99/worst ms':>22} {'RSS':>7}  how the frame gets there")
+           f"{'probe p50/p99/worst ms':>22} {'peak RSS':>8}  how the frame gets there")
     for w in results["workloads"]:
         wn = w["name"]
         lines.append(f"{wn}: {w['width']}x{w['height']}@{w['rate']} NV12 (videotestsrc smpte100), "
@@ -209,7 +211,7 @@ def table(results):
             rss = f"{s['rss_mib']:.0f} MiB" if s["rss_mib"] else "-"
             comp_pct = f"{s['process_pct']:.0f}%" if s["process_pct"] is not None else "-"
             lines.append(f"   {r['label']:<50} {s['shown']:>5.0f} {s['dropped']:>4.0f} {cpu:>24} {comp_pct:>6} "
-                         f"{probe:>22} {rss:>7}  {s['how']}")
+                         f"{probe:>22} {rss:>8}  {s['how']}")
         lines.append("")
     w0 = results["workloads"][0]
     lines.append(f"commit to presented (wp_presentation, client clock), {w0['width']}x{w0['height']} over wl_shm, "
@@ -329,7 +331,7 @@ def write(results, out):
         c = csv.writer(f)
         c.writerow(["compositor", "label", "status", "reason", "workload", "how", "rounds", "shown", "dropped",
                     "compositor_ms_per_frame", "client_ms_per_frame", "total_ms_per_frame", "probe_p50_ms",
-                    "probe_p99_ms", "probe_worst_ms", "rss_mib", "present_xrgb_p50_ms", "present_nv12_p50_ms"])
+                    "probe_p99_ms", "probe_worst_ms", "peak_rss_mib", "present_xrgb_p50_ms", "present_nv12_p50_ms"])
         for r in results["compositors"]:
             pres = [median((r["present"].get(f) or {}).get("latency_ns") or [None]) for f in ("XRGB8888", "NV12")]
             pres = ["" if p is None else f"{p / 1e6:.3f}" for p in pres]
