@@ -81,6 +81,14 @@ static void registry_global(void *data, wl_registry *registry, uint32_t name, co
 	} else if (strcmp(interface, wp_presentation_interface.name) == 0) {
 		c->presentation =
 			static_cast<wp_presentation *>(wl_registry_bind(registry, name, &wp_presentation_interface, 1));
+		static const wp_presentation_listener listener = {
+			.clock_id =
+				[](void *data, wp_presentation *, uint32_t clk) {
+					static_cast<Connection *>(data)->presentation_clock =
+						static_cast<clockid_t>(clk);
+				},
+		};
+		wp_presentation_add_listener(c->presentation, &listener, c);
 	} else if (strcmp(interface, wp_viewporter_interface.name) == 0) {
 		c->viewporter =
 			static_cast<wp_viewporter *>(wl_registry_bind(registry, name, &wp_viewporter_interface, 1));
@@ -154,7 +162,10 @@ bool Connection::dispatch_timeout(int timeout_ms) {
 			return false;
 		}
 	}
-	if (wl_display_flush(display) < 0 && errno != EAGAIN) {
+	// EPIPE: the compositor has gone. libwayland keeps the display usable so that what it sent
+	// last can be read; reading then meets the hangup and sets the display's error. Returning
+	// here instead would leave the error unset, and a caller waiting for it would spin.
+	if (wl_display_flush(display) < 0 && errno != EAGAIN && errno != EPIPE) {
 		wl_display_cancel_read(display);
 		return false;
 	}
@@ -287,8 +298,20 @@ void ShmPool::destroy() {
 // The timing core's clock: the compositor's reports and ours must be comparable.
 uint64_t now_ns() { return timing::monotonic_ns(); }
 
-void CommitWaiter::arm(Connection *conn, wl_surface *surface) {
+// A time on `clock` as CLOCK_MONOTONIC: the two clocks read back to back give the offset (both
+// advance at about the same rate; over one frame the drift is far below a microsecond).
+static uint64_t to_monotonic(clockid_t clock, uint64_t t) {
+	if (clock == CLOCK_MONOTONIC) return t;
+	timespec a{}, b{};
+	if (clock_gettime(clock, &a) != 0) return 0;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	const int64_t offset = (static_cast<int64_t>(b.tv_sec) - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
+	return static_cast<uint64_t>(static_cast<int64_t>(t) + offset);
+}
+
+void CommitWaiter::arm(Connection *c, wl_surface *surface) {
 	reset();
+	conn = c;
 	if (conn->presentation != nullptr) {
 		feedback = wp_presentation_feedback(conn->presentation, surface);
 		static const wp_presentation_feedback_listener listener = {
@@ -298,7 +321,8 @@ void CommitWaiter::arm(Connection *conn, wl_surface *surface) {
 					uint32_t nsec, uint32_t, uint32_t, uint32_t, uint32_t) {
 					auto *w = static_cast<CommitWaiter *>(data);
 					uint64_t sec = (static_cast<uint64_t>(sec_hi) << 32) | sec_lo;
-					w->present_ns = sec * 1000000000u + nsec;
+					w->present_ns =
+						to_monotonic(w->conn->presentation_clock, sec * 1000000000u + nsec);
 					w->presented = true;
 					w->done = true;
 				},

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,8 @@ struct Connection {
 	wl_shm *shm = nullptr;
 	xdg_wm_base *wm_base = nullptr;
 	wp_presentation *presentation = nullptr;
+	/** wp_presentation's clock (Weston's is CLOCK_MONOTONIC_RAW); CommitWaiter converts to ours. */
+	clockid_t presentation_clock = CLOCK_MONOTONIC;
 	/** wp_viewporter, when the compositor has it. */
 	wp_viewporter *viewporter = nullptr;
 	/** wl_shm formats the compositor advertised (DRM fourcc, with 0 and 1 for ARGB/XRGB8888). */
@@ -103,10 +106,11 @@ struct CommitWaiter {
 	struct wp_presentation_feedback *feedback = nullptr;
 	bool done = false;
 	bool presented = false;
-	/** CLOCK_MONOTONIC ns of presentation (from wp_presentation), 0 if unknown. */
+	/** CLOCK_MONOTONIC ns of presentation (from wp_presentation, converted from its clock), 0 if unknown. */
 	uint64_t present_ns = 0;
+	Connection *conn = nullptr;
 
-	void arm(Connection *conn, wl_surface *surface);
+	void arm(Connection *c, wl_surface *surface);
 	/** true once presented (or discarded); false on timeout or connection error. */
 	bool wait(Connection *conn, int timeout_ms);
 	void reset();

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -75,7 +76,13 @@ int main(int argc, char **argv) {
 	}
 	if (!plot_path.empty()) {
 		try {
-			pixelport::compare::plot_png(report, plot_path);
+			// The legend names the runs: as given, else by their files.
+			auto name = [](const std::string &given, const std::string &path) {
+				return given.empty() ? std::filesystem::path(path).stem().string() : given;
+			};
+			std::string bn = name(opts.base_name, base_path), cn = name(opts.cand_name, cand_path);
+			if (bn == cn) bn = base_path, cn = cand_path;
+			pixelport::compare::plot_png(report, plot_path, bn, cn);
 		} catch (const std::exception &e) {
 			return fail(e.what());
 		}

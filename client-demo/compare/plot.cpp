@@ -55,13 +55,60 @@ std::string first_line(const fs::path &file) {
 
 } // namespace
 
-void plot_png(const Report &r, const std::string &png_path) {
-	std::vector<std::string> lines;
+std::string plot_script(const PlotPage &p) {
+	std::ostringstream s;
+	const bool both = p.has_others && p.has_present;
+	s << "set terminal pngcairo size " << p.width << "," << (both ? 1100 : 700) << " noenhanced\n"
+	  << "set output " << quoted(p.path) << "\n"
+	  << "set datafile separator '\\t'\n"
+	  << "set style data histograms\n"
+	  << "set style histogram errorbars gap 2 lw 1\n"
+	  << "set style fill solid 0.6 border -1\n"
+	  << "set logscale y\n"
+	  << "set ylabel 'median (bar), p95 (error bar)'\n"
+	  << "set ytics ('10 ns' 0.01, '100 ns' 0.1, '1 µs' 1, '10 µs' 10, '100 µs' 100, '1 ms' 1000, '10 ms' 10000, "
+	     "'100 ms' 100000, '1 s' 1e6, '10 s' 1e7, '100 s' 1e8)\n"
+	  << "set xtics rotate by -30 scale 0\n"
+	  << "set key top left\n"
+	  << "set rmargin 12\n"; // room for the last rotated label
+	const std::string page =
+		p.pages > 1 ? ", page " + std::to_string(p.page) + " of " + std::to_string(p.pages) : "";
+	const std::string title = "pixelport-compare: " + p.base_name + " vs " + p.cand_name + page;
+	if (both) s << "set multiplot layout 2,1 title " << quoted(title) << "\n";
+	// The present phase waits for the output's refresh (milliseconds): on its own axis, it does
+	// not squash the other phases (nanoseconds to microseconds) into the bottom of the plot.
+	auto panel = [&](const std::string &file, const std::string &what, bool ms) {
+		s << "set title " << quoted(both ? what : title + ": " + what) << "\n"
+		  << "set bmargin " << (both ? 7 : 9) << "\n";
+		// Refresh-bound times sit within a factor of a few: a linear axis in ms reads best.
+		if (ms)
+			s << "unset logscale y\nset yrange [0:*]\nset ytics auto\nset ylabel 'ms: median (bar), p95 "
+			     "(error bar)'\n";
+		const std::string u = ms ? "($2/1000):($3/1000):($4/1000)" : "2:3:4",
+				  v = ms ? "($5/1000):($6/1000):($7/1000)" : "5:6:7";
+		s << "plot " << quoted(file) << " using " << u << ":xtic(1) title " << quoted(p.base_name)
+		  << " lc rgb '#0072B2', '' using " << v << " title " << quoted(p.cand_name) << " lc rgb '#D55E00'\n";
+	};
+	if (p.has_others) panel(p.others_file, "median per phase (error bar to p95)", false);
+	if (p.has_present)
+		panel(p.present_file, "present: commit to on screen, including the wait for the output's refresh",
+			true);
+	if (both) s << "unset multiplot\n";
+	return s.str();
+}
+
+void plot_png(
+	const Report &r, const std::string &png_path, const std::string &base_name, const std::string &cand_name) {
+	struct Bar {
+		std::string line;
+		bool present;
+	};
+	std::vector<Bar> bars;
 	for (const Row &row : r.rows) {
 		if (!row.base.count || !row.cand.count) continue;
 		auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
 		// Columns: label, base median, base median (low), base p95 (high), same for candidate.
-		// The label is the frame size and phase; which runs are compared is in the table.
+		// The label is the frame size and phase; which runs are compared is in the legend.
 		std::string group = row.group.substr(0, row.group.find(':'));
 		std::string label = group + " " + std::string(timing::phase_name(row.phase));
 		std::replace(label.begin(), label.end(), '"', '\''); // the data file quotes labels with "
@@ -69,53 +116,41 @@ void plot_png(const Report &r, const std::string &png_path) {
 		data << '"' << label << "\"\t" << us(row.base.p50) << '\t' << us(row.base.p50) << '\t'
 		     << us(row.base.p95) << '\t' << us(row.cand.p50) << '\t' << us(row.cand.p50) << '\t'
 		     << us(row.cand.p95) << '\n';
-		lines.push_back(data.str());
+		bars.push_back({data.str(), row.phase == timing::Phase::Present});
 	}
-	if (lines.empty()) throw PlotError("nothing to plot: no phase has values in both runs");
+	if (bars.empty()) throw PlotError("nothing to plot: no phase has values in both runs");
 
 	// Pages of at most kPerPage bars pairs, each at most 1,600 px wide: FILE.png, FILE-2.png, ...
 	constexpr std::size_t kPerPage = 12;
-	const std::size_t pages = (lines.size() + kPerPage - 1) / kPerPage;
+	const std::size_t pages = (bars.size() + kPerPage - 1) / kPerPage;
 	const fs::path first(png_path);
 	for (std::size_t page = 0; page < pages; ++page) {
-		const std::size_t from = page * kPerPage, to = std::min(lines.size(), from + kPerPage);
-		std::string path = png_path;
+		const std::size_t from = page * kPerPage, to = std::min(bars.size(), from + kPerPage);
+		PlotPage p;
+		p.path = png_path;
 		if (page > 0) {
-			path = (first.parent_path() /
+			p.path = (first.parent_path() /
 				(first.stem().string() + "-" + std::to_string(page + 1) + first.extension().string()))
-				       .string();
+					 .string();
 		}
 		TempDir dir;
-		const fs::path data_file = dir.path / "data.tsv", script = dir.path / "plot.gp";
+		p.others_file = (dir.path / "others.tsv").string();
+		p.present_file = (dir.path / "present.tsv").string();
 		{
-			std::ofstream data(data_file);
-			for (std::size_t k = from; k < to; ++k) data << lines[k];
+			std::ofstream others(p.others_file), present(p.present_file);
+			for (std::size_t k = from; k < to; ++k) {
+				(bars[k].present ? present : others) << bars[k].line;
+				(bars[k].present ? p.has_present : p.has_others) = true;
+			}
 		}
-		const std::size_t width = std::min<std::size_t>(1600, std::max<std::size_t>(800, 130 * (to - from)));
-		std::ofstream(script) << "set terminal pngcairo size " << width << ",700 noenhanced\n"
-				      << "set output " << quoted(path) << "\n"
-				      << "set title 'pixelport-compare: median per phase (error bar to p95)"
-				      << (pages > 1 ? ", page " + std::to_string(page + 1) + " of " +
-								 std::to_string(pages)
-						    : std::string())
-				      << "'\n"
-				      << "set datafile separator '\\t'\n"
-				      << "set style data histograms\n"
-				      << "set style histogram errorbars gap 2 lw 1\n"
-				      << "set style fill solid 0.6 border -1\n"
-				      << "set logscale y\n"
-				      << "set ylabel 'median (bar), p95 (error bar)'\n"
-				      << "set ytics ('10 ns' 0.01, '100 ns' 0.1, '1 µs' 1, '10 µs' 10, '100 µs' 100, "
-					 "'1 ms' 1000, '10 ms' 10000, "
-					 "'100 ms' 100000, '1 s' 1e6, '10 s' 1e7, '100 s' 1e8)\n"
-				      << "set xtics rotate by -30 scale 0\n"
-				      << "set key top left\n"
-				      << "set bmargin 9\n"
-				      << "set rmargin 12\n" // room for the last rotated label
-				      << "plot " << quoted(data_file.string())
-				      << " using 2:3:4:xtic(1) title 'base' lc rgb '#0072B2', '' using 5:6:7 title "
-					 "'candidate' lc rgb '#D55E00'\n";
-		run_gnuplot(script.string(), path);
+		p.width = std::min<std::size_t>(1600, std::max<std::size_t>(800, 130 * (to - from)));
+		p.base_name = base_name;
+		p.cand_name = cand_name;
+		p.page = page + 1;
+		p.pages = pages;
+		const fs::path script = dir.path / "plot.gp";
+		std::ofstream(script) << plot_script(p);
+		run_gnuplot(script.string(), p.path);
 	}
 }
 

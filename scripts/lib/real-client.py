@@ -26,67 +26,15 @@ import argparse
 import json
 import math
 import os
-import queue
-import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid, tid=None):
-    """utime + stime of a live process (its own threads, not its children), or of one thread."""
-    path = f"/proc/{pid}/stat" if tid is None else f"/proc/{pid}/task/{tid}/stat"
-    with open(path) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def read_lines(stream, into, first_shown=None):
-    """Puts every line of stream into the queue (None at the end); sets first_shown at the first
-    fpsdisplaysink report of a frame rendered."""
-    for raw in iter(stream.readline, b""):
-        line = raw.decode(errors="replace")
-        into.put(line)
-        if first_shown is not None and not first_shown.is_set():
-            m = re.search(r"rendered: (\d+)", line)
-            if m and int(m.group(1)) > 0:
-                first_shown.set()
-    into.put(None)
-
-
-# The percentiles are missing from an older probe's line (no --size either; it ignored arguments).
-PROBE_LINE = re.compile(r"^probe roundtrips=(\d+) worst_roundtrip_us=(\d+) frames=(\d+) worst_frame_gap_us=(\d+)"
-                        r"(?: p50_roundtrip_us=(\d+) p99_roundtrip_us=(\d+))?")
-
-
-def probe_line(lines, timeout):
-    """The probe's next line from the queue: "probe ready", or its report as a dict; None if none came."""
-    end = time.monotonic() + timeout
-    while True:
-        try:
-            line = lines.get(timeout=max(0.0, end - time.monotonic()))
-        except queue.Empty:
-            return None
-        if line is None:
-            return None
-        line = line.strip()
-        if line == "probe ready":
-            return line
-        m = PROBE_LINE.match(line)
-        if m:
-            keys = ("roundtrips", "worst_roundtrip_us", "frames", "worst_frame_gap_us", "p50_roundtrip_us",
-                    "p99_roundtrip_us")
-            r = {k: int(v) for k, v in zip(keys, m.groups()) if v is not None}
-            if " error=" in line:
-                r["error"] = line.split(" error=", 1)[1]
-            return r
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import videoplay  # noqa: E402  (next to this file)
 
 
 def one_round(args, variant, runtime):
@@ -106,89 +54,16 @@ def one_round(args, variant, runtime):
             time.sleep(0.05)
         else:
             raise RuntimeError(f"{variant}: the compositor did not start: {comp.stderr.read().decode()[-400:]}")
-        caps = f"video/x-raw,format=NV12,width={args.width},height={args.height},framerate={args.rate}/1"
-        pipeline = ["gst-launch-1.0", "-v", "videotestsrc", "pattern=smpte100", f"num-buffers={args.frames}", "!", caps]
-        if variant == "stock":
-            pipeline += ["!", "videoconvert", "!", "video/x-raw,format=BGRx"]
-        pipeline += ["!", "fpsdisplaysink", "video-sink=waylandsink", "text-overlay=false", "fps-update-interval=100"]
+        argv = videoplay.pipeline(args.width, args.height, args.rate, args.frames,
+                                  convert_to="BGRx" if variant == "stock" else None)
         client_env = dict(env, WAYLAND_DISPLAY=socket)
-        before = cpu_seconds(comp.pid)
-        t0 = os.times()
-        client = subprocess.Popen(pipeline, env=client_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + max(60, 4 * args.frames / args.rate)
-        client_lines, first_shown = queue.Queue(), threading.Event()
-        reader = threading.Thread(target=read_lines, args=(client.stdout, client_lines, first_shown), daemon=True)
-        reader.start()
-        window, probe_report, probe, t1, after = None, None, None, None, None
-
-        def client_ended():  # the client reaped; the probe, if any, not yet (its CPU is not the client's)
-            nonlocal t1, after
-            if t1 is None:
-                t1, after = os.times(), cpu_seconds(comp.pid)
-
         try:
-            # The playing window: from the first frames shown (and the probe ready) until the end.
-            while not first_shown.wait(0.01):
-                if client.poll() is not None or time.monotonic() > deadline:
-                    break
-            if first_shown.is_set() and client.poll() is None:
-                ready = True
-                if args.probe:
-                    probe = subprocess.Popen([args.probe, "--size", str(args.probe_size)], env=client_env,
-                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-                    probe_lines = queue.Queue()
-                    threading.Thread(target=read_lines, args=(probe.stdout, probe_lines), daemon=True).start()
-                    ready = probe_line(probe_lines, 10) == "probe ready"
-                    if ready:
-                        probe.send_signal(signal.SIGUSR1)  # its start-up figures, left out
-                if ready and client.poll() is None:
-                    w0, m0, p0 = time.monotonic(), cpu_seconds(comp.pid, comp.pid), cpu_seconds(comp.pid)
-                    if probe is not None and not isinstance(probe_line(probe_lines, 5), dict):
-                        raise RuntimeError(f"{variant}: pixelport-probe-client gave no line on SIGUSR1")
-                    client.wait(timeout=max(1, deadline - time.monotonic()))
-                    w1, m1 = time.monotonic(), cpu_seconds(comp.pid, comp.pid)
-                    client_ended()
-                    window = {"window_s": w1 - w0, "main_thread_s": m1 - m0, "process_window_s": after - p0}
-                    if probe is not None:
-                        probe.send_signal(signal.SIGTERM)
-                        probe_report = probe_line(probe_lines, 5)
-            client.wait(timeout=max(1, deadline - time.monotonic()))
-            client_ended()
-        finally:
-            if client.poll() is None:
-                client.kill()
-                client.wait()
-            if probe is not None:
-                if probe.poll() is None:
-                    probe.terminate()
-                probe.wait(timeout=10)
-        reader.join(timeout=10)
-        out_lines = []
-        while not client_lines.empty():
-            line = client_lines.get()
-            if line is not None:
-                out_lines.append(line)
+            return videoplay.play(argv, client_env, comp.pid, args.frames, args.rate, args.probe, args.probe_size)
+        except videoplay.PlayError as e:
+            raise RuntimeError(f"{variant}: {e}") from None
     finally:
         comp.terminate()
         comp.wait(timeout=10)
-    text = "".join(out_lines)
-    if client.returncode != 0:
-        raise RuntimeError(f"{variant}: gst-launch-1.0 failed ({client.returncode}): {text[-400:]}")
-    # fpsdisplaysink reports every 100 ms: the last report may miss the last frames, so frames
-    # shown are those sent less those it reported dropped (QoS: too late to show).
-    found = re.findall(r"rendered: (\d+), dropped: (\d+)", text)
-    dropped = int(found[-1][1]) if found else 0
-    rendered = args.frames - dropped
-    client_s = (t1.children_user - t0.children_user) + (t1.children_system - t0.children_system)
-    r = {"rendered": rendered, "dropped": dropped, "compositor_s": after - before, "client_s": client_s}
-    if window is not None and window["window_s"] > 0:
-        r.update(window)
-        r["main_thread_pct"] = 100 * window["main_thread_s"] / window["window_s"]
-        r["process_pct"] = 100 * window["process_window_s"] / window["window_s"]
-        r["other_threads_pct"] = r["process_pct"] - r["main_thread_pct"]
-    if isinstance(probe_report, dict):
-        r["probe"] = probe_report
-    return r
 
 
 def main():

@@ -1,5 +1,7 @@
 // The reference compositor hosts the plugin: real clients, real pixels, real errors.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <set>
@@ -8,6 +10,7 @@
 #include "harness.hpp"
 #include "pattern.hpp"
 #include "pixelport/pixelport.h"
+#include "wayland_client.hpp"
 
 using namespace pixelport;
 using namespace pixelport::test;
@@ -199,4 +202,21 @@ TEST(Compositor, OutputsAreExactlyWhatTheOptionsSayWhenWlrBackendsIsSet) {
 		EXPECT_NE(out.find("width: 320 px, height: 200 px"), std::string::npos) << out;
 		EXPECT_EQ(fx.stop(), 0);
 	}
+}
+
+// A compositor that went away while a request was still queued: the client's flush meets EPIPE.
+// dispatch_timeout must then read the hangup (the display's error set) rather than return at once
+// with no error, which left a client waiting for that error spinning on the CPU after its
+// compositor was gone (cage's application in the compositor comparison).
+TEST(ClientConnection, AHangupWithRequestsQueuedSetsTheDisplaysError) {
+	int fds[2];
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+	client::Connection conn;
+	conn.display = wl_display_connect_to_fd(fds[0]);
+	ASSERT_NE(conn.display, nullptr);
+	close(fds[1]);
+	wl_callback *cb = wl_display_sync(conn.display); // queued, not flushed
+	EXPECT_FALSE(conn.dispatch_timeout(1000));
+	EXPECT_NE(wl_display_get_error(conn.display), 0);
+	wl_callback_destroy(cb);
 }

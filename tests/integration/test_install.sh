@@ -43,7 +43,13 @@ for p in pixelport-compositor pixelport-paint pixelport-sweep pixelport-compare;
   want+=("$B/$p")
   if command -v scdoc >/dev/null; then want+=("$M/man1/$p.1"); fi
 done
+# The compositor comparison: a script, and its modules where it looks for them (PREFIX/share).
+py=$root/share/pixelport/python
+want+=("$B/pixelport-compositors" "$py/compositors_report.py" "$py/videoplay.py")
+if command -v scdoc >/dev/null; then want+=("$M/man1/pixelport-compositors.1"); fi
 for f in "${want[@]}"; do [[ -e $f ]] || fail "not installed: ${f#"$dest"}"; done
+[[ -x $B/pixelport-compositors ]] || fail "pixelport-compositors is not executable"
+"$B/pixelport-compositors" --help >/dev/null || fail "the installed pixelport-compositors does not find its modules"
 echo "installed ($(wc -l <<<"$files") files, the same with --skip-subprojects):"
 sed 's/^/  /' <<<"$files"
 

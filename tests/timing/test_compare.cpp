@@ -14,6 +14,7 @@
 #include "compare.hpp"
 #include "helpers.hpp"
 #include "pixelport/timing/jsonl.hpp"
+#include "plot.hpp"
 
 extern char **environ;
 
@@ -184,6 +185,43 @@ TEST_F(CompareTest, PlotsAPngThroughGnuplot) {
 	const Result r = run({path("base.jsonl"), path("cand.jsonl"), "--plot", path("plot.png")});
 	ASSERT_EQ(r.status, 0) << r.err;
 	EXPECT_EQ(test::read_file(path("plot.png")).substr(0, 8), "\x89PNG\r\n\x1a\n");
+}
+
+// The legend names the two runs, and the present phase (milliseconds, the wait for the refresh)
+// has a panel and axis of its own.
+TEST_F(CompareTest, PlotScriptNamesTheRunsAndGivesPresentItsOwnAxis) {
+	compare::PlotPage p;
+	p.path = "out.png";
+	p.others_file = "others.tsv";
+	p.present_file = "present.tsv";
+	p.base_name = "shm";
+	p.cand_name = "socket";
+	p.has_others = p.has_present = true;
+	const std::string s = compare::plot_script(p);
+	EXPECT_NE(s.find("title 'shm'"), std::string::npos) << s;
+	EXPECT_NE(s.find("title 'socket'"), std::string::npos) << s;
+	EXPECT_EQ(s.find("'base'"), std::string::npos) << s;
+	EXPECT_EQ(s.find("'candidate'"), std::string::npos) << s;
+	EXPECT_NE(s.find("set multiplot layout 2,1 title 'pixelport-compare: shm vs socket'"), std::string::npos) << s;
+	const auto others = s.find("plot 'others.tsv'"), present = s.find("plot 'present.tsv'");
+	ASSERT_NE(others, std::string::npos) << s;
+	ASSERT_NE(present, std::string::npos) << s;
+	// Two plot commands: each panel autoscales its own axis.
+	EXPECT_LT(others, present);
+	EXPECT_NE(s.find("unset multiplot"), std::string::npos);
+	p.has_present = false;
+	const std::string one = compare::plot_script(p);
+	EXPECT_EQ(one.find("multiplot"), std::string::npos) << one;
+	EXPECT_EQ(one.find("present.tsv"), std::string::npos) << one;
+}
+
+TEST_F(CompareTest, PlotsNamedRunsWithPresentApart) {
+	if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot not installed";
+	write_runs(2.0);
+	const Result r = run({path("base.jsonl"), path("cand.jsonl"), "--plot", path("named.png"), "--base-name", "shm",
+		"--cand-name", "socket"});
+	ASSERT_EQ(r.status, 0) << r.err;
+	EXPECT_EQ(test::read_file(path("named.png")).substr(0, 8), "\x89PNG\r\n\x1a\n");
 }
 
 // Many groups go on pages of at most 1,600 px, not one 12,000 px image.

@@ -15,8 +15,9 @@ import subprocess
 import sys
 import time
 
-# CLI11's --help: option lines are indented by two spaces, wrapped descriptions by many more.
-HELP_OPTION = re.compile(r"^  (-[^\s]+)")
+# CLI11's --help: option lines are indented by two spaces, wrapped descriptions by many more;
+# argparse's (pixelport-compositors) put a space after the comma: "-h, --help".
+HELP_OPTION = re.compile(r"^  (-[^\s,]+(?:, ?-[^\s,]+)*)")
 # An option on a scdoc term line: *--name*, *-s, --startup*, *--peer waypipe*.
 PAGE_OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z0-9][A-Za-z0-9-]*)")
 
@@ -29,7 +30,7 @@ def help_options(program):
     for line in out.stdout.splitlines():
         m = HELP_OPTION.match(line)
         if m:
-            names.update(n for n in m.group(1).split(",") if n.startswith("-"))
+            names.update(n.strip() for n in m.group(1).split(",") if n.strip().startswith("-"))
     if not names:
         raise RuntimeError(f"{program} --help lists no options")
     return names
