@@ -179,6 +179,16 @@ struct Shown {
 	bool blank = false;
 };
 
+// A desynchronized subsurface (a role: its commits can be held) of a surface without one.
+wl_surface *desync_child(PathHost &host) {
+	wl_surface *parent = host.own(wl_compositor_create_surface(host.registry.compositor));
+	wl_surface *surface = host.own(wl_compositor_create_surface(host.registry.compositor));
+	wl_subsurface *sub = host.own(wl_subcompositor_get_subsurface(host.registry.subcompositor, surface, parent));
+	wl_subsurface_set_desync(sub);
+	host.pump(0);
+	return surface;
+}
+
 // A frame callback on the surface's next commit that counts its done event.
 void frame_counted(PathHost &host, wl_surface *surface, int *done) {
 	static const wl_callback_listener listener = {
@@ -544,11 +554,7 @@ TEST(CommitPath, ACommitStormOfOneBufferIsBoundedAndEndsOnItsLastCommit) {
 TEST(CommitPath, ACommitAppliedBeforeItsConversionEndsIsRedrawnWhenItDoes) {
 	PathHost host(1);
 	ASSERT_NE(host.pp, nullptr);
-	wl_surface *parent = host.own(wl_compositor_create_surface(host.registry.compositor));
-	wl_surface *surface = host.own(wl_compositor_create_surface(host.registry.compositor));
-	wl_subsurface *sub = host.own(wl_subcompositor_get_subsurface(host.registry.subcompositor, surface, parent));
-	wl_subsurface_set_desync(sub);
-	host.pump(0);
+	wl_surface *surface = desync_child(host);
 	wlr_surface *ws = host.server_surface(surface);
 	ASSERT_NE(ws, nullptr);
 	struct Commits {
@@ -615,11 +621,7 @@ TEST(CommitPath, ACommitAppliedBeforeItsConversionEndsIsRedrawnWhenItDoes) {
 TEST(CommitPath, FrameCallbacksHeldForLateCommitsStayFew) {
 	PathHost host(1);
 	ASSERT_NE(host.pp, nullptr);
-	wl_surface *parent = host.own(wl_compositor_create_surface(host.registry.compositor));
-	wl_surface *surface = host.own(wl_compositor_create_surface(host.registry.compositor));
-	wl_subsurface *sub = host.own(wl_subcompositor_get_subsurface(host.registry.subcompositor, surface, parent));
-	wl_subsurface_set_desync(sub);
-	host.pump(0);
+	wl_surface *surface = desync_child(host);
 	wlr_surface *ws = host.server_surface(surface);
 	ASSERT_NE(ws, nullptr);
 	Buffer *b = host.buffer(8192, 4096);
