@@ -75,6 +75,9 @@ class Peer:
         self.bus = False  # a private D-Bus session bus (Mutter, KWin)
         self.named_socket = True  # takes the socket's name; else the first wayland-* in the runtime
         self.env, self.files = {}, {}
+        # The build's own programs may need LD_LIBRARY_PATH (meson test sets it); an installed
+        # compositor must not get it: under a sanitizer it names an instrumented libwayland.
+        self.installed = False
 
     def argv(self, runtime, width, height):
         raise NotImplementedError
@@ -154,6 +157,7 @@ class Wlroots(Peer):
 class Weston(Peer):
     def __init__(self, name):
         super().__init__(name)
+        self.installed = True
         self.renderer = name.split("-")[1]
         self.bin = shutil.which("weston")
         if not self.bin:
@@ -179,6 +183,7 @@ class Weston(Peer):
 class Mutter(Peer):
     def __init__(self, name):
         super().__init__(name)
+        self.installed = True
         self.bin = shutil.which("mutter")
         self.bus, self.gl = True, True
         if not self.bin:
@@ -200,6 +205,7 @@ class Mutter(Peer):
 class KWin(Peer):
     def __init__(self, name):
         super().__init__(name)
+        self.installed = True
         self.bin = shutil.which("kwin_wayland")
         self.bus, self.gl = True, True
         if not self.bin:
@@ -268,7 +274,11 @@ class Running:
                if k not in ("WAYLAND_DISPLAY", "WAYLAND_SOCKET", "DISPLAY", "LD_PRELOAD", "DBUS_SESSION_BUS_ADDRESS")}
         env.update(XDG_RUNTIME_DIR=self.runtime, HOME=self.runtime, XDG_CONFIG_HOME=os.path.join(self.runtime, "config"))
         os.makedirs(env["XDG_CONFIG_HOME"], exist_ok=True)
-        self.client_env = dict(env)
+        # Clients (GStreamer, wayland-info, the build's own, which find their libraries by their
+        # runpath) run as a user runs them, as tests/integration's harness runs them.
+        self.client_env = {k: v for k, v in env.items() if k != "LD_LIBRARY_PATH"}
+        if peer.installed:
+            env.pop("LD_LIBRARY_PATH", None)
         if peer.bus:
             bus = os.path.join(self.runtime, "bus")
             out = subprocess.run(["dbus-daemon", "--session", f"--address=unix:path={bus}", "--fork", "--print-pid"],
@@ -436,7 +446,8 @@ def main():
     video_missing = None
     if not shutil.which("gst-launch-1.0"):
         video_missing = "GStreamer is not installed (apt-get install gstreamer1.0-tools gstreamer1.0-plugins-bad)"
-    elif subprocess.run(["gst-inspect-1.0", "waylandsink"], capture_output=True).returncode != 0:
+    elif subprocess.run(["gst-inspect-1.0", "waylandsink"], capture_output=True,
+                        env={k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}).returncode != 0:
         video_missing = "no waylandsink (apt-get install gstreamer1.0-plugins-bad)"
     if video_missing:
         log(f"compositors: video skipped: {video_missing}")
