@@ -339,12 +339,22 @@ PIXELPORT_API void pixelport_attach_output(struct pixelport_plugin *pp, struct w
 		auto o = std::make_unique<pixelport_plugin::Output>();
 		pixelport_plugin::Output *raw = o.get();
 		raw->output = output;
+		raw->timing = pp->timing->attach_output(output);
 		raw->destroy.connect(&output->events.destroy, [pp, raw](void *) {
+			pp->timing->detach_output(*raw->timing);
 			std::erase_if(pp->outputs, [raw](const auto &p) { return p.get() == raw; });
 		});
 		pp->outputs.push_back(std::move(o));
-		pp->timing->attach_output(output);
 	}
+}
+
+uint64_t pixelport_plugin::largest_output_pixels() const {
+	uint64_t largest = 0;
+	for (const auto &o : outputs) {
+		largest = std::max(
+			largest, static_cast<uint64_t>(o->output->width) * static_cast<uint64_t>(o->output->height));
+	}
+	return largest;
 }
 
 PIXELPORT_API size_t pixelport_timing_summary(struct pixelport_plugin *pp, char *buf, size_t size) {

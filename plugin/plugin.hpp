@@ -15,6 +15,7 @@
 #include "pixelport/timing/log_writer.hpp"
 #include "pixelport/timing/records.hpp"
 #include "pixelport/timing/summary.hpp"
+#include "timing.hpp"
 #include "wlr.hpp"
 
 namespace pixelport {
@@ -96,12 +97,18 @@ struct pixelport_plugin {
 	pixelport_stats stats{};
 
 	std::unordered_map<wlr_surface *, std::unique_ptr<pixelport::SurfaceState>> surfaces;
-	/** The host's outputs (pixelport_attach_output), each until it is destroyed. */
+	/**
+	 * The host's outputs (pixelport_attach_output), each until it is destroyed: the one list of
+	 * them, with what each module follows of the output.
+	 */
 	struct Output {
 		wlr_output *output;
+		std::unique_ptr<pixelport::Timing::OutputTiming> timing;
 		pixelport::Listener destroy;
 	};
 	std::vector<std::unique_ptr<Output>> outputs;
+	/** Width x height of the largest output, in pixels; 0 before any (the stream's limits). */
+	uint64_t largest_output_pixels() const;
 
 	pixelport::Listener new_surface;
 	pixelport::Listener compositor_destroy;

@@ -202,7 +202,7 @@ constexpr uint64_t kFloorClientBytes = 1024 * kMiB; // three 8192 x 8192 buffers
 
 Limits limits_of(pixelport_plugin *plugin) {
 	const pixelport_options &o = plugin->options;
-	uint64_t output = plugin->timing != nullptr ? plugin->timing->largest_output_pixels() * 4 : 0;
+	uint64_t output = plugin->largest_output_pixels() * 4;
 	Limits l;
 	l.max_buffer_bytes =
 		o.stream_max_buffer_bytes != 0 ? o.stream_max_buffer_bytes : std::max(kFloorBufferBytes, 4 * output);

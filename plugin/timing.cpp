@@ -18,14 +18,6 @@ uint64_t monotonic_ns() {
 	return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-struct Timing::OutputState {
-	Timing *timing = nullptr;
-	wlr_output *output = nullptr;
-	timing::FrameRecord frame;
-	unsigned last_vblank = 0;
-	Listener frame_event, precommit, commit, present, destroy;
-};
-
 namespace {
 
 void send_time(wl_resource *r, uint32_t seq, uint32_t phase, uint64_t ns) {
@@ -252,8 +244,6 @@ Timing::~Timing() {
 	batching_.for_each([this](SurfaceTiming *st) { batching_.remove(st); });
 	if (batch_timer_ != nullptr) wl_event_source_remove(batch_timer_);
 	if (gone_timer_ != nullptr) wl_event_source_remove(gone_timer_);
-
-	outputs_.clear();
 	if (log_ != nullptr) log_->close();
 }
 
@@ -540,9 +530,9 @@ int Timing::batch_timer_fired(void *data) {
 	return 0;
 }
 
-void Timing::attach_output(wlr_output *output) {
-	auto state = std::make_unique<OutputState>();
-	OutputState *o = state.get();
+std::unique_ptr<Timing::OutputTiming> Timing::attach_output(wlr_output *output) {
+	auto state = std::make_unique<OutputTiming>();
+	OutputTiming *o = state.get();
 	o->timing = this;
 	o->output = output;
 	// Attach before the host's own frame listener, so this runs first: render start.
@@ -557,29 +547,19 @@ void Timing::attach_output(wlr_output *output) {
 	});
 	o->present.connect(&output->events.present,
 		[o](void *data) { o->timing->output_presented(o, static_cast<wlr_output_event_present *>(data)); });
-	o->destroy.connect(&output->events.destroy, [o](void *) {
-		Timing *t = o->timing;
-		t->waiting_.for_each([o](SurfaceTiming *st) {
-			for (auto &shown : st->shown) {
-				if (shown.output == o->output) shown.output = nullptr; // will end as discarded
-			}
-		});
-		std::erase_if(t->outputs_, [o](const auto &p) { return p.get() == o; });
+	return state;
+}
+
+void Timing::detach_output(OutputTiming &o) {
+	waiting_.for_each([&o](SurfaceTiming *st) {
+		for (auto &shown : st->shown) {
+			if (shown.output == o.output) shown.output = nullptr; // will end as discarded
+		}
 	});
-	outputs_.push_back(std::move(state));
 }
 
 // A frame with these surfaces' applied records was committed: they present with it.
-uint64_t Timing::largest_output_pixels() const {
-	uint64_t largest = 0;
-	for (const auto &o : outputs_) {
-		largest = std::max(
-			largest, static_cast<uint64_t>(o->output->width) * static_cast<uint64_t>(o->output->height));
-	}
-	return largest;
-}
-
-void Timing::output_committed(OutputState *o) {
+void Timing::output_committed(OutputTiming *o) {
 	waiting_.for_each([o](SurfaceTiming *st) {
 		if (!on_output(st->state->surface, o->output)) return;
 		for (auto &shown : st->shown) {
@@ -591,7 +571,7 @@ void Timing::output_committed(OutputState *o) {
 	});
 }
 
-void Timing::output_presented(OutputState *o, const wlr_output_event_present *event) {
+void Timing::output_presented(OutputTiming *o, const wlr_output_event_present *event) {
 	const timespec *shown_at = wlr_compat::present_when(event);
 	uint64_t when = event->presented && shown_at != nullptr ? ns_of(shown_at) : 0;
 	waiting_.for_each([&](SurfaceTiming *st) {

@@ -228,11 +228,21 @@ public:
 	/** The surface is going: its records end as discarded, its subscriptions go quiet. */
 	void surface_destroyed(SurfaceState *surface);
 
-	/** Follow an output's frames: render start/end, presentation, missed frames. */
-	void attach_output(wlr_output *output);
-
-	/** Width x height of the largest attached output, in pixels; 0 before any (stream limits). */
-	uint64_t largest_output_pixels() const;
+	/**
+	 * Timing's listeners on one output: render start and end, the commit that takes the applied
+	 * records along, presentation. Owned by the plugin's entry for the output (plugin.hpp).
+	 */
+	struct OutputTiming {
+		Timing *timing = nullptr;
+		wlr_output *output = nullptr;
+		timing::FrameRecord frame;
+		unsigned last_vblank = 0;
+		Listener frame_event, precommit, commit, present;
+	};
+	/** Follows an output's frames until the returned state is freed. */
+	std::unique_ptr<OutputTiming> attach_output(wlr_output *output);
+	/** The output is going: records waiting for it to present end as discarded. */
+	void detach_output(OutputTiming &output);
 
 	/** Per surface and output: count and p50/p95/p99 of each phase, as a text table. */
 	std::string summary() const;
@@ -247,7 +257,6 @@ public:
 
 private:
 	Timing() = default;
-	struct OutputState;
 	void finish(SurfaceState *surface, timing::CommitSample &record);
 	/** Reports the surface's done records at the front of `shown`, in order. */
 	void finish_done(SurfaceState *surface, SurfaceTiming &st);
@@ -260,13 +269,12 @@ private:
 	void send_records(TimingSubscription *sub, SurfaceTiming &st);
 	static int batch_timer_fired(void *data);
 	static int gone_timer_fired(void *data);
-	void output_committed(OutputState *output);
-	void output_presented(OutputState *output, const wlr_output_event_present *event);
+	void output_committed(OutputTiming *output);
+	void output_presented(OutputTiming *output, const wlr_output_event_present *event);
 
 	pixelport_plugin *plugin_ = nullptr;
 	std::unique_ptr<timing::Summary> summary_;
 	std::unique_ptr<timing::LogWriter> log_;
-	std::vector<std::unique_ptr<OutputState>> outputs_;
 	/** Surfaces with applied records that wait for presentation. */
 	IntrusiveList<SurfaceTiming, &SurfaceTiming::waiting_link> waiting_;
 	/** Every live subscription (their Timing pointer is cleared when this goes). */

@@ -106,8 +106,9 @@ void run_peer(const Options &o, const std::vector<std::string> &size_args,
 			notes->push_back("peer waypipe " + compress + " skipped: cannot start waypipe");
 			continue;
 		}
-		uint64_t until = now_ns() + 5000000000ull;
-		while (!fs::exists(sock, ec) && now_ns() < until) usleep(20000);
+		// One deadline for the whole peer run: a loaded machine may be slow at any step.
+		const uint64_t deadline = now_ns() + static_cast<uint64_t>(o.peer_timeout_s) * 1000000000ull;
+		while (!fs::exists(sock, ec) && now_ns() < deadline) usleep(20000);
 		std::vector<std::string> argv = {"waypipe", "--no-gpu", "--compress", compress, "--socket", sock,
 			"server", "--", self_exe(), "--peer-child", "--transports", transports, "--formats", o.formats,
 			"--sizes", sizes, "--warmup", std::to_string(o.warmup), "--frames", std::to_string(o.frames),
@@ -145,14 +146,22 @@ void run_peer(const Options &o, const std::vector<std::string> &size_args,
 				compress.c_str(), last.c_str());
 			fflush(stderr);
 		};
-		int status = server > 0 ? wait_for(server, o.peer_timeout_s * 1000, tick) : -1;
+		const int left_ms =
+			static_cast<int>(std::max<int64_t>(0, static_cast<int64_t>(deadline - now_ns()) / 1000000));
+		int status = server > 0 ? wait_for(server, left_ms, tick) : -1;
 		if (tty && !shown.empty()) fprintf(stderr, "\n");
 		wait_for(client, 3000);
 		std::string label = "@waypipe-" + compress;
 		std::ifstream in(dir / "sweep.json");
 		if (status != 0 || !in) {
-			notes->push_back("peer waypipe " + compress + " failed (status " + std::to_string(status) +
-				"); see " + log);
+			std::string why = server < 0 ? (fs::exists(sock, ec) ? "cannot start waypipe server"
+									     : "waypipe client made no socket in " +
+									       std::to_string(o.peer_timeout_s) + " s")
+				: status == -1
+				? "still running after " + std::to_string(o.peer_timeout_s) + " s, killed"
+				: status != 0 ? "waypipe server exited with status " + std::to_string(status)
+					      : "no results written";
+			notes->push_back("peer waypipe " + compress + " failed: " + why + "; see " + log);
 			continue;
 		}
 		try {

@@ -189,6 +189,31 @@ TEST(ApiLifetime, DestroyedBeforeItsClientsWhileAWorkerConvertsTheirCommit) {
 	EXPECT_EQ(worker_threads(0), 0);
 }
 
+// The plugin follows each output it was given until one of them goes: an output destroyed before
+// the plugin, and one still there when the plugin goes, leave no listener behind (the sanitizer
+// legs see a listener left on a freed list).
+TEST(ApiLifetime, OutputsGoBeforeOrAfterThePlugin) {
+	Host host;
+	wlr_backend *backend = wlr_headless_backend_create(wl_display_get_event_loop(host.display));
+	ASSERT_NE(backend, nullptr);
+	pixelport_plugin *pp = host.plugin(1);
+	ASSERT_NE(pp, nullptr);
+	ASSERT_TRUE(pixelport_create_globals(pp));
+	wlr_output *first = wlr_headless_add_output(backend, 640, 480);
+	wlr_output *second = wlr_headless_add_output(backend, 320, 240);
+	ASSERT_NE(first, nullptr);
+	ASSERT_NE(second, nullptr);
+	pixelport_attach_output(pp, first);
+	pixelport_attach_output(pp, second);
+	wlr_output_destroy(first);
+	Counter plugin_gone;
+	pixelport_add_destroy_listener(pp, &plugin_gone.listener);
+	pixelport_destroy(pp);
+	EXPECT_EQ(plugin_gone.calls, 1);
+	wlr_output_destroy(second); // its listeners went with the plugin
+	wlr_backend_destroy(backend);
+}
+
 // Destroyed with no client bound: freed at once.
 TEST(ApiLifetime, DestroyedWithNoClientItIsFreedAtOnce) {
 	Host host;

@@ -267,8 +267,8 @@ TEST(Sweep, WaypipePeerRowOrAClearNote) {
 	std::string so, se;
 	ASSERT_EQ(fx.run_client(sweep({"--sizes", "64x48", "--formats", "XRGB8888,NV12", "--transports", "shm",
 					"--pattern", "--no-plot", "--peer", "waypipe", "--peer-compress", "none",
-					"--peer-timeout", "20", "-o", out.string()}),
-			  40000, &so, &se),
+					"--peer-timeout", "60", "-o", out.string()}),
+			  90000, &so, &se),
 		0)
 		<< se;
 	json j = read_json(out / "sweep.json");
@@ -278,7 +278,12 @@ TEST(Sweep, WaypipePeerRowOrAClearNote) {
 		EXPECT_NE(so.find("peer waypipe skipped: waypipe is not installed"), std::string::npos) << so;
 		GTEST_SKIP() << "waypipe not installed: the note was checked";
 	}
-	ASSERT_NE(peer, nullptr) << so << se;
+	if (peer == nullptr) {
+		std::ifstream log(out / "peer-waypipe-none" / "waypipe.log");
+		std::stringstream waypipe;
+		waypipe << log.rdbuf();
+		FAIL() << "no waypipe point\n" << so << se << "\nwaypipe.log:\n" << waypipe.str();
+	}
 	EXPECT_GE((*peer)["frames"].get<int>(), 2);
 	EXPECT_NE(so.find("shm@waypipe-none"), std::string::npos) << so;
 	// The peer's pixels are checked too (screenshots straight from the compositor).
