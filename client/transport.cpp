@@ -99,7 +99,15 @@ TransportChoice SurfaceWriter::pick(const Pixels &px) const {
 }
 
 static const wl_buffer_listener kSlotListener = {
-	.release = [](void *data, wl_buffer *) { static_cast<SurfaceWriter::Slot *>(data)->busy = false; },
+	.release =
+		[](void *data, wl_buffer *) {
+			auto *slot = static_cast<SurfaceWriter::Slot *>(data);
+			auto &releases = slot->owner->releases_;
+			// Kept for a caller that takes them; one that never does holds at most this many.
+			if (releases.size() >= 1024) releases.erase(releases.begin(), releases.begin() + 512);
+			if (slot->busy) releases.push_back({slot->put_start, now_ns()});
+			slot->busy = false;
+		},
 };
 
 SurfaceWriter::Slot *SurfaceWriter::free_slot(Slot *slots, int timeout_ms) {
@@ -189,6 +197,7 @@ bool SurfaceWriter::put_shm(const Pixels &px, const Rect &d, bool new_pool, std:
 	memcpy(slot->pool.data, px.data, px.size);
 	timing_.bytes = px.size;
 	slot->busy = true;
+	slot->put_start = timing_.start;
 	commit(slot->buffer, d);
 	return true;
 }
@@ -337,6 +346,7 @@ bool SurfaceWriter::put_stream(const Pixels &px, const Rect &d, bool pipe, std::
 	pp_stream_v1_write(
 		stream_, slot->buffer, send.x, send.y, send.width, send.height, static_cast<uint32_t>(length));
 	slot->busy = true;
+	slot->put_start = timing_.start;
 	slot->last_frame = frame_;
 	commit(slot->buffer, d);
 	frame_++;

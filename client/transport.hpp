@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wayland_client.hpp"
@@ -78,6 +79,15 @@ public:
 	 */
 	bool wait_shm_released(int timeout_ms);
 	const PutTiming &timing() const { return timing_; }
+	/** A buffer's wl_buffer.release: the put() that committed it (its `start`) and when it came (ns). */
+	struct Release {
+		uint64_t put_start = 0, released = 0;
+	};
+	/**
+	 * The releases of reused buffers (shm and stream) seen so far, oldest first; the caller
+	 * takes them (clears the list) when it wants. Each commit of a buffer appears at most once.
+	 */
+	std::vector<Release> take_releases() { return std::exchange(releases_, {}); }
 	/**
 	 * Stream sends in pieces of at most `bytes` (0: as large as the kernel takes), or of
 	 * random sizes in [1, bytes] when `random`: tests that the compositor reassembles any split.
@@ -94,12 +104,14 @@ public:
 		uint32_t format = 0;
 		int width = 0, height = 0;
 		bool busy = false;
+		uint64_t put_start = 0; // PutTiming::start of its last commit
 		uint64_t last_frame = 0; // stream: frame_ when last written
 		// shm
 		ShmPool pool;
 		size_t stride = 0;
 	};
 	uint32_t consumed_ = 0;
+	std::vector<Release> releases_;
 
 private:
 	TransportChoice pick(const Pixels &pixels) const;

@@ -309,9 +309,21 @@ static uint64_t to_monotonic(clockid_t clock, uint64_t t) {
 	return static_cast<uint64_t>(static_cast<int64_t>(t) + offset);
 }
 
-void CommitWaiter::arm(Connection *c, wl_surface *surface) {
+void CommitWaiter::arm(Connection *c, wl_surface *surface, bool with_frame) {
 	reset();
 	conn = c;
+	if (conn->presentation == nullptr || with_frame) {
+		frame = wl_surface_frame(surface);
+		static const wl_callback_listener listener = {
+			.done =
+				[](void *data, wl_callback *, uint32_t) {
+					auto *w = static_cast<CommitWaiter *>(data);
+					w->frame_ns = now_ns();
+					if (w->feedback == nullptr) w->presented = w->done = true;
+				},
+		};
+		wl_callback_add_listener(frame, &listener, this);
+	}
 	if (conn->presentation != nullptr) {
 		feedback = wp_presentation_feedback(conn->presentation, surface);
 		static const wp_presentation_feedback_listener listener = {
@@ -332,17 +344,6 @@ void CommitWaiter::arm(Connection *c, wl_surface *surface) {
 				},
 		};
 		wp_presentation_feedback_add_listener(feedback, &listener, this);
-	} else {
-		frame = wl_surface_frame(surface);
-		static const wl_callback_listener listener = {
-			.done =
-				[](void *data, wl_callback *, uint32_t) {
-					auto *w = static_cast<CommitWaiter *>(data);
-					w->presented = true;
-					w->done = true;
-				},
-		};
-		wl_callback_add_listener(frame, &listener, this);
 	}
 }
 
@@ -354,6 +355,16 @@ bool CommitWaiter::wait(Connection *conn, int timeout_ms) {
 			return done;
 		}
 	}
+	if (frame != nullptr && feedback != nullptr) {
+		deadline = std::min(deadline, now_ns() + 100000000u);
+		while (frame_ns == 0) {
+			uint64_t now = now_ns();
+			if (now >= deadline ||
+				!conn->dispatch_timeout(static_cast<int>((deadline - now) / 1000000u) + 1)) {
+				break;
+			}
+		}
+	}
 	return true;
 }
 
@@ -363,7 +374,7 @@ void CommitWaiter::reset() {
 	frame = nullptr;
 	feedback = nullptr;
 	done = presented = false;
-	present_ns = 0;
+	present_ns = frame_ns = 0;
 }
 
 uint32_t shm_to_drm(uint32_t shm_format) { return core::fourcc_from_shm_format(shm_format); }

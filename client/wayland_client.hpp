@@ -108,10 +108,17 @@ struct CommitWaiter {
 	bool presented = false;
 	/** CLOCK_MONOTONIC ns of presentation (from wp_presentation, converted from its clock), 0 if unknown. */
 	uint64_t present_ns = 0;
+	/** CLOCK_MONOTONIC ns when the client read the frame callback's done, 0 before it. */
+	uint64_t frame_ns = 0;
 	Connection *conn = nullptr;
 
-	void arm(Connection *c, wl_surface *surface);
-	/** true once presented (or discarded); false on timeout or connection error. */
+	/** `with_frame`: a frame callback too when wp_presentation is used, for frame_ns. */
+	void arm(Connection *c, wl_surface *surface, bool with_frame = false);
+	/**
+	 * true once presented (or discarded); false on timeout or connection error. Armed with a
+	 * frame callback, also waits for its done, at most 100 ms past the presentation (a
+	 * compositor may send it with the next frame, or never for a discarded commit).
+	 */
 	bool wait(Connection *conn, int timeout_ms);
 	void reset();
 	~CommitWaiter() { reset(); }

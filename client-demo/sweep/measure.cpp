@@ -70,7 +70,8 @@ bool run_point(Connection &conn, TimingClient &timing, const Options &o, const C
 	bool alive = true;
 	{
 		SurfaceWriter writer(&conn, win.surface, t);
-		uint64_t measure_start = 0;
+		uint64_t measure_start = 0, last_frame_ns = 0;
+		std::vector<uint64_t> starts; // each sample's PutTiming::start, for its release
 		for (int i = 0; i < o.warmup + o.frames; i++) {
 			bool measuring = i >= o.warmup;
 			if (measuring && measure_start == 0) measure_start = now_ns();
@@ -88,7 +89,7 @@ bool run_point(Connection &conn, TimingClient &timing, const Options &o, const C
 			memcpy(frame.data(), c.bytes.data(), frame.size());
 			uint64_t f1 = now_ns();
 			CommitWaiter waiter;
-			waiter.arm(&conn, win.surface);
+			waiter.arm(&conn, win.surface, true);
 			if (!writer.put(px, nullptr, &error, o.timeout_ms)) {
 				p->note = error;
 				alive = wl_display_get_error(conn.display) == 0;
@@ -110,6 +111,11 @@ bool run_point(Connection &conn, TimingClient &timing, const Options &o, const C
 			s[kFill] = static_cast<int64_t>(f1 - f0);
 			s[kSubmit] = diff(pt.sent, pt.start);
 			s[kLatency] = waiter.present_ns ? diff(waiter.present_ns, pt.start) : -1;
+			s[kFrame] = waiter.frame_ns ? diff(waiter.frame_ns, pt.start) : -1;
+			s[kFrameInterval] =
+				waiter.frame_ns && last_frame_ns ? diff(waiter.frame_ns, last_frame_ns) : -1;
+			last_frame_ns = waiter.frame_ns;
+			starts.push_back(pt.start);
 			if (have) {
 				// The phases as the timing core defines them (disjoint: docs/timing.md, "Nesting").
 				const timing::PhaseDurations d = ct.phases();
@@ -133,6 +139,14 @@ bool run_point(Connection &conn, TimingClient &timing, const Options &o, const C
 				s[kCost] = s[kSubmit];
 			}
 			p->samples.push_back(s);
+		}
+		// Releases read while measuring: a buffer still shown at the end (the last frame's, and
+		// where the compositor keeps the previous one until the next commit, that one's) has none.
+		for (const SurfaceWriter::Release &r : writer.take_releases()) {
+			auto at = std::find(starts.begin(), starts.end(), r.put_start);
+			if (at != starts.end())
+				p->samples[static_cast<size_t>(at - starts.begin())][kRelease] =
+					diff(r.released, r.put_start);
 		}
 	}
 	if (verify && alive && p->measured()) verify_point(o, c, p);

@@ -14,8 +14,26 @@
 
 namespace pixelport::sweep {
 
-/** What a frame's time went into, ns. Client: fill, submit, latency. Compositor: the rest. */
-enum Phase { kFill, kSubmit, kTransfer, kConvert, kUpload, kPresent, kLatency, kCost, kPhaseCount };
+/**
+ * What a frame's time went into, ns. Client: fill, submit, latency, and the three after cost:
+ * frame (commit to the frame callback's done, as the client read it), frame_interval (from the
+ * previous measured frame's done to this one's), release (commit to its buffer's
+ * wl_buffer.release; reused buffers only). Compositor: the rest.
+ */
+enum Phase {
+	kFill,
+	kSubmit,
+	kTransfer,
+	kConvert,
+	kUpload,
+	kPresent,
+	kLatency,
+	kCost,
+	kFrame,
+	kFrameInterval,
+	kRelease,
+	kPhaseCount
+};
 const char *phase_name(int phase);
 /** Phases that come from the compositor's timing protocol ("-" without it). */
 bool phase_from_compositor(int phase);

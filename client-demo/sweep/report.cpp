@@ -14,8 +14,8 @@
 namespace pixelport::sweep {
 
 namespace {
-constexpr const char *kPhaseNames[kPhaseCount] = {
-	"fill", "submit", "transfer", "convert", "upload", "present", "latency", "cost"};
+constexpr const char *kPhaseNames[kPhaseCount] = {"fill", "submit", "transfer", "convert", "upload", "present",
+	"latency", "cost", "frame", "frame_interval", "release"};
 
 std::string dur(int64_t ns) { return ns < 0 ? "-" : timing::format_duration_ns(static_cast<double>(ns)); }
 

@@ -13,7 +13,8 @@ all alike). Workloads, all measured from the client side so that they mean the s
            the CPU of compositor and client per shown frame, frames shown and dropped, a second
            client's roundtrips while it plays, the compositor's RSS at the end
   present  pixelport-sweep's client view over wl_shm (XRGB8888, and NV12 where advertised) at
-           the video's size: commit to presented (wp_presentation) and the client's submit time
+           the video's size: commit to presented (wp_presentation), the frame callbacks'
+           interval, commit to the buffer's release, and the client's submit time
 A compositor that is missing or does not start gets a row with the reason; one that starts and
 then gives no numbers (or dies) is an error: exit status 1. Writes compositors.json, then the
 report (compositors_report.py: compositors.txt, .csv and the plots).
@@ -42,6 +43,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 NAMES = ["reference", "reference-stock", "sway", "sway-stock", "labwc", "labwc-stock", "cage", "cage-stock",
          "weston-gl", "weston-pixman", "mutter", "kwin"]
 SOCKET = "wayland-cmp"
+# pixelport-sweep's phases kept from the present workload (pixelport-sweep(1), "Phases"): the
+# client's four, then the plugin's own two where it is loaded (timing protocol).
+PRESENT_PHASES = ("latency", "frame_interval", "release", "submit", "convert", "upload")
 
 
 def log(msg):
@@ -396,8 +400,7 @@ def run_sweep(args, running, outdir, formats, width, height):
     points = {}
     for p in j["points"]:
         # convert and upload: the compositor's own phases, where the plugin reports them (timing protocol).
-        points[p["format"]] = {"note": p.get("note"), **{f"{ph}_ns": values(p, ph)
-                                                         for ph in ("latency", "submit", "convert", "upload")}}
+        points[p["format"]] = {"note": p.get("note"), **{f"{ph}_ns": values(p, ph) for ph in PRESENT_PHASES}}
     return points
 
 
@@ -499,8 +502,8 @@ def main():
                                         fmts, width, height)
                         for fmt, pt in pts.items():
                             acc = row["present"].setdefault(fmt, {"note": None})
-                            for k in ("latency_ns", "submit_ns", "convert_ns", "upload_ns"):
-                                acc[k] = acc.get(k, []) + pt[k]
+                            for ph in PRESENT_PHASES:
+                                acc[ph + "_ns"] = acc.get(ph + "_ns", []) + pt[ph + "_ns"]
                             acc["note"] = acc["note"] or pt["note"]
                     if not running.alive():
                         raise videoplay.PlayError(f"exited during {wname} (status {running.proc.returncode})")

@@ -215,7 +215,9 @@ def table(results):
         lines.append("")
     w0 = results["workloads"][0]
     lines.append(f"commit to presented (wp_presentation, client clock), {w0['width']}x{w0['height']} over wl_shm, "
-                 "p50 / p99 ms, frames; the client's submit p50; where the plugin is loaded, its convert and upload p50")
+                 "p50 / p99 ms, frames; p50 of the frame callbacks' interval, of commit to the buffer's release "
+                 "(a buffer the compositor keeps until the next commit has none) and of the client's submit; "
+                 "where the plugin is loaded, its convert and upload p50")
     for r in rows:
         if r["status"] != "ok":
             continue
@@ -226,8 +228,11 @@ def table(results):
                 continue
             if p["latency_ns"]:
                 own = [f"{ph} {median(p[ph + '_ns']) / 1e6:.2f}" for ph in ("convert", "upload") if p.get(ph + "_ns")]
+                client = [f"{name} {median(p[ph + '_ns']) / 1e6:.2f}" for ph, name in
+                          (("frame_interval", "frame interval"), ("release", "release"), ("submit", "submit"))
+                          if p.get(ph + "_ns")]
                 cells.append(f"{fmt} {median(p['latency_ns']) / 1e6:.1f} / {pct(p['latency_ns'], 0.99) / 1e6:.1f} "
-                             f"({len(p['latency_ns'])}), submit {median(p['submit_ns']) / 1e6:.2f}"
+                             f"({len(p['latency_ns'])}), {', '.join(client)}"
                              + (f" (the plugin's timing: {', '.join(own)})" if own else ""))
             else:
                 cells.append(f"{fmt}: {p['note'] or 'no presentation times'}")
@@ -331,9 +336,12 @@ def write(results, out):
         c = csv.writer(f)
         c.writerow(["compositor", "label", "status", "reason", "workload", "how", "rounds", "shown", "dropped",
                     "compositor_ms_per_frame", "client_ms_per_frame", "total_ms_per_frame", "probe_p50_ms",
-                    "probe_p99_ms", "probe_worst_ms", "peak_rss_mib", "present_xrgb_p50_ms", "present_nv12_p50_ms"])
+                    "probe_p99_ms", "probe_worst_ms", "peak_rss_mib", "present_xrgb_p50_ms", "present_nv12_p50_ms",
+                    "frame_interval_xrgb_p50_ms", "frame_interval_nv12_p50_ms", "release_xrgb_p50_ms",
+                    "release_nv12_p50_ms"])
         for r in results["compositors"]:
-            pres = [median((r["present"].get(f) or {}).get("latency_ns") or [None]) for f in ("XRGB8888", "NV12")]
+            pres = [median((r["present"].get(f) or {}).get(ph + "_ns") or [None])
+                    for ph in ("latency", "frame_interval", "release") for f in ("XRGB8888", "NV12")]
             pres = ["" if p is None else f"{p / 1e6:.3f}" for p in pres]
             for w in results["workloads"]:
                 s = summarize(r, w["name"]) if r["status"] == "ok" else None

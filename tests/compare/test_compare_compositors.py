@@ -88,10 +88,18 @@ try:
         if lat:
             # A 60 Hz output: a frame is shown within a few refreshes of its commit.
             check(2e6 < statistics.median(lat) < 100e6, f"{name}: commit to presented median {statistics.median(lat)} ns")
+        # Each frame committed once the last was presented: frame callbacks a refresh or more apart.
+        iv = c["present"].get("XRGB8888", {}).get("frame_interval_ns", [])
+        check(len(iv) >= len(lat) - 2 and (not iv or statistics.median(iv) > 8e6),
+              f"{name}: {len(iv)} frame intervals, median {statistics.median(iv) if iv else None} ns")
+        check(len(c["present"].get("XRGB8888", {}).get("release_ns", [])) >= len(lat) - 4, f"{name}: releases")
     check(len(rows["reference"]["present"].get("NV12", {}).get("latency_ns", [])) >= 40, "reference: NV12 presented")
     check("NV12" not in rows["reference-stock"]["present"], "stock wlroots has no NV12")
     # The plugin's own phases (timing protocol) where it is loaded, and nowhere else.
     check(len(rows["reference"]["present"]["NV12"].get("convert_ns", [])) >= 40, "reference: NV12 convert times")
+    # A converted buffer comes back once converted; one shown in place only after the next commit.
+    rel = {f: statistics.median(rows["reference"]["present"][f].get("release_ns") or [0]) for f in ("NV12", "XRGB8888")}
+    check(0 < rel["NV12"] < rel["XRGB8888"], f"reference: release medians {rel}")
     check(not rows["reference-stock"]["present"]["XRGB8888"].get("upload_ns"), "stock has no timing protocol")
     if video:
         check("least " in r.stdout and "others to it: " in r.stdout and "x (" in r.stdout, "a verdict with ratios")

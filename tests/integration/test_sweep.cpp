@@ -3,9 +3,11 @@
 // (or is skipped with a note), and each bad input gives one clear error line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -155,6 +157,73 @@ TEST(Sweep, QuickSweepWritesEveryFileWithSaneValues) {
 // --confirm-compositor: each confirming round in a compositor of its own (none of the rounds'
 // commits reach the sweep's compositor), stopped after its round; a command that does not
 // start one leaves the rounds to the sweep's compositor, with one line saying so.
+// The client's own phases after cost: the frame callbacks' interval and commit to release. A
+// buffer the plugin converts comes back once converted; one it shows in place comes back only
+// after the next commit, which the sweep sends once this one was presented.
+TEST(Sweep, FrameIntervalAndReleaseAreTheClientsToo) {
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start());
+	fs::path out = fs::path(fx.runtime_dir()) / "client-phases";
+	std::string so, se;
+	ASSERT_EQ(fx.run_client(sweep({"--sizes", "256x256", "--formats", "XRGB8888,NV12", "--transports", "shm",
+					      "--warmup", "1", "--frames", "8", "--min-frames", "8", "--point-seconds",
+					      "0", "--timeout-ms", "5000", "--pattern", "--no-plot", "--no-verify",
+					      "--confirm-rounds", "0", "-o", out.string()},
+					false),
+			  30000, &so, &se),
+		0)
+		<< se;
+	json j = read_json(out / "sweep.json");
+	const json &order = j["sample_phases"];
+	auto index = [&](const std::string &phase) {
+		auto at = std::find(order.begin(), order.end(), phase);
+		EXPECT_NE(at, order.end()) << phase;
+		return static_cast<size_t>(at - order.begin());
+	};
+	const size_t latency = index("latency"), frame = index("frame"), interval = index("frame_interval"),
+		     release = index("release");
+	std::map<std::string, std::vector<double>> releases;
+	for (const char *format : {"XRGB8888", "NV12"}) {
+		const json *p = find_point(j, format, "shm");
+		ASSERT_NE(p, nullptr) << format;
+		const json &samples = (*p)["samples"];
+		ASSERT_EQ(samples.size(), 8u) << format;
+		int intervals = 0;
+		for (size_t i = 0; i < samples.size(); i++) {
+			const json &s = samples[i];
+			ASSERT_FALSE(s[frame].is_null()) << format << " frame " << i;
+			EXPECT_GT(s[frame].get<int64_t>(), 0);
+			if (!s[interval].is_null()) {
+				intervals++;
+				// Each frame is committed once the last was presented: at least the hand-over apart.
+				EXPECT_GE(s[interval].get<int64_t>(), s[frame].get<int64_t>() / 4)
+					<< format << " " << i;
+			}
+			if (!s[release].is_null()) {
+				releases[format].push_back(s[release].get<double>());
+				if (std::string(format) == "XRGB8888") {
+					// Shown in place: released after the next commit, after this one's presentation.
+					EXPECT_GT(s[release].get<int64_t>(), s[latency].get<int64_t>()) << i;
+				}
+			}
+		}
+		EXPECT_EQ(intervals, 7) << format << ": every frame but the first";
+	}
+	// The last buffer (and, shown in place, the one before it) is still held at the point's end.
+	EXPECT_GE(releases["XRGB8888"].size(), 6u);
+	EXPECT_GE(releases["NV12"].size(), 7u);
+	auto median = [](std::vector<double> v) {
+		std::sort(v.begin(), v.end());
+		return v.empty() ? 0.0 : v[v.size() / 2];
+	};
+	EXPECT_LT(median(releases["NV12"]), median(releases["XRGB8888"]));
+	std::ifstream csv(out / "sweep.csv");
+	std::string header;
+	std::getline(csv, header);
+	EXPECT_NE(header.find("frame_interval_median_ns"), std::string::npos) << header;
+	EXPECT_NE(header.find("release_median_ns"), std::string::npos) << header;
+}
+
 TEST(Sweep, ConfirmingRoundsRunInCompositorsOfTheirOwn) {
 	for (bool good : {true, false}) {
 		SCOPED_TRACE(good ? "a compositor per round" : "a command that fails");
