@@ -15,26 +15,11 @@ import math
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 
-TIE = 0.02
-
-
-def median(v):
-    v = [x for x in v if x is not None]
-    return statistics.median(v) if v else None
-
-
-def pct(v, q):
-    s = sorted(v)
-    return s[min(len(s) - 1, int(q * len(s)))] if s else None
-
-
-def geomean(v):
-    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else None
+from ratios import TIE, clear, geomean, median, pct, ratio_interval
 
 
 def per_frame_ms(r, key):
@@ -87,18 +72,8 @@ def round_ratio(a, b):
 
 def bootstrap_ratio(a, b, seed=1, n=1000):
     """Ratio of medians a/b and whether its 95% bootstrap interval lies more than 2% from 1."""
-    ma, mb = median(a), median(b)
-    if not ma or not mb:
-        return None, False
-    rng, rs = random.Random(seed), []
-    for _ in range(n):
-        x = median([a[rng.randrange(len(a))] for _ in a])
-        y = median([b[rng.randrange(len(b))] for _ in b])
-        if y:
-            rs.append(x / y)
-    rs.sort()
-    lo, hi = rs[int(0.025 * len(rs))], rs[min(len(rs) - 1, int(0.975 * len(rs)))]
-    return ma / mb, lo > 1 + TIE or hi < 1 - TIE
+    r, lo, hi = ratio_interval(a, b, random.Random(seed), n)
+    return r, clear(lo, hi)
 
 
 def baseline(rows):

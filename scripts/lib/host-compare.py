@@ -15,21 +15,14 @@ PREFIX.csv and PREFIX.json; exits 1 when no point was measured in both runs.
 import argparse
 import csv
 import json
-import math
 import random
 import sys
+
+from ratios import TIE, clear, geomean, median, pct, ratio_interval
 
 # Index of each phase in a sample (pixelport-sweep's "sample_phases"; checked against the file).
 PHASES = ["fill", "submit", "transfer", "convert", "upload", "present", "latency", "cost"]
 RESAMPLES = 2000
-# A ratio counts as a difference only when its whole interval is more than 2% from 1 (the
-# sweep's verdict uses the same floor): presentation times sit on the refresh grid, and a few
-# microseconds either way would otherwise read as a difference.
-TIE = 0.02
-
-
-def clear(lo, hi):
-    return lo is not None and (lo > 1 + TIE or hi < 1 - TIE)
 
 
 def dur(ns):
@@ -51,17 +44,6 @@ def human_bytes(b):
         b /= 1024
 
 
-def median(v):
-    s = sorted(v)
-    n = len(s)
-    return None if n == 0 else (s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2)
-
-
-def pct(v, q):
-    s = sorted(v)
-    return None if not s else s[min(len(s) - 1, int(q * len(s)))]
-
-
 def load(sweep_dir):
     with open(f"{sweep_dir}/sweep.json") as f:
         j = json.load(f)
@@ -75,30 +57,11 @@ def load(sweep_dir):
     return j, points
 
 
-def ratio_interval(a, b, rng):
-    """Median ratio a/b and its 95% bootstrap interval (frames resampled within each run)."""
-    ma, mb = median(a), median(b)
-    if not ma or not mb:
-        return None, None, None
-    rs = []
-    for _ in range(RESAMPLES):
-        ra = median([a[rng.randrange(len(a))] for _ in a])
-        rb = median([b[rng.randrange(len(b))] for _ in b])
-        if rb:
-            rs.append(ra / rb)
-    rs.sort()
-    return ma / mb, rs[int(0.025 * len(rs))], rs[min(len(rs) - 1, int(0.975 * len(rs)))]
-
-
 def ratio_text(r, lo, hi):
     if r is None:
         return "-"
     sure = "" if clear(lo, hi) else " ~"
     return f"{r:.2f}x [{lo:.2f}-{hi:.2f}]{sure}"
-
-
-def geomean(v):
-    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else None
 
 
 def frame_records(path):
@@ -180,7 +143,7 @@ def main():
                "frames_plugin": p["frames"], "frames_stock": s["frames"],
                "pixels_plugin": p["pixels"], "pixels_stock": s["pixels"]}
         for ph in ("latency", "submit"):
-            r, lo, hi = ratio_interval(p["values"][ph], s["values"][ph], rng)
+            r, lo, hi = ratio_interval(p["values"][ph], s["values"][ph], rng, RESAMPLES)
             row[ph] = {"plugin_ns": median(p["values"][ph]), "stock_ns": median(s["values"][ph]),
                        "ratio": r, "low": lo, "high": hi}
         for ph in ("upload", "convert", "present"):

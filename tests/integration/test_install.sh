@@ -45,7 +45,7 @@ for p in pixelport-compositor pixelport-paint pixelport-sweep pixelport-compare;
 done
 # The compositor comparison: a script, and its modules where it looks for them (PREFIX/share).
 py=$root/share/pixelport/python
-want+=("$B/pixelport-compositors" "$py/compositors_report.py" "$py/videoplay.py")
+want+=("$B/pixelport-compositors" "$py/compositors_report.py" "$py/ratios.py" "$py/videoplay.py")
 if command -v scdoc >/dev/null; then want+=("$M/man1/pixelport-compositors.1"); fi
 for f in "${want[@]}"; do [[ -e $f ]] || fail "not installed: ${f#"$dest"}"; done
 [[ -x $B/pixelport-compositors ]] || fail "pixelport-compositors is not executable"
