@@ -20,6 +20,7 @@ then gives no numbers (or dies) is an error: exit status 1. Writes compositors.j
 report (compositors_report.py: compositors.txt, .csv and the plots).
 """
 import argparse
+import atexit
 import glob
 import json
 import os
@@ -215,6 +216,7 @@ class KWin(Peer):
         if not self.bin:
             self.reason = "not installed (apt-get install kwin-wayland)"
             return
+        self.bin = runnable(self.bin, self.notes)
         if not shutil.which("dbus-daemon"):
             self.reason = "no dbus-daemon for its private session bus (apt-get install dbus)"
             return
@@ -266,6 +268,40 @@ def wayland_socket(runtime, name):
     return None
 
 
+def has_file_caps(path):
+    try:
+        return bool(os.getxattr(path, "security.capability"))
+    except OSError:
+        return False
+
+
+copies = None
+
+
+def runnable(path, notes):
+    """`path`, or a copy of it without its file capabilities where this environment refuses them
+    (a container's capability bounding set: exec fails with EPERM, kwin_wayland's
+    cap_sys_resource); the program then does without what they would raise. Noted in `notes`."""
+    try:
+        subprocess.run([path, "--version"], capture_output=True, timeout=30)
+        return path
+    except PermissionError:
+        if not has_file_caps(path):
+            return path
+    except (OSError, subprocess.TimeoutExpired):
+        return path
+    global copies
+    if copies is None:
+        copies = tempfile.mkdtemp(prefix="pixelport-cmp-bin-")
+        atexit.register(shutil.rmtree, copies, True)
+    copy = os.path.join(copies, os.path.basename(path))
+    shutil.copyfile(path, copy)  # not copy2: that would copy the capabilities too
+    os.chmod(copy, 0o755)
+    notes.append(f"ran from a copy of {path} without its file capabilities "
+                 "(this environment's capability bounding set refuses them)")
+    return copy
+
+
 class Running:
     """A started compositor: its process, private runtime and bus; stop() ends them by pid."""
 
@@ -291,13 +327,18 @@ class Running:
                 self.bus_pid = int(out.stdout.strip())
             env["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={bus}"
         env.update(peer.env)
-        self.proc = subprocess.Popen(peer.argv(self.runtime, width, height), env=env, stdin=subprocess.DEVNULL,
-                                     stdout=self.log, stderr=self.log, start_new_session=True)
+        self.start_error = None
+        argv = peer.argv(self.runtime, width, height)
+        try:
+            self.proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                                         start_new_session=True)
+        except OSError as e:
+            self.start_error = f"cannot run {argv[0]}: {e.strerror}"
 
     def wait_ready(self, timeout=30):
         """The socket's name once it accepts connections; None if the compositor exited or never listened."""
         end = time.monotonic() + timeout
-        while time.monotonic() < end:
+        while self.proc is not None and time.monotonic() < end:
             if self.proc.poll() is not None:
                 return None
             self.socket = wayland_socket(self.runtime, SOCKET if self.peer.named_socket else None)
@@ -310,11 +351,11 @@ class Running:
         return None
 
     def alive(self):
-        return self.proc.poll() is None
+        return self.proc is not None and self.proc.poll() is None
 
     def stop(self):
         """SIGTERM (as a session manager sends), 10 s, then SIGKILL; the same for its bus."""
-        for pid, proc in ((self.proc.pid, self.proc), (self.bus_pid, None)):
+        for pid, proc in ((self.proc.pid if self.proc else None, self.proc), (self.bus_pid, None)):
             if not pid:
                 continue
             try:
@@ -336,10 +377,11 @@ class Running:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-        status = self.proc.wait()
+        status = self.proc.wait() if self.proc else None
         # What it started (Weston's shell clients, cage's application) is in its session: ended too.
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            if self.proc:
+                os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         self.log.close()
@@ -481,7 +523,8 @@ def main():
                 running = Running(p, width, height, logfile)
                 try:
                     if not running.wait_ready():
-                        why = "exited at start" if not running.alive() else "no Wayland socket within 30 s"
+                        why = running.start_error or (
+                            "exited at start" if not running.alive() else "no Wayland socket within 30 s")
                         if rnd == 0 and not any(row["video"].values()):
                             row["status"], row["reason"] = "unavailable", f"did not start: {why} (see {p.name}.log)"
                         else:

@@ -201,16 +201,16 @@ def table(results):
             p = r["present"].get(fmt)
             if not p:
                 continue
+            own = [f"{ph} {median(p[ph + '_ns']) / 1e6:.2f}" for ph in ("convert", "upload") if p.get(ph + "_ns")]
+            client = [f"{name} {median(p[ph + '_ns']) / 1e6:.2f}" for ph, name in
+                      (("frame_interval", "frame interval"), ("release", "release"), ("submit", "submit"))
+                      if p.get(ph + "_ns")]
             if p["latency_ns"]:
-                own = [f"{ph} {median(p[ph + '_ns']) / 1e6:.2f}" for ph in ("convert", "upload") if p.get(ph + "_ns")]
-                client = [f"{name} {median(p[ph + '_ns']) / 1e6:.2f}" for ph, name in
-                          (("frame_interval", "frame interval"), ("release", "release"), ("submit", "submit"))
-                          if p.get(ph + "_ns")]
-                cells.append(f"{fmt} {median(p['latency_ns']) / 1e6:.1f} / {pct(p['latency_ns'], 0.99) / 1e6:.1f} "
-                             f"({len(p['latency_ns'])}), {', '.join(client)}"
-                             + (f" (the plugin's timing: {', '.join(own)})" if own else ""))
-            else:
-                cells.append(f"{fmt}: {p['note'] or 'no presentation times'}")
+                head = (f"{fmt} {median(p['latency_ns']) / 1e6:.1f} / {pct(p['latency_ns'], 0.99) / 1e6:.1f} "
+                        f"({len(p['latency_ns'])})")
+            else:  # a compositor without wp_presentation feedback still has the client's own times
+                head = f"{fmt}: {p['note'] or 'no presentation times'}"
+            cells.append(", ".join([head] + client) + (f" (the plugin's timing: {', '.join(own)})" if own else ""))
         lines.append(f"   {r['label']:<50} " + ("; ".join(cells) if cells else "not measured"))
     notes = sorted({n for r in rows for n in r["notes"]})
     for n in notes:

@@ -19,6 +19,7 @@ import unittest
 
 root = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
 sys.path.insert(0, os.path.join(root, "scripts", "lib"))
+import compositors  # noqa: E402
 import compositors_report as rep  # noqa: E402
 
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "debian12-quick.json")) as f:
@@ -120,6 +121,34 @@ class Report(unittest.TestCase):
         finally:
             shutil.rmtree(out)
 
+
+
+class Starting(unittest.TestCase):
+    def test_a_compositor_that_cannot_be_run_is_a_reason_not_a_crash(self):
+        d = tempfile.mkdtemp(prefix="pixelport-compare-test-")
+        try:
+            prog = os.path.join(d, "not-executable")
+            with open(prog, "w") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(prog, 0o644)
+
+            class Fake(compositors.Peer):
+                def argv(self, runtime, width, height):
+                    return [prog]
+
+            r = compositors.Running(Fake("fake"), 64, 64, os.path.join(d, "fake.log"))
+            self.assertTrue(r.start_error and r.start_error.startswith(f"cannot run {prog}: "), r.start_error)
+            self.assertIsNone(r.wait_ready(timeout=1))
+            self.assertFalse(r.alive())
+            r.stop()
+            self.assertFalse(os.path.exists(r.runtime))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def test_a_program_without_file_capabilities_runs_as_it_is(self):
+        notes = []
+        self.assertEqual(compositors.runnable("/bin/true", notes), "/bin/true")
+        self.assertEqual(notes, [])
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
