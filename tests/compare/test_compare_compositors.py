@@ -84,15 +84,19 @@ try:
                     "reference-stock": "client converts to BGRx (videoconvert)"}.get(name)
             check(want is None or how == want, f"{name}: {how}")
         lat = c["present"].get("XRGB8888", {}).get("latency_ns", [])
-        check(len(lat) >= 40, f"{name}: {len(lat)} presentation times")
+        # 2 rounds of frames; KWin 5.27's virtual output gives no presentation times (its
+        # frames are then paced by frame callbacks), every other compositor here does.
+        frames = len(c["present"].get("XRGB8888", {}).get("submit_ns", []))
+        check(frames >= 40, f"{name}: {frames} frames")
+        check(len(lat) == frames or (name == "kwin" and not lat), f"{name}: {len(lat)} presentation times")
         if lat:
             # A 60 Hz output: a frame is shown within a few refreshes of its commit.
             check(2e6 < statistics.median(lat) < 100e6, f"{name}: commit to presented median {statistics.median(lat)} ns")
         # Each frame committed once the last was presented: frame callbacks a refresh or more apart.
         iv = c["present"].get("XRGB8888", {}).get("frame_interval_ns", [])
-        check(len(iv) >= len(lat) - 2 and (not iv or statistics.median(iv) > 8e6),
+        check(len(iv) >= frames - 2 and (not iv or statistics.median(iv) > 8e6),
               f"{name}: {len(iv)} frame intervals, median {statistics.median(iv) if iv else None} ns")
-        check(len(c["present"].get("XRGB8888", {}).get("release_ns", [])) >= len(lat) - 4, f"{name}: releases")
+        check(len(c["present"].get("XRGB8888", {}).get("release_ns", [])) >= frames - 4, f"{name}: releases")
     check(len(rows["reference"]["present"].get("NV12", {}).get("latency_ns", [])) >= 40, "reference: NV12 presented")
     check("NV12" not in rows["reference-stock"]["present"], "stock wlroots has no NV12")
     # The plugin's own phases (timing protocol) where it is loaded, and nowhere else.
