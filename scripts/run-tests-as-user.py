@@ -36,7 +36,7 @@ tests = json.loads(subprocess.check_output(os.environ.get("MESON", "meson").spli
 def run(t):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp", "USER": user,
            "LANG": "C.UTF-8"}
-    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "PIXELPORT_HOSTS"):
         if k in os.environ:
             env[k] = os.environ[k]
     env.update(t.get("env", {}))

@@ -5,7 +5,8 @@
 // Windows are put at the output origin without decorations (sway: floating, no border; labwc:
 // a window rule; cage: its one maximized view), so a screenshot (grim: all three serve
 // wlr-screencopy) compares against the reference compositor's screenshot of the same frame.
-// A host that was not built (no ../shared/sources) is skipped with the reason.
+// A host that was not built (no ../shared/sources) is skipped with the reason. With
+// PIXELPORT_HOSTS (scripts/test --hosts labwc) only the listed hosts run, and each must be there.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -56,6 +57,17 @@ size_t count(const std::string &text, const std::string &what) {
 
 std::string prefix() { return build_path("PIXELPORT_HOSTS_PREFIX"); }
 
+// PIXELPORT_HOSTS, comma-separated; "" when unset (every host).
+std::string hosts_asked() {
+	const char *only = getenv("PIXELPORT_HOSTS");
+	return only ? only : "";
+}
+
+bool asked_for(const std::string &name) {
+	std::string list = "," + hosts_asked() + ",";
+	return hosts_asked().empty() || list.find("," + name + ",") != std::string::npos;
+}
+
 struct Host {
 	const char *name;
 	bool preload;
@@ -69,6 +81,13 @@ class RealCompositor : public testing::TestWithParam<Host> {
 protected:
 	void SetUp() override {
 		binary_ = prefix() + "/bin/" + GetParam().name;
+		if (!asked_for(GetParam().name)) {
+			GTEST_SKIP() << GetParam().name << " not asked for (PIXELPORT_HOSTS=" << hosts_asked()
+				     << ", scripts/test --hosts)";
+		}
+		if (access(binary_.c_str(), X_OK) != 0 && !hosts_asked().empty()) {
+			GTEST_FAIL() << "no " << binary_ << ", asked for by PIXELPORT_HOSTS=" << hosts_asked();
+		}
 		if (access(binary_.c_str(), X_OK) != 0) {
 			GTEST_SKIP() << "no " << binary_
 				     << ": scripts/test builds sway, labwc and cage when the release "

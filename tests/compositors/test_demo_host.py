@@ -13,7 +13,8 @@ tinywl), the same verdict of presentation in both. The timing log has the sweep'
 sway, labwc and cage are the compositors suite's builds (PIXELPORT_HOSTS_PREFIX, made by
 scripts/test with ../shared/sources): this test never builds them. A host that is absent, and
 every preloaded host under a sanitizer build (an instrumented module needs the sanitizer's
-runtime first in the host), is skipped with its reason. One line per host in
+runtime first in the host), is skipped with its reason; with PIXELPORT_HOSTS (scripts/test --hosts) sway,
+labwc and cage not listed are skipped and a listed one that is absent fails. One line per host in
 GoogleTest's format, so that scripts/test's closing line counts passes and skips.
 """
 import json
@@ -26,6 +27,7 @@ import time
 
 root, build = sys.argv[1], os.path.abspath(sys.argv[2])
 prefix = os.environ.get("PIXELPORT_HOSTS_PREFIX", "")
+asked = [h for h in os.environ.get("PIXELPORT_HOSTS", "").split(",") if h]
 SWEEP = ["--sizes", "16K", "--formats", "XRGB8888,NV12", "--warmup", "1", "--frames", "4", "--min-frames", "3",
          "--point-seconds", "0.05", "--confirm-rounds", "0", "--timeout-ms", "5000", "--pattern", "--no-plot"]
 
@@ -55,6 +57,10 @@ def skip_reason(host):
                 "test_preload runs tinywl with it here")
     if host == "tinywl":
         return None if tinywl() else "no tinywl (wlroots not built from subprojects/)"
+    if asked and host not in asked:
+        return f"not asked for (PIXELPORT_HOSTS={','.join(asked)}, scripts/test --hosts)"
+    if asked and not os.access(os.path.join(prefix, "bin", host), os.X_OK):
+        return None  # asked for: check() fails
     if not prefix or not os.access(os.path.join(prefix, "bin", host), os.X_OK):
         return (f"no {prefix}/bin/{host}: scripts/test builds sway, labwc and cage when the release sources are "
                 "present (../shared/sources or --sources DIR)")
@@ -62,6 +68,9 @@ def skip_reason(host):
 
 
 def check(host, results, failures):
+    if host in asked and not os.access(os.path.join(prefix, "bin", host), os.X_OK):
+        failures.append(f"no {prefix}/bin/{host}, asked for by PIXELPORT_HOSTS={','.join(asked)}")
+        return "", ""
     env = dict(os.environ)
     env.pop("WAYLAND_DISPLAY", None)
     r = subprocess.run([os.path.join(root, "scripts", "demo"), "--build", build, "--results", results, "--host", host,
