@@ -42,6 +42,16 @@ void verify_point(const Options &o, const Content &c, Point *p) {
 	p->pixels_note = r.note;
 }
 
+// The releases the writer read since the last call, into their samples' release phase. `starts`
+// (each sample's PutTiming::start) ascends: CLOCK_MONOTONIC.
+void take_releases(SurfaceWriter &writer, const std::vector<uint64_t> &starts, Point *p) {
+	for (const SurfaceWriter::Release &r : writer.take_releases()) {
+		auto at = std::lower_bound(starts.begin(), starts.end(), r.put_start);
+		if (at != starts.end() && *at == r.put_start)
+			p->samples[static_cast<size_t>(at - starts.begin())][kRelease] = diff(r.released, r.put_start);
+	}
+}
+
 } // namespace
 
 bool run_point(Connection &conn, TimingClient &timing, const Options &o, const Content &c, TransportChoice t, Point *p,
@@ -139,15 +149,12 @@ bool run_point(Connection &conn, TimingClient &timing, const Options &o, const C
 				s[kCost] = s[kSubmit];
 			}
 			p->samples.push_back(s);
+			// Each frame: the writer keeps only the latest releases for a caller that never takes them.
+			take_releases(writer, starts, p);
 		}
-		// Releases read while measuring: a buffer still shown at the end (the last frame's, and
-		// where the compositor keeps the previous one until the next commit, that one's) has none.
-		for (const SurfaceWriter::Release &r : writer.take_releases()) {
-			auto at = std::find(starts.begin(), starts.end(), r.put_start);
-			if (at != starts.end())
-				p->samples[static_cast<size_t>(at - starts.begin())][kRelease] =
-					diff(r.released, r.put_start);
-		}
+		take_releases(writer, starts, p);
+		// A buffer still shown at the end (the last frame's, and where the compositor keeps the
+		// previous one until the next commit, that one's) has no release.
 	}
 	if (verify && alive && p->measured()) verify_point(o, c, p);
 	timing.unsubscribe();
