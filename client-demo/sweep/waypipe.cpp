@@ -154,13 +154,17 @@ void run_peer(const Options &o, const std::vector<std::string> &size_args,
 		std::string label = "@waypipe-" + compress;
 		std::ifstream in(dir / "sweep.json");
 		if (status != 0 || !in) {
-			std::string why = server < 0 ? (fs::exists(sock, ec) ? "cannot start waypipe server"
-									     : "waypipe client made no socket in " +
-									       std::to_string(o.peer_timeout_s) + " s")
-				: status == -1
-				? "still running after " + std::to_string(o.peer_timeout_s) + " s, killed"
-				: status != 0 ? "waypipe server exited with status " + std::to_string(status)
-					      : "no results written";
+			const std::string limit = std::to_string(o.peer_timeout_s) + " s";
+			std::string why = "no results written";
+			if (server < 0 && !fs::exists(sock, ec)) {
+				why = "waypipe client made no socket in " + limit;
+			} else if (server < 0) {
+				why = "cannot start waypipe server";
+			} else if (status == -1) {
+				why = "still running after " + limit + ", killed";
+			} else if (status != 0) {
+				why = "waypipe server exited with status " + std::to_string(status);
+			}
 			notes->push_back("peer waypipe " + compress + " failed: " + why + "; see " + log);
 			continue;
 		}
