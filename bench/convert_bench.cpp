@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -134,14 +135,13 @@ void bm_convert(benchmark::State &st, uint32_t src, uint32_t dst, Size s, Conver
 
 #ifdef PP_HAVE_LIBYUV
 // libyuv's own entry points for the conversions it has, for "use libyuv where it is
-// as fast" decisions.
-void bm_libyuv(benchmark::State &st, uint32_t src, Size s) {
-	Images im = make_images(src, f::ARGB8888, s);
+// as fast" decisions. `im` is from make_images(src, ARGB8888, size).
+void libyuv_convert(uint32_t src, const Images &im) {
 	const SrcPlane *p = im.src.planes;
 	uint8_t *d = im.dst.data;
-	const int ds = int(im.dst.stride), w = s.w, h = s.h;
+	const int ds = int(im.dst.stride), w = im.src.width, h = im.src.height;
 	auto st_ = [&](int i) { return int(p[i].stride); };
-	iterate_paired(st, s, [&] {
+	{
 		switch (src) {
 		case f::RGB888: libyuv::RGB24ToARGB(p[0].data, st_(0), d, ds, w, h); break;
 		case f::BGR888: libyuv::RAWToARGB(p[0].data, st_(0), d, ds, w, h); break;
@@ -168,6 +168,13 @@ void bm_libyuv(benchmark::State &st, uint32_t src, Size s) {
 			break;
 		case f::ARGB8888: libyuv::ARGBAttenuate(p[0].data, st_(0), d, ds, w, h); break; // straight alpha
 		}
+	}
+}
+
+void bm_libyuv(benchmark::State &st, uint32_t src, Size s) {
+	Images im = make_images(src, f::ARGB8888, s);
+	iterate_paired(st, s, [&] {
+		libyuv_convert(src, im);
 		benchmark::ClobberMemory();
 	});
 }
@@ -365,9 +372,68 @@ void print_table(const char *title, const std::vector<std::string> &variants, co
 	}
 }
 
+// `--calls N VARIANT SRC->DST WxH`: that one conversion N times, untimed, then exit, for counting
+// what a call executes (bench/count_instructions.py runs it under qemu-user with 1 and with
+// more calls: the difference is the calls' alone). VARIANT: simd-1t, scalar-1t, straight-1t,
+// libyuv-1t, and sse2-1t on x86. Returns the exit status, or -1 when argv is not a --calls command.
+int calls_mode(int argc, char **argv) {
+	if (argc < 2 || std::strcmp(argv[1], "--calls") != 0) return -1;
+	if (argc != 6) {
+		std::fprintf(stderr, "usage: %s --calls N VARIANT SRC->DST WxH\n", argv[0]);
+		return 2;
+	}
+	const long n = std::strtol(argv[2], nullptr, 10);
+	const std::string variant = argv[3], conv = argv[4];
+	Size s{0, 0, argv[5]};
+	const bool size_ok = std::sscanf(argv[5], "%dx%d", &s.w, &s.h) == 2 && s.w > 0 && s.h > 0;
+	const Conv *found = nullptr;
+	const std::vector<Conv> all = conversions();
+	for (const Conv &c : all)
+		if (c.name() == conv) found = &c;
+	if (n < 1 || !size_ok || !found) {
+		std::fprintf(stderr, "--calls: bad count, size or conversion (names as in the tables)\n");
+		return 2;
+	}
+	Images im = make_images(found->src, found->dst, s);
+	ConvertOptions o;
+	o.stores = ConvertOptions::Stores::Cached;
+	if (variant == "scalar-1t")
+		o.force_scalar = true;
+	else if (variant == "straight-1t")
+		o.alpha = AlphaMode::Straight;
+#if defined(__x86_64__) || defined(__i386__)
+	else if (variant == "sse2-1t")
+		o.max_isa = Isa::SSE2;
+#endif
+	else if (variant == "libyuv-1t") {
+#ifdef PP_HAVE_LIBYUV
+		if (std::find(std::begin(kLibyuvSources), std::end(kLibyuvSources), found->src) ==
+			std::end(kLibyuvSources)) {
+			std::fprintf(stderr, "--calls: libyuv has no %s\n", conv.c_str());
+			return 2;
+		}
+		for (long i = 0; i < n; ++i) libyuv_convert(found->src, im);
+		return 0;
+#else
+		std::fprintf(stderr, "--calls: built without libyuv\n");
+		return 2;
+#endif
+	} else if (variant != "simd-1t") {
+		std::fprintf(stderr, "--calls: unknown variant %s\n", variant.c_str());
+		return 2;
+	}
+	for (long i = 0; i < n; ++i)
+		if (convert_image(im.src, im.dst, o) != Status::Ok) {
+			std::fprintf(stderr, "--calls: convert_image failed\n");
+			return 1;
+		}
+	return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+	if (const int status = calls_mode(argc, argv); status >= 0) return status;
 	benchmark::Initialize(&argc, argv);
 	if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 	register_all();

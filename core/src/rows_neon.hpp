@@ -111,38 +111,43 @@ struct Fast<SBytes<Code, Bpp, R, G, B, A>, D> {
 };
 
 // ---- 16-bit RGB words -> 8 bits, 16 pixels per step ----------------------------------------
-// Fields are extracted and bit-replicated in 16-bit lanes (expand() of the template),
-// narrowed to bytes and written by vst4.
+// Each field is narrowed to a byte with its top bit at bit 7 (vshrn, or vmovn and a shift for
+// fields low in the word), then expand() of the template is one instruction: vsri puts the
+// byte's own top bits below the field (v << (8 - n) | v >> (2n - 8) for n = 5, 6 and v * 17
+// for n = 4 are that bit replication), and a 1-bit field is spread by an arithmetic shift.
 template <int Shift, int Bits>
-inline uint8x8_t field8(uint16x8_t v) {
-	uint16x8_t f = v;
-	if constexpr (Shift > 0) f = vshrq_n_u16(v, Shift > 0 ? Shift : 1);
-	f = vandq_u16(f, vdupq_n_u16((1 << Bits) - 1));
+inline uint8x16_t field8(uint16x8_t v0, uint16x8_t v1) {
+	constexpr int top = Shift + Bits - 8; // right shift that puts the field's top bit at bit 7
+	uint8x16_t x;
+	if constexpr (top > 0)
+		x = vshrn_high_n_u16(vshrn_n_u16(v0, top > 0 ? top : 1), v1, top > 0 ? top : 1);
+	else
+		x = vmovn_high_u16(vmovn_u16(v0), v1);
+	if constexpr (top < 0) x = vshlq_n_u8(x, top < 0 ? -top : 0);
 	if constexpr (Bits == 1)
-		f = vmulq_n_u16(f, 255);
-	else if constexpr (Bits == 4)
-		f = vorrq_u16(vshlq_n_u16(f, 4), f);
-	else // 5 or 6: v << (8 - Bits) | v >> (2 * Bits - 8)
-		f = vorrq_u16(vshlq_n_u16(f, 8 - Bits), vshrq_n_u16(f, 2 * Bits - 8));
-	return vmovn_u16(f);
+		return vreinterpretq_u8_s8(vshrq_n_s8(vreinterpretq_s8_u8(x), 7));
+	else
+		return vsriq_n_u8(x, x, Bits);
 }
 
 template <class S, class D, int RS, int RB, int GS, int GB, int BS, int BB, int AS, int AB>
 void word16_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 	if (straight_alpha<S, D, &word16_row_neon<S, D, RS, RB, GS, GB, BS, BB, AS, AB>>(s, d, w, c)) return;
 	constexpr bool keep_a = D::alpha && AB > 0;
+	const uint8_t *p = s.p[0];
+	const uint8x16_t opaque = vdupq_n_u8(0xff);
 	const int32_t n = w & ~15;
 	for (int32_t i = 0; i < n; i += 16) {
-		const uint16x8_t v0 = load_u16x8(s.p[0] + 2 * int64_t(i)),
-				 v1 = load_u16x8(s.p[0] + 2 * int64_t(i) + 16);
+		const uint8x16x2_t x = vld1q_u8_x2(p + 2 * int64_t(i));
+		const uint16x8_t v0 = vreinterpretq_u16_u8(x.val[0]), v1 = vreinterpretq_u16_u8(x.val[1]);
 		uint8x16x4_t px;
-		px.val[0] = vcombine_u8(field8<BS, BB>(v0), field8<BS, BB>(v1));
-		px.val[1] = vcombine_u8(field8<GS, GB>(v0), field8<GS, GB>(v1));
-		px.val[2] = vcombine_u8(field8<RS, RB>(v0), field8<RS, RB>(v1));
+		px.val[0] = field8<BS, BB>(v0, v1);
+		px.val[1] = field8<GS, GB>(v0, v1);
+		px.val[2] = field8<RS, RB>(v0, v1);
 		if constexpr (keep_a)
-			px.val[3] = vcombine_u8(field8<AS, (AB > 0 ? AB : 1)>(v0), field8<AS, (AB > 0 ? AB : 1)>(v1));
+			px.val[3] = field8<AS, (AB > 0 ? AB : 1)>(v0, v1);
 		else
-			px.val[3] = vdupq_n_u8(0xff);
+			px.val[3] = opaque;
 		vst4q_u8(d + 4 * int64_t(i), px);
 	}
 	rgb_span<S, D>(s, d, n, w, false);
@@ -157,77 +162,83 @@ struct Fast<SWord16<Code, RS, RB, GS, GB, BS, BB, AS, AB>, D> {
 // ---- 8-bit YUV -> RGB in 16-bit lanes, 16 pixels per step ----------------------------------
 // yuv16_chroma / yuv16_luma / yuv16_out of rows_impl.hpp: vqrdmulh is pmulhrsw's
 // (a * b + 2^14) >> 15 (it saturates only for -32768 * -32768, and no coefficient is
-// -32768), vqadd is paddsw, vqmovun after the shift clamps to 0..255.
-// Loaders give the luma of even and odd pixels of 8 pairs apart, so each lines up with the
-// chroma of its pair without duplication.
+// -32768), vqadd is paddsw, vqshrun is the shift and the clamp to 0..255 in one.
+// Loaders give 16 luma bytes in pixel order and the 8 pairs' chroma as 16-bit lanes of
+// (C - 128) << 8, which is C << 8 with the top bit flipped (mod 2^16); the chroma terms are
+// then doubled by zip for the pairs' two pixels.
 template <class S>
 struct Yuv16NeonLoad;
 
+inline int16x8_t chroma16(uint16x8_t c_shl8) { return vreinterpretq_s16_u16(veorq_u16(c_shl8, vdupq_n_u16(0x8000))); }
+
+// Lanes of two chroma bytes (the low byte first in memory) -> each byte << 8.
+template <int Byte>
+inline int16x8_t chroma_of_pair(uint16x8_t pairs) {
+	return chroma16(Byte == 0 ? vshlq_n_u16(pairs, 8) : vandq_u16(pairs, vdupq_n_u16(0xff00)));
+}
+
 template <uint32_t Code, int U, int V>
 struct Yuv16NeonLoad<SSemi<Code, U, V>> {
-	static void load(const RowSrc &s, int32_t i, uint8x8_t &ye, uint8x8_t &yo, uint8x8_t &u, uint8x8_t &v) {
-		const uint8x8x2_t y = vld2_u8(s.p[0] + i), c = vld2_u8(s.p[1] + i);
-		ye = y.val[0];
-		yo = y.val[1];
-		u = c.val[U];
-		v = c.val[V];
+	static void load(const RowSrc &s, int32_t i, uint8x16_t &y, int16x8_t &u, int16x8_t &v) {
+		y = vld1q_u8(s.p[0] + i);
+		const uint16x8_t c = vreinterpretq_u16_u8(vld1q_u8(s.p[1] + i));
+		u = chroma_of_pair<U>(c);
+		v = chroma_of_pair<V>(c);
 	}
 };
 
 template <uint32_t Code, int UP, int VP>
 struct Yuv16NeonLoad<SPlanar<Code, UP, VP>> {
-	static void load(const RowSrc &s, int32_t i, uint8x8_t &ye, uint8x8_t &yo, uint8x8_t &u, uint8x8_t &v) {
-		const uint8x8x2_t y = vld2_u8(s.p[0] + i);
-		ye = y.val[0];
-		yo = y.val[1];
-		u = vld1_u8(s.p[UP] + i / 2);
-		v = vld1_u8(s.p[VP] + i / 2);
+	static void load(const RowSrc &s, int32_t i, uint8x16_t &y, int16x8_t &u, int16x8_t &v) {
+		y = vld1q_u8(s.p[0] + i);
+		u = chroma16(vshll_n_u8(vld1_u8(s.p[UP] + i / 2), 8));
+		v = chroma16(vshll_n_u8(vld1_u8(s.p[VP] + i / 2), 8));
 	}
 };
 
+// vld2 splits the 4-byte groups' even and odd bytes: one of them is the luma in pixel order,
+// the other the pairs' Cb and Cr.
 template <uint32_t Code, int Y0, int U, int Y1, int V>
 struct Yuv16NeonLoad<SPacked422<Code, Y0, U, Y1, V>> {
-	static void load(const RowSrc &s, int32_t i, uint8x8_t &ye, uint8x8_t &yo, uint8x8_t &u, uint8x8_t &v) {
-		const uint8x8x4_t x = vld4_u8(s.p[0] + 2 * int64_t(i));
-		ye = x.val[Y0];
-		yo = x.val[Y1];
-		u = x.val[U];
-		v = x.val[V];
+	static_assert(Y1 == Y0 + 2 && V == (U ^ 2));
+	static void load(const RowSrc &s, int32_t i, uint8x16_t &y, int16x8_t &u, int16x8_t &v) {
+		const uint8x16x2_t x = vld2q_u8(s.p[0] + 2 * int64_t(i));
+		y = x.val[Y0 & 1];
+		const uint16x8_t c = vreinterpretq_u16_u8(x.val[U & 1]);
+		u = chroma_of_pair<(U >> 1)>(c);
+		v = chroma_of_pair<(V >> 1)>(c);
 	}
 };
 
 template <class S, class D>
 void yuv16_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 	static_assert(D::cb == 8 && !D::bgr);
-	const int16x8_t yoff = vdupq_n_s16(static_cast<int16_t>(c.y_off)), coff = vdupq_n_s16(128);
+	// (Y - off) << 7 fits 16 bits for Y, off in 0..255, so Y << 7 - off << 7 wraps to it.
+	const int16x8_t yoff = vdupq_n_s16(static_cast<int16_t>(c.y_off * 128));
 	const int16x8_t cy = vdupq_n_s16(static_cast<int16_t>(c.y_mul14)), r32 = vdupq_n_s16(32);
 	const int16x8_t krv = vdupq_n_s16(static_cast<int16_t>(c.rv)), kgu = vdupq_n_s16(static_cast<int16_t>(-c.gu));
 	const int16x8_t kgv = vdupq_n_s16(static_cast<int16_t>(-c.gv)), kbu = vdupq_n_s16(static_cast<int16_t>(c.bu));
-	auto s16 = [](uint8x8_t x) { return vreinterpretq_s16_u16(vmovl_u8(x)); };
-	auto luma = [&](uint8x8_t y) {
-		return vaddq_s16(vqrdmulhq_s16(vshlq_n_s16(vsubq_s16(s16(y), yoff), 7), cy), r32);
+	const uint8x16_t opaque = vdupq_n_u8(0xff);
+	auto luma = [&](uint16x8_t y_shl7) {
+		return vaddq_s16(vqrdmulhq_s16(vsubq_s16(vreinterpretq_s16_u16(y_shl7), yoff), cy), r32);
 	};
-	auto out = [](int16x8_t y, int16x8_t t) { return vqmovun_s16(vshrq_n_s16(vqaddq_s16(y, t), 6)); };
-	// Even and odd pixels' bytes back into pixel order.
-	auto zip = [](uint8x8_t e, uint8x8_t o) {
-		const uint8x8x2_t z = vzip_u8(e, o);
-		return vcombine_u8(z.val[0], z.val[1]);
+	auto out = [](int16x8_t y0, int16x8_t y1, int16x8_t t0, int16x8_t t1) {
+		return vqshrun_high_n_s16(vqshrun_n_s16(vqaddq_s16(y0, t0), 6), vqaddq_s16(y1, t1), 6);
 	};
 	const int32_t n = w & ~15;
 	for (int32_t i = 0; i < n; i += 16) {
-		uint8x8_t y8[2], u8, v8;
-		Yuv16NeonLoad<S>::load(s, i, y8[0], y8[1], u8, v8);
-		const int16x8_t u = vshlq_n_s16(vsubq_s16(s16(u8), coff), 8);
-		const int16x8_t v = vshlq_n_s16(vsubq_s16(s16(v8), coff), 8);
+		uint8x16_t y8;
+		int16x8_t u, v;
+		Yuv16NeonLoad<S>::load(s, i, y8, u, v);
 		const int16x8_t tr = vqrdmulhq_s16(v, krv);
 		const int16x8_t tg = vqaddq_s16(vqrdmulhq_s16(u, kgu), vqrdmulhq_s16(v, kgv));
 		const int16x8_t tb = vqrdmulhq_s16(u, kbu);
-		const int16x8_t ye = luma(y8[0]), yo = luma(y8[1]);
+		const int16x8_t y0 = luma(vshll_n_u8(vget_low_u8(y8), 7)), y1 = luma(vshll_high_n_u8(y8, 7));
 		uint8x16x4_t px;
-		px.val[0] = zip(out(ye, tb), out(yo, tb));
-		px.val[1] = zip(out(ye, tg), out(yo, tg));
-		px.val[2] = zip(out(ye, tr), out(yo, tr));
-		px.val[3] = vdupq_n_u8(0xff);
+		px.val[0] = out(y0, y1, vzip1q_s16(tb, tb), vzip2q_s16(tb, tb));
+		px.val[1] = out(y0, y1, vzip1q_s16(tg, tg), vzip2q_s16(tg, tg));
+		px.val[2] = out(y0, y1, vzip1q_s16(tr, tr), vzip2q_s16(tr, tr));
+		px.val[3] = opaque;
 		vst4q_u8(d + 4 * int64_t(i), px);
 	}
 	yuv_span<S, D>(s, d, n, w, c);
