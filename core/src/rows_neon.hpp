@@ -287,7 +287,7 @@ struct Fast<S2101010<Code, Bgr, Alpha>, D> {
 };
 
 // ---- 10-bit YUV (P010) -> RGB, 16 pixels per step ------------------------------------------
-// yuv_pixel() of rows_impl.hpp in 32-bit lanes (10-bit terms do not fit 16 bits). vuzp
+// To 10 bits: yuv_pixel() of rows_impl.hpp in 32-bit lanes, packed into 2:10:10:10 words. vuzp
 // splits luma into even and odd pixels and chroma into Cb and Cr of 8 pairs; vzip puts
 // the finished pixels back in order.
 template <class S, class D>
@@ -331,9 +331,70 @@ void p010_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 	yuv_span<S, D>(s, d, n, w, c);
 }
 
+// To 8 bits, 16 pixels per step, the same sums with 16-bit inputs: 10-bit samples fit 16
+// bits, and so does every coefficient (at most about 2.2 * 2^13; checked, else the
+// template), so each product is one widening multiply. The offsets' products are constants
+// folded into each channel's rounding term: (Y - yoff) * ym + rnd + (V - coff) * rv is
+// Y * ym + V * rv + (rnd - yoff * ym - coff * rv), the same int32 sum. vqshrun then vqmovn
+// is the shift with the clamp to 0..255. vld2 splits luma into even and odd pixels and
+// chroma into Cb and Cr, so each pixel meets its pair's terms without copies.
+template <class S, class D>
+void p010_row_neon8(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	static_assert(D::cb == 8 && !D::bgr);
+	using M = YuvMath<S, D>;
+	auto fits16 = [](int32_t k) { return k >= -32768 && k <= 32767; };
+	if (!(fits16(c.y_mul) && fits16(c.rv) && fits16(c.gu) && fits16(c.gv) && fits16(c.bu))) {
+		yuv_span<S, D>(s, d, 0, w, c);
+		return;
+	}
+	const int16_t ym = int16_t(c.y_mul), rv = int16_t(c.rv), gu = int16_t(c.gu), gv = int16_t(c.gv),
+		      bu = int16_t(c.bu);
+	const int32_t ky = M::rnd - (c.y_off << (S::bits - 8)) * c.y_mul;
+	const int32x4_t kr = vdupq_n_s32(ky - M::coff * c.rv), kb = vdupq_n_s32(ky - M::coff * c.bu);
+	const int32x4_t kg = vdupq_n_s32(ky + M::coff * (c.gu + c.gv));
+	const uint8x16_t opaque = vdupq_n_u8(0xff);
+	auto s10 = [](uint16x8_t x) { return vreinterpretq_s16_u16(vshrq_n_u16(x, 6)); };
+	// One channel of 16 pixels: even and odd luma products (two halves each) plus the pairs' term.
+	auto channel = [](const int32x4_t(&e)[2], const int32x4_t(&o)[2], const int32x4_t(&t)[2]) {
+		const uint16x8_t ev = vqshrun_high_n_s32(
+			vqshrun_n_s32(vaddq_s32(e[0], t[0]), M::shift), vaddq_s32(e[1], t[1]), M::shift);
+		const uint16x8_t od = vqshrun_high_n_s32(
+			vqshrun_n_s32(vaddq_s32(o[0], t[0]), M::shift), vaddq_s32(o[1], t[1]), M::shift);
+		return vqmovn_high_u16(vqmovn_u16(vzip1q_u16(ev, od)), vzip2q_u16(ev, od));
+	};
+	const uint8_t *py = s.p[0], *pc = s.p[1];
+	const int32_t n = w & ~15;
+	for (int32_t i = 0; i < n; i += 16) {
+		const uint16x8x2_t y = vld2q_u16(reinterpret_cast<const uint16_t *>(py + 2 * int64_t(i)));
+		const uint16x8x2_t uv = vld2q_u16(reinterpret_cast<const uint16_t *>(pc + 2 * int64_t(i)));
+		const int16x8_t ye = s10(y.val[0]), yo = s10(y.val[1]), u = s10(uv.val[0]), v = s10(uv.val[1]);
+		const int32x4_t e[2] = {vmull_n_s16(vget_low_s16(ye), ym), vmull_high_n_s16(ye, ym)};
+		const int32x4_t o[2] = {vmull_n_s16(vget_low_s16(yo), ym), vmull_high_n_s16(yo, ym)};
+		const int32x4_t tr[2] = {vmlal_n_s16(kr, vget_low_s16(v), rv), vmlal_high_n_s16(kr, v, rv)};
+		const int32x4_t tg[2] = {vmlsl_n_s16(vmlsl_n_s16(kg, vget_low_s16(u), gu), vget_low_s16(v), gv),
+			vmlsl_high_n_s16(vmlsl_high_n_s16(kg, u, gu), v, gv)};
+		const int32x4_t tb[2] = {vmlal_n_s16(kb, vget_low_s16(u), bu), vmlal_high_n_s16(kb, u, bu)};
+		uint8x16x4_t px;
+		px.val[0] = channel(e, o, tb);
+		px.val[1] = channel(e, o, tg);
+		px.val[2] = channel(e, o, tr);
+		px.val[3] = opaque;
+		vst4q_u8(d + 4 * int64_t(i), px);
+	}
+	yuv_span<S, D>(s, d, n, w, c);
+}
+
+template <class D>
+constexpr RowFn p010_row_for() {
+	if constexpr (D::cb == 8 && !D::bgr)
+		return &p010_row_neon8<SP010, D>;
+	else
+		return &p010_row_neon<SP010, D>;
+}
+
 template <class D>
 struct Fast<SP010, D> {
-	static constexpr RowFn fn = &p010_row_neon<SP010, D>;
+	static constexpr RowFn fn = p010_row_for<D>();
 };
 
 // ---- half float RGBA, 4 pixels per step ----------------------------------------------------
