@@ -15,25 +15,23 @@ inline uint32x4_t load_u32x4(const uint8_t *p) { return vreinterpretq_u32_u8(vld
 // The fast rows write the straight colour and the stored alpha exactly as the template does
 // before it premultiplies; this pass applies premul<D::amax>() of rows_impl.hpp to them.
 // 8 bits: round(c * a / 255) == (t + (t >> 8)) >> 8 with t = c * a + 128 (c * a / 255 is
-// never a tie; t + (t >> 8) < 2^16, so vaddhn is exact). 10-bit colour, 2-bit alpha:
+// never a tie): with x = c * a that is vrshrn(x + vrshr(x, 8), 8), and vrsra adds the inner
+// term in one instruction (x + ((x + 128) >> 8) < 2^16; vrshrn rounds without overflow). 10-bit colour, 2-bit alpha:
 // (2ca + 3) / 6 == ((2ca + 3) * 10923) >> 16 for 2ca + 3 <= 6141.
 template <class D>
 void premultiply_row(uint8_t *d, int32_t w) {
 	static_assert(D::alpha);
 	int32_t i = 0;
 	if constexpr (D::cb == 8) {
-		const uint16x8_t r128 = vdupq_n_u16(128);
-		auto mul = [&](uint8x8_t c, uint8x8_t a) {
-			const uint16x8_t t = vaddq_u16(vmull_u8(c, a), r128);
-			return vaddhn_u16(t, vshrq_n_u16(t, 8));
-		};
+		auto div255 = [](uint16x8_t x) { return vrsraq_n_u16(x, x, 8); }; // before vrshrn by 8
 		for (; i + 16 <= w; i += 16) {
 			uint8_t *p = d + 4 * int64_t(i);
 			uint8x16x4_t x = vld4q_u8(p); // B G R A
 			const uint8x16_t a = x.val[3];
 			for (int k = 0; k < 3; ++k)
-				x.val[k] = vcombine_u8(mul(vget_low_u8(x.val[k]), vget_low_u8(a)),
-					mul(vget_high_u8(x.val[k]), vget_high_u8(a)));
+				x.val[k] = vrshrn_high_n_u16(
+					vrshrn_n_u16(div255(vmull_u8(vget_low_u8(x.val[k]), vget_low_u8(a))), 8),
+					div255(vmull_high_u8(x.val[k], a)), 8);
 			vst4q_u8(p, x);
 		}
 	} else {
