@@ -285,60 +285,18 @@ struct Fast<S2101010<Code, Bgr, Alpha>, D> {
 };
 
 // ---- 10-bit YUV (P010) -> RGB, 16 pixels per step ------------------------------------------
-// To 10 bits: yuv_pixel() of rows_impl.hpp in 32-bit lanes, packed into 2:10:10:10 words. vuzp
-// splits luma into even and odd pixels and chroma into Cb and Cr of 8 pairs; vzip puts
-// the finished pixels back in order.
+// yuv_pixel() of rows_impl.hpp with 16-bit inputs: 10-bit samples fit 16 bits, and so does
+// every coefficient (at most about 2.2 * 2^13; checked, else the template), so each product is
+// one widening multiply into the same int32 sums. The offsets' products are constants folded
+// into each channel's rounding term: (Y - yoff) * ym + rnd + (V - coff) * rv is
+// Y * ym + V * rv + (rnd - yoff * ym - coff * rv). vqshrun shifts and clamps at 0 (and 65535).
+// vld2 splits luma into even and odd pixels and chroma into Cb and Cr, so each pixel meets its
+// pair's terms without copies. 8-bit targets: vqmovn clamps at 255, zip restores pixel order,
+// vst4 writes B G R A. 10-bit targets: each word's low and high 16 bits are built by vsli in
+// 16-bit lanes, and vst4 of (even low, even high, odd low, odd high) writes the words in order.
 template <class S, class D>
 void p010_row_neon(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
-	using M = YuvMath<S, D>;
-	const int32x4_t yoff = vdupq_n_s32(c.y_off << (S::bits - 8)), coff = vdupq_n_s32(M::coff);
-	const int32x4_t rnd = vdupq_n_s32(M::rnd), maxv = vdupq_n_s32(M::maxv), zero = vdupq_n_s32(0);
-	const uint32x4_t amax = vdupq_n_u32(D::amax << (3 * D::cb));
-	auto s32 = [](uint16x4_t x) { return vreinterpretq_s32_u32(vmovl_u16(x)); };
-	auto channel = [&](int32x4_t y, int32x4_t t) {
-		return vreinterpretq_u32_s32(vminq_s32(vmaxq_s32(vshrq_n_s32(vaddq_s32(y, t), M::shift), zero), maxv));
-	};
-	auto pack = [&](int32x4_t y, int32x4_t rc, int32x4_t gc, int32x4_t bc) {
-		const uint32x4_t r = channel(y, rc), g = channel(y, gc), b = channel(y, bc);
-		const uint32x4_t lo = D::bgr ? r : b, hi = D::bgr ? b : r;
-		return vorrq_u32(vorrq_u32(vshlq_n_u32(hi, 2 * D::cb), vshlq_n_u32(g, D::cb)), vorrq_u32(lo, amax));
-	};
-	const int32_t n = w & ~15;
-	for (int32_t i = 0; i < n; i += 16) {
-		const uint8_t *py = s.p[0] + 2 * int64_t(i), *pc = s.p[1] + 2 * int64_t(i);
-		const uint16x8_t y0 = vshrq_n_u16(load_u16x8(py), 6), y1 = vshrq_n_u16(load_u16x8(py + 16), 6);
-		const uint16x8_t c0 = vshrq_n_u16(load_u16x8(pc), 6), c1 = vshrq_n_u16(load_u16x8(pc + 16), 6);
-		const uint16x8_t ye = vuzp1q_u16(y0, y1), yo = vuzp2q_u16(y0, y1);
-		const uint16x8_t u16 = vuzp1q_u16(c0, c1), v16 = vuzp2q_u16(c0, c1);
-		for (int h = 0; h < 2; ++h) { // pairs 4h .. 4h+3: pixels 8h .. 8h+7
-			const int32x4_t u = vsubq_s32(s32(h ? vget_high_u16(u16) : vget_low_u16(u16)), coff);
-			const int32x4_t v = vsubq_s32(s32(h ? vget_high_u16(v16) : vget_low_u16(v16)), coff);
-			const int32x4_t rc = vmlaq_n_s32(rnd, v, c.rv);
-			const int32x4_t gc = vmlsq_n_s32(vmlsq_n_s32(rnd, u, c.gu), v, c.gv);
-			const int32x4_t bc = vmlaq_n_s32(rnd, u, c.bu);
-			const int32x4_t e =
-				vmulq_n_s32(vsubq_s32(s32(h ? vget_high_u16(ye) : vget_low_u16(ye)), yoff), c.y_mul);
-			const int32x4_t o =
-				vmulq_n_s32(vsubq_s32(s32(h ? vget_high_u16(yo) : vget_low_u16(yo)), yoff), c.y_mul);
-			const uint32x4_t pe = pack(e, rc, gc, bc), po = pack(o, rc, gc, bc);
-			uint8_t *out = d + 4 * (int64_t(i) + 8 * h);
-			vst1q_u8(out, vreinterpretq_u8_u32(vzip1q_u32(pe, po)));
-			vst1q_u8(out + 16, vreinterpretq_u8_u32(vzip2q_u32(pe, po)));
-		}
-	}
-	yuv_span<S, D>(s, d, n, w, c);
-}
-
-// To 8 bits, 16 pixels per step, the same sums with 16-bit inputs: 10-bit samples fit 16
-// bits, and so does every coefficient (at most about 2.2 * 2^13; checked, else the
-// template), so each product is one widening multiply. The offsets' products are constants
-// folded into each channel's rounding term: (Y - yoff) * ym + rnd + (V - coff) * rv is
-// Y * ym + V * rv + (rnd - yoff * ym - coff * rv), the same int32 sum. vqshrun then vqmovn
-// is the shift with the clamp to 0..255. vld2 splits luma into even and odd pixels and
-// chroma into Cb and Cr, so each pixel meets its pair's terms without copies.
-template <class S, class D>
-void p010_row_neon8(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
-	static_assert(D::cb == 8 && !D::bgr);
+	static_assert((D::cb == 8 && !D::bgr) || D::cb == 10);
 	using M = YuvMath<S, D>;
 	auto fits16 = [](int32_t k) { return k >= -32768 && k <= 32767; };
 	if (!(fits16(c.y_mul) && fits16(c.rv) && fits16(c.gu) && fits16(c.gv) && fits16(c.bu))) {
@@ -350,15 +308,11 @@ void p010_row_neon8(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) 
 	const int32_t ky = M::rnd - (c.y_off << (S::bits - 8)) * c.y_mul;
 	const int32x4_t kr = vdupq_n_s32(ky - M::coff * c.rv), kb = vdupq_n_s32(ky - M::coff * c.bu);
 	const int32x4_t kg = vdupq_n_s32(ky + M::coff * (c.gu + c.gv));
-	const uint8x16_t opaque = vdupq_n_u8(0xff);
 	auto s10 = [](uint16x8_t x) { return vreinterpretq_s16_u16(vshrq_n_u16(x, 6)); };
-	// One channel of 16 pixels: even and odd luma products (two halves each) plus the pairs' term.
-	auto channel = [](const int32x4_t(&e)[2], const int32x4_t(&o)[2], const int32x4_t(&t)[2]) {
-		const uint16x8_t ev = vqshrun_high_n_s32(
-			vqshrun_n_s32(vaddq_s32(e[0], t[0]), M::shift), vaddq_s32(e[1], t[1]), M::shift);
-		const uint16x8_t od = vqshrun_high_n_s32(
-			vqshrun_n_s32(vaddq_s32(o[0], t[0]), M::shift), vaddq_s32(o[1], t[1]), M::shift);
-		return vqmovn_high_u16(vqmovn_u16(vzip1q_u16(ev, od)), vzip2q_u16(ev, od));
+	// One channel of 8 pixels from their luma products (two halves) and their pairs' terms.
+	auto half = [](const int32x4_t(&y)[2], const int32x4_t(&t)[2]) {
+		return vqshrun_high_n_s32(
+			vqshrun_n_s32(vaddq_s32(y[0], t[0]), M::shift), vaddq_s32(y[1], t[1]), M::shift);
 	};
 	const uint8_t *py = s.p[0], *pc = s.p[1];
 	const int32_t n = w & ~15;
@@ -372,27 +326,37 @@ void p010_row_neon8(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) 
 		const int32x4_t tg[2] = {vmlsl_n_s16(vmlsl_n_s16(kg, vget_low_s16(u), gu), vget_low_s16(v), gv),
 			vmlsl_high_n_s16(vmlsl_high_n_s16(kg, u, gu), v, gv)};
 		const int32x4_t tb[2] = {vmlal_n_s16(kb, vget_low_s16(u), bu), vmlal_high_n_s16(kb, u, bu)};
-		uint8x16x4_t px;
-		px.val[0] = channel(e, o, tb);
-		px.val[1] = channel(e, o, tg);
-		px.val[2] = channel(e, o, tr);
-		px.val[3] = opaque;
-		vst4q_u8(d + 4 * int64_t(i), px);
+		if constexpr (D::cb == 8) {
+			auto channel = [&](const int32x4_t(&t)[2]) {
+				const uint16x8_t ev = half(e, t), od = half(o, t);
+				return vqmovn_high_u16(vqmovn_u16(vzip1q_u16(ev, od)), vzip2q_u16(ev, od));
+			};
+			uint8x16x4_t px;
+			px.val[0] = channel(tb);
+			px.val[1] = channel(tg);
+			px.val[2] = channel(tr);
+			px.val[3] = vdupq_n_u8(0xff);
+			vst4q_u8(d + 4 * int64_t(i), px);
+		} else {
+			const uint16x8_t maxv = vdupq_n_u16(1023), alpha = vdupq_n_u16(uint16_t(D::amax << 14));
+			auto words = [&](const int32x4_t(&y)[2], uint16x8_t &lo16, uint16x8_t &hi16) {
+				const uint16x8_t r = vminq_u16(half(y, tr), maxv), g = vminq_u16(half(y, tg), maxv),
+						 b = vminq_u16(half(y, tb), maxv);
+				lo16 = vsliq_n_u16(D::bgr ? r : b, g, 10);
+				hi16 = vorrq_u16(vsliq_n_u16(vshrq_n_u16(g, 6), D::bgr ? b : r, 4), alpha);
+			};
+			uint16x8x4_t px;
+			words(e, px.val[0], px.val[1]);
+			words(o, px.val[2], px.val[3]);
+			vst4q_u16(reinterpret_cast<uint16_t *>(d + 4 * int64_t(i)), px);
+		}
 	}
 	yuv_span<S, D>(s, d, n, w, c);
 }
 
 template <class D>
-constexpr RowFn p010_row_for() {
-	if constexpr (D::cb == 8 && !D::bgr)
-		return &p010_row_neon8<SP010, D>;
-	else
-		return &p010_row_neon<SP010, D>;
-}
-
-template <class D>
 struct Fast<SP010, D> {
-	static constexpr RowFn fn = p010_row_for<D>();
+	static constexpr RowFn fn = &p010_row_neon<SP010, D>;
 };
 
 // ---- half float RGBA, 4 pixels per step ----------------------------------------------------
