@@ -180,10 +180,6 @@ inline __m128i load128(const uint8_t *p) { return _mm_loadu_si128(reinterpret_ca
 inline __m256i load256(const uint8_t *p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); }
 #endif
 
-inline __m128i pair16x4(int32_t first, int32_t second) {
-	return _mm_set1_epi32(static_cast<int32_t>(static_cast<uint16_t>(first) | static_cast<uint32_t>(second) << 16));
-}
-
 // ---- 8-bit YUV -> RGB in 16-bit lanes (SSE2/SSSE3: 16 pixels per step, AVX2: 32) ---------
 // The arithmetic of yuv16_chroma / yuv16_luma / yuv16_out in rows_impl.hpp, lane for lane.
 // Loaders give luma as two vectors of 16-bit values and Cb, Cr as 16-bit values of
@@ -235,6 +231,22 @@ struct V128 {
 #endif
 	static T bytes16(const int8_t *m) { return _mm_load_si128(reinterpret_cast<const T *>(m)); }
 	static T order422(T a) { return a; }
+	static T set32(int32_t v) { return _mm_set1_epi32(v); }
+	static T add32(T a, T b) { return _mm_add_epi32(a, b); }
+	static T madd(T a, T b) { return _mm_madd_epi16(a, b); }
+	static T max16(T a, T b) { return _mm_max_epi16(a, b); }
+	static T min16(T a, T b) { return _mm_min_epi16(a, b); }
+	static T or_(T a, T b) { return _mm_or_si128(a, b); }
+	// The high 16 bits of each 32-bit lane of a into its low half, of b into its high half.
+	static T high_halves(T a, T b) {
+		return _mm_or_si128(
+			_mm_srli_epi32(a, 16), _mm_and_si128(b, _mm_set1_epi32(static_cast<int32_t>(0xffff0000u))));
+	}
+	// Pixels 0-3 and 4-7 (V256: 0-3 | 8-11 and 4-7 | 12-15, in-lane unpacks' order).
+	static void store_halves(uint8_t *d, T a, T b) {
+		store(d, a);
+		store(d + 16, b);
+	}
 #if PP_ISA_LEVEL >= 2
 	static T maddubs(T a, T b) { return _mm_maddubs_epi16(a, b); }
 #endif
@@ -333,6 +345,20 @@ struct V256 {
 		return _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i *>(m)));
 	}
 	static T maddubs(T a, T b) { return _mm256_maddubs_epi16(a, b); }
+	static T set32(int32_t v) { return _mm256_set1_epi32(v); }
+	static T add32(T a, T b) { return _mm256_add_epi32(a, b); }
+	static T madd(T a, T b) { return _mm256_madd_epi16(a, b); }
+	static T max16(T a, T b) { return _mm256_max_epi16(a, b); }
+	static T min16(T a, T b) { return _mm256_min_epi16(a, b); }
+	static T or_(T a, T b) { return _mm256_or_si256(a, b); }
+	static T high_halves(T a, T b) { return _mm256_blend_epi16(_mm256_srli_epi32(a, 16), b, 0xaa); }
+	// 128-bit stores instead of lane permutes: a store of the high lane needs no shuffle.
+	static void store_halves(uint8_t *d, T a, T b) {
+		_mm_storeu_si128(reinterpret_cast<__m128i *>(d), _mm256_castsi256_si128(a));
+		_mm_storeu_si128(reinterpret_cast<__m128i *>(d + 16), _mm256_castsi256_si128(b));
+		_mm_storeu_si128(reinterpret_cast<__m128i *>(d + 32), _mm256_extracti128_si256(a, 1));
+		_mm_storeu_si128(reinterpret_cast<__m128i *>(d + 48), _mm256_extracti128_si256(b, 1));
+	}
 	// 16 pixels of a 4:2:2 packed row (64-bit groups of 2 pairs) as 0-3, 8-11 | 4-7, 12-15,
 	// so that the in-lane packs and unpacks of packed422_row end in pixel order.
 	static T order422(T a) { return _mm256_permute4x64_epi64(a, 0xd8); }
@@ -471,156 +497,75 @@ struct Fast<SPacked422<Code, Y0, U, Y1, Cr>, D> {
 };
 #endif
 
-#if PP_ISA_LEVEL < 3
-// ---- 10-bit YUV (P010) -> RGB with SSE2, 8 pixels per step --------------------------------
-// The AVX2 row below at half width, for CPUs without AVX2. Luma as 4 x int32 for pixels
-// i..i+3 and i+4..i+7; chroma as 4 lanes of 16-bit pairs (first, second).
-template <class S>
-struct YuvLoad128;
-
-inline void luma8_u16(__m128i y16, __m128i &y0, __m128i &y1) {
-	y0 = _mm_unpacklo_epi16(y16, _mm_setzero_si128());
-	y1 = _mm_unpackhi_epi16(y16, _mm_setzero_si128());
-}
-
-template <>
-struct YuvLoad128<SP010> {
-	static constexpr bool vu = false;
-	static void load(const RowSrc &s, int32_t i, __m128i &y0, __m128i &y1, __m128i &c) {
-		luma8_u16(_mm_srli_epi16(load128(s.p[0] + 2 * int64_t(i)), 6), y0, y1);
-		c = _mm_srli_epi16(load128(s.p[1] + 2 * int64_t(i)), 6);
-	}
-};
-
-template <class S, class D>
-void yuv_row_sse2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
-	using M = YuvMath<S, D>;
-	using L = YuvLoad128<S>;
-	auto coeff = [](int32_t cu, int32_t cv) { return L::vu ? pair16x4(cv, cu) : pair16x4(cu, cv); };
-	const __m128i kr = coeff(0, c.rv), kg = coeff(-c.gu, -c.gv), kb = coeff(c.bu, 0);
-	const __m128i coff = _mm_set1_epi16(static_cast<int16_t>(M::coff));
-	const __m128i yoff = _mm_set1_epi32(c.y_off << (S::bits - 8));
-	const __m128i ym = pair16x4(c.y_mul, 0);
-	const __m128i rnd = _mm_set1_epi32(M::rnd), zero = _mm_setzero_si128();
-	const __m128i maxv = _mm_set1_epi16(static_cast<int16_t>(M::maxv));
-	const __m128i amax = _mm_set1_epi32(static_cast<int32_t>(D::amax << (3 * D::cb)));
-	// One channel of 8 pixels: shift, clamp via int16 (values are far inside its range
-	// before clamping), back to two int32 vectors.
-	auto channel = [&](__m128i y0, __m128i y1, __m128i term, __m128i &lo, __m128i &hi) {
-		const __m128i a = _mm_srai_epi32(_mm_add_epi32(y0, _mm_unpacklo_epi32(term, term)), M::shift);
-		const __m128i b = _mm_srai_epi32(_mm_add_epi32(y1, _mm_unpackhi_epi32(term, term)), M::shift);
-		const __m128i v = _mm_min_epi16(_mm_max_epi16(_mm_packs_epi32(a, b), zero), maxv);
-		lo = _mm_unpacklo_epi16(v, zero);
-		hi = _mm_unpackhi_epi16(v, zero);
+// ---- P010 -> RGB: libyuv's row model (P210ToARGBRow), exact ---------------------------------
+// yuv_pixel()'s sum Y * y_mul + Z, Z = u * cu + v * cv + rnd - yoff * y_mul (u, v: chroma
+// minus 512), >> S (15 to 8 bits, 13 to 10 bits), ending in 16-bit lanes, one per pixel, as
+// yuv16_row. 32-bit lane j of a load holds pixels 2j, 2j+1 (luma) or pair j (chroma), so
+// pmaddwd with (y_mul, 0) and (0, y_mul) gives the even and the odd pixels' luma products in
+// the lanes of their pair's chroma pmaddwd: no chroma is spread to pixels. Everything is
+// scaled by 2^k, k = 16 - S (inputs 2^k * sample <= 8184, coefficients < 2^15, sums < 2^31),
+// so each 32-bit sum's high 16 bits are the exact result (>> 16 == floor(sum / 2^16)).
+template <class V, class D>
+void p010_row(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
+	using T = typename V::T;
+	using M = YuvMath<SP010, D>;
+	constexpr int k = 16 - M::shift;
+	constexpr int px = V::px / 2; // one load of 16-bit luma
+	auto pair = [](int32_t lo, int32_t hi) {
+		return V::set32(static_cast<int32_t>(static_cast<uint16_t>(lo) | static_cast<uint32_t>(hi) << 16));
 	};
-	auto pack = [&](__m128i r, __m128i g, __m128i b) {
-		const __m128i lo = D::bgr ? r : b, hi = D::bgr ? b : r;
-		return _mm_or_si128(
-			_mm_or_si128(_mm_slli_epi32(hi, 2 * D::cb), _mm_slli_epi32(g, D::cb)), _mm_or_si128(lo, amax));
+	const T top10 = V::set16(0xffc0); // the sample; the low 6 bits are not part of it
+	// 2^k * Y * y_mul: for k = 1 the scale goes into y_mul (2 * y_mul < 2^15), saving the mask.
+	const int32_t ym = k == 1 ? 2 * c.y_mul : c.y_mul;
+	const T ye = pair(ym, 0), yo = pair(0, ym);
+	const int32_t yoff = c.y_off << 2;
+	struct Chroma {
+		T coeff, add; // pmaddwd (cu, cv) and the constant of 2^k * Z
 	};
-	const int32_t n = w & ~7;
-	for (int32_t i = 0; i < n; i += 8) {
-		__m128i y0, y1, ch;
-		L::load(s, i, y0, y1, ch);
-		ch = _mm_sub_epi16(ch, coff);
-		y0 = _mm_madd_epi16(_mm_sub_epi32(y0, yoff), ym);
-		y1 = _mm_madd_epi16(_mm_sub_epi32(y1, yoff), ym);
-		__m128i r[2], g[2], b[2];
-		channel(y0, y1, _mm_add_epi32(_mm_madd_epi16(ch, kr), rnd), r[0], r[1]);
-		channel(y0, y1, _mm_add_epi32(_mm_madd_epi16(ch, kg), rnd), g[0], g[1]);
-		channel(y0, y1, _mm_add_epi32(_mm_madd_epi16(ch, kb), rnd), b[0], b[1]);
-		for (int h = 0; h < 2; ++h)
-			_mm_storeu_si128(
-				reinterpret_cast<__m128i *>(d + 4 * (int64_t(i) + 4 * h)), pack(r[h], g[h], b[h]));
-	}
-	yuv_span<S, D>(s, d, n, w, c);
-}
-
-template <class S, class D>
-	requires requires { YuvLoad128<S>::vu; }
-struct Fast<S, D> {
-	static constexpr RowFn fn = &yuv_row_sse2<S, D>;
-};
-#endif // PP_ISA_LEVEL < 3
-
-#if PP_ISA_LEVEL >= 3
-// ---- 10-bit YUV (P010) -> RGB, 16 pixels per step ------------------------------------------
-// int32 lanes: 10-bit terms do not fit the 16-bit path of 8-bit sources.
-// Luma as 8 x int32 for pixels i..i+7 and i+8..i+15 (y0, y1); chroma as 8 x int32 lanes
-// each holding the 16-bit pair (first, second) of pixel pairs i/2 .. i/2+7. vu: the
-// pair is (Cr, Cb). All loads end within the 16 pixels' bytes.
-template <class S>
-struct YuvLoad;
-
-inline void luma_u16(__m256i y, __m256i &y0, __m256i &y1) {
-	y0 = _mm256_cvtepu16_epi32(_mm256_castsi256_si128(y));
-	y1 = _mm256_cvtepu16_epi32(_mm256_extracti128_si256(y, 1));
-}
-
-template <>
-struct YuvLoad<SP010> {
-	static constexpr bool vu = false;
-	static void load(const RowSrc &s, int32_t i, __m256i &y0, __m256i &y1, __m256i &c) {
-		luma_u16(_mm256_srli_epi16(load256(s.p[0] + 2 * int64_t(i)), 6), y0, y1);
-		c = _mm256_srli_epi16(load256(s.p[1] + 2 * int64_t(i)), 6);
-	}
-};
-
-// r, g, b: 8 x int32 already clamped; same layout as D::put.
-template <class D>
-inline __m256i pack_rgb(__m256i r, __m256i g, __m256i b) {
-	const __m256i lo = D::bgr ? r : b, hi = D::bgr ? b : r;
-	const __m256i a = _mm256_set1_epi32(static_cast<int32_t>(D::amax << (3 * D::cb)));
-	return _mm256_or_si256(
-		_mm256_or_si256(_mm256_slli_epi32(hi, 2 * D::cb), _mm256_slli_epi32(g, D::cb)), _mm256_or_si256(lo, a));
-}
-
-inline __m256i pair16(int32_t first, int32_t second) {
-	return _mm256_set1_epi32(
-		static_cast<int32_t>(static_cast<uint16_t>(first) | static_cast<uint32_t>(second) << 16));
-}
-
-template <class S, class D>
-void yuv_row_avx2(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
-	using M = YuvMath<S, D>;
-	using L = YuvLoad<S>;
-	auto coeff = [](int32_t cu, int32_t cv) { return L::vu ? pair16(cv, cu) : pair16(cu, cv); };
-	// madd of (u, v) with these gives v*rv, -u*gu - v*gv, u*bu exactly as the template.
-	const __m256i kr = coeff(0, c.rv), kg = coeff(-c.gu, -c.gv), kb = coeff(c.bu, 0);
-	const __m256i coff = _mm256_set1_epi16(static_cast<int16_t>(M::coff));
-	const __m256i yoff = _mm256_set1_epi32(c.y_off << (S::bits - 8));
-	const __m256i ym = pair16(c.y_mul, 0); // (y - yoff) fits int16
-	const __m256i rnd = _mm256_set1_epi32(M::rnd), maxv = _mm256_set1_epi32(M::maxv), zero = _mm256_setzero_si256();
-	const __m256i dup[2] = {_mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3), _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7)};
-	auto channel = [&](__m256i y, __m256i term, __m256i idx) {
-		const __m256i v =
-			_mm256_srai_epi32(_mm256_add_epi32(y, _mm256_permutevar8x32_epi32(term, idx)), M::shift);
-		return _mm256_min_epi32(_mm256_max_epi32(v, zero), maxv);
+	auto chroma = [&](int32_t cu, int32_t cv) {
+		return Chroma{pair(cu, cv), V::set32((M::rnd - M::coff * (cu + cv) - yoff * c.y_mul) * (1 << k))};
 	};
-	const int32_t n = w & ~15;
-	for (int32_t i = 0; i < n; i += 16) {
-		__m256i y[2], ch;
-		L::load(s, i, y[0], y[1], ch);
-		ch = _mm256_sub_epi16(ch, coff);
-		const __m256i rc = _mm256_add_epi32(_mm256_madd_epi16(ch, kr), rnd);
-		const __m256i gc = _mm256_add_epi32(_mm256_madd_epi16(ch, kg), rnd);
-		const __m256i bc = _mm256_add_epi32(_mm256_madd_epi16(ch, kb), rnd);
-		for (int h = 0; h < 2; ++h) {
-			const __m256i yv = _mm256_madd_epi16(_mm256_sub_epi32(y[h], yoff), ym);
-			const __m256i px =
-				pack_rgb<D>(channel(yv, rc, dup[h]), channel(yv, gc, dup[h]), channel(yv, bc, dup[h]));
-			_mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 4 * (int64_t(i) + 8 * h)), px);
+	const Chroma cr = chroma(0, c.rv), cg = chroma(-c.gu, -c.gv), cb = chroma(c.bu, 0);
+	const uint8_t *py = s.p[0], *pc = s.p[1];
+	const int32_t n = w - w % px;
+	for (int32_t i = 0; i < n; i += px) {
+		const T yraw = V::load(py + 2 * int64_t(i));
+		const T yk = k == 1 ? V::template srli16<6>(yraw) : V::template srli16<6 - k>(V::and_(yraw, top10));
+		const T ck = V::template srli16<6 - k>(V::and_(V::load(pc + 2 * int64_t(i)), top10));
+		const T leven = V::madd(yk, ye), lodd = V::madd(yk, yo);
+		auto channel = [&](const Chroma &ch) {
+			const T z = V::add32(V::madd(ck, ch.coeff), ch.add);
+			return V::high_halves(V::add32(leven, z), V::add32(lodd, z));
+		};
+		const T r = channel(cr), g = channel(cg), b = channel(cb);
+		uint8_t *o = d + 4 * int64_t(i);
+		if constexpr (D::cb == 8) {
+			static_assert(!D::bgr);
+			// packus clamps to 0..255; bytes B R / G A, then the pixels.
+			const T bg = V::packus16(b, g), ra = V::packus16(r, V::set16(0xff));
+			const T br = V::lo8(bg, ra), ga = V::hi8(bg, ra);
+			V::store_halves(o, V::lo8(br, ga), V::hi8(br, ga));
+		} else {
+			static_assert(D::cb == 10);
+			const T zero = V::set16(0), maxv = V::set16(M::maxv);
+			auto clamp = [&](T x) { return V::min16(V::max16(x, zero), maxv); };
+			const T lo = clamp(D::bgr ? r : b), gg = clamp(g), hi = clamp(D::bgr ? b : r);
+			// 32-bit pixel amax << 30 | hi << 20 | g << 10 | lo, as its two 16-bit halves.
+			const T w0 = V::or_(lo, V::template slli16<10>(gg)),
+				w1 = V::or_(V::or_(V::template srli16<6>(gg), V::template slli16<4>(hi)),
+					V::set16(static_cast<int32_t>(D::amax << 14)));
+			V::store_halves(o, V::lo16(w0, w1), V::hi16(w0, w1));
 		}
 	}
-	yuv_span<S, D>(s, d, n, w, c);
+	yuv_span<SP010, D>(s, d, n, w, c);
 }
 
-template <class S, class D>
-	requires requires { YuvLoad<S>::vu; }
-struct Fast<S, D> {
-	static constexpr RowFn fn = &yuv_row_avx2<S, D>;
+template <class D>
+struct Fast<SP010, D> {
+	static constexpr RowFn fn = &p010_row<VYuv, D>;
 };
 
+#if PP_ISA_LEVEL >= 3
 // ---- 16-bit RGB words -> 8 bits, 16 pixels per step ----------------------------------------
 // Fields are extracted and bit-replicated in 16-bit lanes (expand() of the template),
 // then B|G<<8 and R|A<<8 are interleaved into 32-bit pixels.

@@ -203,6 +203,35 @@ TEST(EveryValue, P010CodesConvertAlikeOnEveryIsaForEveryMatrixAndRange) {
 		expect_all_isas_match_every_matrix(src, d);
 }
 
+// P010 codes at and next to the ends of their ranges, every luma with every (Cb, Cr) of them,
+// with the 6 low bits (not part of the sample) set: the sums of the SIMD rows at their largest
+// and smallest, on every instruction set for every matrix and range. Odd width: a row tail.
+TEST(EveryValue, P010ExtremesConvertAlikeOnEveryIsaForEveryMatrixAndRange) {
+	if (best_isa() == Isa::Scalar)
+		GTEST_SKIP() << "no SIMD kernels for this CPU (only the scalar table): nothing to compare";
+	const uint16_t codes[] = {0, 1, 63, 64, 65, 511, 512, 513, 940, 959, 960, 1022, 1023};
+	constexpr int32_t n = sizeof(codes) / sizeof(codes[0]);
+	const int32_t w = 2 * n * n + 7;
+	auto src = test::make_src(fourcc::P010, w, 2 * n, 0, 0);
+	auto *y = const_cast<uint8_t *>(src.img.planes[0].data);
+	auto *c = const_cast<uint8_t *>(src.img.planes[1].data);
+	auto word = [](uint16_t code, int32_t salt) { return static_cast<uint16_t>(code << 6 | (salt * 37 & 63)); };
+	for (int32_t row = 0; row < 2 * n; ++row)
+		for (int32_t x = 0; x < w; ++x) {
+			const uint16_t v = word(codes[(row / 2 + x) % n], x + row);
+			std::memcpy(y + row * src.img.planes[0].stride + 2 * x, &v, 2);
+		}
+	for (int32_t row = 0; row < n; ++row)
+		for (int32_t k = 0; k < (w + 1) / 2; ++k) {
+			const int32_t j = k % (n * n);
+			const uint16_t cb = word(codes[j / n], k), cr = word(codes[(j + row) % n], k + 1);
+			std::memcpy(c + row * src.img.planes[1].stride + 4 * k, &cb, 2);
+			std::memcpy(c + row * src.img.planes[1].stride + 4 * k + 2, &cr, 2);
+		}
+	for (uint32_t d : {fourcc::ARGB8888, fourcc::XRGB8888, fourcc::ABGR2101010, fourcc::XBGR2101010})
+		expect_all_isas_match_every_matrix(src, d);
+}
+
 // Every (Cb, Cr) pair of each 8-bit YUV format, each pair's pixels taking every Y as Cr
 // goes through its 256 values, for every matrix and range, on every instruction set against
 // the scalar reference (random content may miss the saturating and clamping corners).
