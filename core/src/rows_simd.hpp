@@ -263,10 +263,20 @@ struct V128 {
 template <class V, class S>
 struct Yuv16Load;
 
-// 16 pairs of bytes (a, b) -> 16-bit a, b vectors; used for NV12/NV21 chroma.
+// 16 pairs of bytes (a, b) -> 16-bit a, b vectors; used for SSE2's YUYV, UYVY.
 inline void split_pairs(__m128i x, __m128i &a, __m128i &b) {
 	a = _mm_and_si128(x, _mm_set1_epi16(0xff));
 	b = _mm_srli_epi16(x, 8);
+}
+
+// Chroma as yuv16_row takes it, (C - 128) * 256: C ^ 0x80 is C - 128 as a signed byte, and in
+// a lane's high byte, with a zero low byte, it is that times 256. Pairs of bytes (a, b):
+// a into the high byte by a shift, b kept there by a mask.
+template <class V>
+inline void chroma_pairs(typename V::T x, typename V::T &a, typename V::T &b) {
+	x = V::xor_(x, V::set16(0x8080));
+	a = V::template slli16<8>(x);
+	b = V::and_(x, V::set16(0xff00));
 }
 
 template <uint32_t Code, int U, int V>
@@ -276,7 +286,7 @@ struct Yuv16Load<V128, SSemi<Code, U, V>> {
 		y[0] = _mm_unpacklo_epi8(yy, _mm_setzero_si128());
 		y[1] = _mm_unpackhi_epi8(yy, _mm_setzero_si128());
 		__m128i a, b;
-		split_pairs(load128(s.p[1] + i), a, b);
+		chroma_pairs<V128>(load128(s.p[1] + i), a, b);
 		u = U == 0 ? a : b;
 		v = U == 0 ? b : a;
 	}
@@ -288,8 +298,11 @@ struct Yuv16Load<V128, SPlanar<Code, UP, VP>> {
 		const __m128i yy = load128(s.p[0] + i);
 		y[0] = _mm_unpacklo_epi8(yy, _mm_setzero_si128());
 		y[1] = _mm_unpackhi_epi8(yy, _mm_setzero_si128());
-		u = _mm_unpacklo_epi8(load64(s.p[UP] + i / 2), _mm_setzero_si128());
-		v = _mm_unpacklo_epi8(load64(s.p[VP] + i / 2), _mm_setzero_si128());
+		// Cb and Cr bytes in one register, ^ 0x80, into the lanes' high bytes (chroma_pairs)
+		const __m128i c = _mm_xor_si128(
+			_mm_unpacklo_epi64(load64(s.p[UP] + i / 2), load64(s.p[VP] + i / 2)), _mm_set1_epi8(-128));
+		u = _mm_unpacklo_epi8(_mm_setzero_si128(), c);
+		v = _mm_unpackhi_epi8(_mm_setzero_si128(), c);
 	}
 };
 
@@ -306,6 +319,8 @@ struct Yuv16Load<V128, SPacked422<Code, Y0, U, Y1, V>> {
 		const __m128i lo = _mm_set1_epi32(0xffff);
 		u = _mm_packs_epi32(_mm_and_si128(c[0], lo), _mm_and_si128(c[1], lo));
 		v = _mm_packs_epi32(_mm_srli_epi32(c[0], 16), _mm_srli_epi32(c[1], 16));
+		u = _mm_slli_epi16(_mm_sub_epi16(u, _mm_set1_epi16(128)), 8);
+		v = _mm_slli_epi16(_mm_sub_epi16(v, _mm_set1_epi16(128)), 8);
 	}
 };
 #endif
@@ -385,8 +400,8 @@ template <uint32_t Code, int U, int V>
 struct Yuv16Load<V256, SSemi<Code, U, V>> {
 	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v) {
 		luma32(s.p[0] + i, y);
-		const __m256i x = load256(s.p[1] + i);
-		const __m256i a = _mm256_and_si256(x, _mm256_set1_epi16(0xff)), b = _mm256_srli_epi16(x, 8);
+		__m256i a, b;
+		chroma_pairs<V256>(load256(s.p[1] + i), a, b);
 		u = U == 0 ? a : b;
 		v = U == 0 ? b : a;
 	}
@@ -396,8 +411,13 @@ template <uint32_t Code, int UP, int VP>
 struct Yuv16Load<V256, SPlanar<Code, UP, VP>> {
 	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v) {
 		luma32(s.p[0] + i, y);
-		u = _mm256_cvtepu8_epi16(load128(s.p[UP] + i / 2));
-		v = _mm256_cvtepu8_epi16(load128(s.p[VP] + i / 2));
+		// (slower joined in one register as V128 does: two lane-crossing shuffles)
+		auto chroma = [](const uint8_t *p) {
+			return _mm256_slli_epi16(
+				_mm256_sub_epi16(_mm256_cvtepu8_epi16(load128(p)), _mm256_set1_epi16(128)), 8);
+		};
+		u = chroma(s.p[UP] + i / 2);
+		v = chroma(s.p[VP] + i / 2);
 	}
 };
 
@@ -410,24 +430,28 @@ template <class V, class S, class D>
 void yuv16_row(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 	static_assert(D::cb == 8 && !D::bgr);
 	using T = typename V::T;
-	const T yoff = V::set16(c.y_off), coff = V::set16(128), cy = V::set16(c.y_mul14), r32 = V::set16(32);
+	const T yoff = V::set16(c.y_off), cy = V::set16(c.y_mul14);
+	const T rnd = V::set16(PP_ISA_LEVEL >= 2 ? 512 : 32); // the final rounding, see below
 	const T krv = V::set16(c.rv), kgu = V::set16(-c.gu), kgv = V::set16(-c.gv), kbu = V::set16(c.bu);
 	const T alpha = V::set16(-1);
 	const int32_t n = w - w % V::px;
 	for (int32_t i = 0; i < n; i += V::px) {
 		T y[2], u, v;
-		Yuv16Load<V, S>::load(s, i, y, u, v);
-		u = V::template slli16<8>(V::sub16(u, coff));
-		v = V::template slli16<8>(V::sub16(v, coff));
+		Yuv16Load<V, S>::load(s, i, y, u, v); // u, v: (C - 128) * 256
 		const T term[3] = {
 			V::mulhrs(v, krv), V::adds16(V::mulhrs(u, kgu), V::mulhrs(v, kgv)), V::mulhrs(u, kbu)};
 		T out[3]; // R, G, B bytes of all pixels, in order
 		T half[3][2];
 		for (int h = 0; h < 2; ++h) {
-			const T yy = V::add16(V::mulhrs(V::template slli16<7>(V::sub16(y[h], yoff)), cy), r32);
+			const T yy = V::mulhrs(V::template slli16<7>(V::sub16(y[h], yoff)), cy);
 			for (int k = 0; k < 3; ++k) {
 				const T t = h ? V::hi16(term[k], term[k]) : V::lo16(term[k], term[k]);
-				half[k][h] = V::template srai16<6>(V::adds16(yy, t));
+#if PP_ISA_LEVEL >= 2
+				// (z + 32) >> 6 in one pmulhrsw, as packed422_row (same results)
+				half[k][h] = V::mulhrs(V::adds16(yy, t), rnd);
+#else
+				half[k][h] = V::template srai16<6>(V::adds16(V::add16(yy, rnd), t));
+#endif
 			}
 		}
 		for (int k = 0; k < 3; ++k) out[k] = V::packus16(half[k][0], half[k][1]); // clamps to 0..255
