@@ -230,7 +230,6 @@ struct V128 {
 	static T shuf8(T a, T m) { return _mm_shuffle_epi8(a, m); }
 #endif
 	static T bytes16(const int8_t *m) { return _mm_load_si128(reinterpret_cast<const T *>(m)); }
-	static T order422(T a) { return a; }
 	static T set32(int32_t v) { return _mm_set1_epi32(v); }
 	static T add32(T a, T b) { return _mm_add_epi32(a, b); }
 	static T madd(T a, T b) { return _mm_madd_epi16(a, b); }
@@ -374,9 +373,6 @@ struct V256 {
 		_mm_storeu_si128(reinterpret_cast<__m128i *>(d + 32), _mm256_extracti128_si256(a, 1));
 		_mm_storeu_si128(reinterpret_cast<__m128i *>(d + 48), _mm256_extracti128_si256(b, 1));
 	}
-	// 16 pixels of a 4:2:2 packed row (64-bit groups of 2 pairs) as 0-3, 8-11 | 4-7, 12-15,
-	// so that the in-lane packs and unpacks of packed422_row end in pixel order.
-	static T order422(T a) { return _mm256_permute4x64_epi64(a, 0xd8); }
 	// Unpacks work per 128-bit lane: q0..q3 hold pixels 0-3|16-19, 4-7|20-23,
 	// 8-11|24-27, 12-15|28-31.
 	static void store4(uint8_t *d, T q0, T q1, T q2, T q3) {
@@ -426,6 +422,12 @@ using VYuv = V256;
 using VYuv = V128;
 #endif
 
+// Every 32-bit lane (first, second) as two 16-bit halves.
+template <class V>
+inline typename V::T pair16(int32_t first, int32_t second) {
+	return V::set32(static_cast<int32_t>(static_cast<uint16_t>(first) | static_cast<uint32_t>(second) << 16));
+}
+
 template <class V, class S, class D>
 void yuv16_row(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 	static_assert(D::cb == 8 && !D::bgr);
@@ -470,45 +472,48 @@ struct Fast<S, D> {
 };
 
 #if PP_ISA_LEVEL >= 2
-// ---- YUYV, UYVY -> RGB: libyuv's row model (YUY2ToARGBRow: kShuffleYUY2UV) -----------------
-// yuv16_row's arithmetic, but each pixel's 16-bit lane gets its own pair's Cb and Cr by
-// pshufb from the same load, so the loaded pixels are the lanes and the chroma terms need no
-// unpacking (twice the chroma multiplies, far fewer shuffles). With every byte ^ 0x80 (C - 128
-// and Y - 128 as signed bytes): pshufb puts C - 128 in a lane's high byte, which is
-// yuv16_chroma()'s (C - 128) * 256, and pmaddubsw by 128 makes (Y - 128) * 128, which minus
-// (off - 128) * 128 is yuv16_luma()'s (Y - off) * 128; every step is exact in 16 bits.
-// pmulhrsw by 512 is (z + 32) >> 6: yuv16_out()'s + 32 and >> 6, the + 32 after the saturating
-// add instead of before it, which differs only where the sum saturates, and that clamps to the
-// same 0 or 255 either way. Measured: 1.5x the 16-bit path's speed for YUYV in cache.
-template <int C>
-struct ChromaToHigh { // byte C of each pixel's 4-byte pair into the high byte of its lane
-	alignas(16) static constexpr int8_t mask[16] = {
-		-128, C, -128, C, -128, 4 + C, -128, 4 + C, -128, 8 + C, -128, 8 + C, -128, 12 + C, -128, 12 + C};
+// ---- YUYV, UYVY -> RGB: libyuv's row model (YUY2ToARGBRow) ----------------------------------
+// yuv16_row's arithmetic with the loaded pixels as the lanes. With every byte ^ 0x80 (C - 128
+// and Y - 128 as signed bytes), each pixel's lane holds its luma and one chroma byte: Cb for
+// the first pixel of a pair, Cr for the second. pmaddubsw by 128 makes (Y - 128) * 128, which
+// minus (off - 128) * 128 is yuv16_luma()'s (Y - off) * 128; the chroma byte moved to (or
+// kept in) the high byte alone is yuv16_chroma()'s (C - 128) * 256, so one pmulhrsw by
+// (bu, rv) gives the pair's B term in the first lane and its R term in the second, and one by
+// (-gu, -gv) the two G products, which their sum with the lane-swapped copy adds in both
+// lanes; pshufb copies the B and R terms to the pair's other lane. Every step is exact in 16
+// bits. pmulhrsw by 512 is (z + 32) >> 6: yuv16_out()'s + 32 and >> 6, the + 32 after the
+// saturating add instead of before it, which differs only where the sum saturates, and that
+// clamps to the same 0 or 255 either way.
+struct PairLanes { // 16-bit lanes of each 32-bit lane: first into both, second into both, swapped
+	alignas(16) static constexpr int8_t first[16] = {0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13};
+	alignas(16) static constexpr int8_t second[16] = {2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15};
+	alignas(16) static constexpr int8_t swap[16] = {2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13};
 };
 
 template <class V, class S, int Y0, int U, int Cr, class D>
 void packed422_row(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 	static_assert(D::cb == 8 && !D::bgr);
+	static_assert(U / 2 == 0 && Cr / 2 == 1); // Cb in the pair's first lane, Cr in its second
 	using T = typename V::T;
 	constexpr int px = V::px / 2; // pixels of one load
 	const T yoff = V::set16((c.y_off - 128) * 128), cy = V::set16(c.y_mul14), r512 = V::set16(512);
-	const T krv = V::set16(c.rv), kgu = V::set16(-c.gu), kgv = V::set16(-c.gv), kbu = V::set16(c.bu);
+	const T kbr = pair16<V>(c.bu, c.rv), kg = pair16<V>(-c.gu, -c.gv);
 	const T alpha = V::set16(0xff), sign = V::set16(0x8080), y128 = V::set16(Y0 == 0 ? 128 : 128 << 8);
-	const T mu = V::bytes16(ChromaToHigh<U>::mask), mv = V::bytes16(ChromaToHigh<Cr>::mask);
+	const T first = V::bytes16(PairLanes::first), second = V::bytes16(PairLanes::second),
+		swap = V::bytes16(PairLanes::swap);
 	const uint8_t *p = s.p[0];
 	auto step = [&](int32_t i) {
-		const T xs = V::xor_(V::order422(V::load(p + 2 * int64_t(i))), sign);
+		const T xs = V::xor_(V::load(p + 2 * int64_t(i)), sign);
 		const T yy = V::mulhrs(V::sub16(V::maddubs(y128, xs), yoff), cy);
-		const T u = V::shuf8(xs, mu), v = V::shuf8(xs, mv);
+		const T cc = Y0 == 0 ? V::and_(xs, V::set16(0xff00)) : V::template slli16<8>(xs);
+		const T br = V::mulhrs(cc, kbr), gg = V::mulhrs(cc, kg);
 		auto out = [&](T t) { return V::mulhrs(V::adds16(yy, t), r512); };
-		const T r = out(V::mulhrs(v, krv)), g = out(V::adds16(V::mulhrs(u, kgu), V::mulhrs(v, kgv))),
-			b = out(V::mulhrs(u, kbu));
+		const T r = out(V::shuf8(br, second)), g = out(V::adds16(gg, V::shuf8(gg, swap))),
+			b = out(V::shuf8(br, first));
 		// Per lane: B G bytes and R A bytes (packus clamps to 0..255), B R / G A pairs, pixels.
 		const T bg = V::packus16(b, g), ra = V::packus16(r, alpha);
-		const T br = V::lo8(bg, ra), ga = V::hi8(bg, ra);
-		uint8_t *o = d + 4 * int64_t(i);
-		V::store(o, V::lo8(br, ga));
-		V::store(o + sizeof(T), V::hi8(br, ga));
+		const T bra = V::lo8(bg, ra), ga = V::hi8(bg, ra);
+		V::store_halves(d + 4 * int64_t(i), V::lo8(bra, ga), V::hi8(bra, ga));
 	};
 	int32_t i = 0;
 	for (; i + px <= w; i += px) step(i);
@@ -535,19 +540,16 @@ void p010_row(const RowSrc &s, uint8_t *d, int32_t w, const RowParams &c) {
 	using M = YuvMath<SP010, D>;
 	constexpr int k = 16 - M::shift;
 	constexpr int px = V::px / 2; // one load of 16-bit luma
-	auto pair = [](int32_t lo, int32_t hi) {
-		return V::set32(static_cast<int32_t>(static_cast<uint16_t>(lo) | static_cast<uint32_t>(hi) << 16));
-	};
 	const T top10 = V::set16(0xffc0); // the sample; the low 6 bits are not part of it
 	// 2^k * Y * y_mul: for k = 1 the scale goes into y_mul (2 * y_mul < 2^15), saving the mask.
 	const int32_t ym = k == 1 ? 2 * c.y_mul : c.y_mul;
-	const T ye = pair(ym, 0), yo = pair(0, ym);
+	const T ye = pair16<V>(ym, 0), yo = pair16<V>(0, ym);
 	const int32_t yoff = c.y_off << 2;
 	struct Chroma {
 		T coeff, add; // pmaddwd (cu, cv) and the constant of 2^k * Z
 	};
 	auto chroma = [&](int32_t cu, int32_t cv) {
-		return Chroma{pair(cu, cv), V::set32((M::rnd - M::coff * (cu + cv) - yoff * c.y_mul) * (1 << k))};
+		return Chroma{pair16<V>(cu, cv), V::set32((M::rnd - M::coff * (cu + cv) - yoff * c.y_mul) * (1 << k))};
 	};
 	const Chroma cr = chroma(0, c.rv), cg = chroma(-c.gu, -c.gv), cb = chroma(c.bu, 0);
 	const uint8_t *py = s.p[0], *pc = s.p[1];
