@@ -46,6 +46,7 @@ def main():
     ap.add_argument("--wrapper", default="", help="command line to run each binary under (qemu)")
     ap.add_argument("--versus", action="append", default=[], help="A/B: median of A's ratio over B's")
     ap.add_argument("--extra", default="", help="more arguments for the benchmark")
+    ap.add_argument("--spread", action="store_true", help="--versus columns as median (min-max) over the runs")
     args = ap.parse_args()
 
     benches = [b.split("=", 1) if "=" in b else ["", b] for b in args.bench]
@@ -73,8 +74,11 @@ def main():
                 if c not in convs:
                     convs.append(c)
 
+    def values(fn):
+        return [v for v in (fn(run) for run in runs) if v is not None]
+
     def median_of(fn):
-        vals = [v for v in (fn(run) for run in runs) if v is not None]
+        vals = values(fn)
         return statistics.median(vals) if vals else None
 
     header = ["conversion"] + [f"{v} {s}" for v, s in columns]
@@ -94,8 +98,13 @@ def main():
                 def q(run):
                     x, y = run.get((a, s), {}).get(c), run.get((b, s), {}).get(c)
                     return x / y if x and y else None
-                m = median_of(q)
-                row.append("-" if m is None else f"{m:.2f}")
+                vals = values(q)
+                if not vals:
+                    row.append("-")
+                elif args.spread:
+                    row.append(f"{statistics.median(vals):.2f} ({min(vals):.2f}-{max(vals):.2f})")
+                else:
+                    row.append(f"{statistics.median(vals):.2f}")
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     print(f"medians of {args.runs} runs" + (f" under {args.wrapper}" if args.wrapper else ""))
     for r in [header] + rows:
