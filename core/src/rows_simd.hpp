@@ -407,10 +407,13 @@ template <uint32_t Code, int UP, int VP>
 struct Yuv16Load<V256, SPlanar<Code, UP, VP>> {
 	static void load(const RowSrc &s, int32_t i, __m256i y[2], __m256i &u, __m256i &v) {
 		luma32(s.p[0] + i, y);
-		// (slower joined in one register as V128 does: two lane-crossing shuffles)
-		auto chroma = [](const uint8_t *p) {
-			return _mm256_slli_epi16(
-				_mm256_sub_epi16(_mm256_cvtepu8_epi16(load128(p)), _mm256_set1_epi16(128)), 8);
+		// 16 bytes in both lanes by a broadcast load, then pshufb puts bytes 0-7 | 8-15 into the
+		// lanes' high bytes (chroma_pairs' form after the ^ 0x8000): no lane-crossing shuffle.
+		const __m256i high = _mm256_setr_epi8(-128, 0, -128, 1, -128, 2, -128, 3, -128, 4, -128, 5, -128, 6,
+			-128, 7, -128, 8, -128, 9, -128, 10, -128, 11, -128, 12, -128, 13, -128, 14, -128, 15);
+		auto chroma = [&](const uint8_t *p) {
+			return _mm256_xor_si256(_mm256_shuffle_epi8(_mm256_broadcastsi128_si256(load128(p)), high),
+				_mm256_set1_epi16(-32768));
 		};
 		u = chroma(s.p[UP] + i / 2);
 		v = chroma(s.p[VP] + i / 2);
