@@ -1,6 +1,7 @@
 #include "harness.hpp"
 
 #include <dirent.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -51,7 +52,38 @@ Process::~Process() {
 	if (err_fd_ >= 0) close(err_fd_);
 }
 
-bool Process::start(const std::vector<std::string> &argv, const std::map<std::string, std::string> &env) {
+// Which machine an ELF file is for: its class, byte order and e_machine ("" if it is none).
+static std::string elf_machine(const char *path) {
+	unsigned char h[EI_NIDENT + 4]; // e_ident, e_type, e_machine: the same offsets in both classes
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return "";
+	bool ok = read(fd, h, sizeof(h)) == static_cast<ssize_t>(sizeof(h)) && memcmp(h, ELFMAG, SELFMAG) == 0;
+	close(fd);
+	if (!ok) return "";
+	return {static_cast<char>(h[EI_CLASS]), static_cast<char>(h[EI_DATA]), static_cast<char>(h[EI_NIDENT + 2]),
+		static_cast<char>(h[EI_NIDENT + 3])};
+}
+
+// A cross-built tree's tests run under meson's exe_wrapper (qemu-user), which meson test names in
+// MESON_EXE_WRAPPER (its words joined by spaces): a program built for this test's own machine
+// starts through it too, as without binfmt_misc the kernel cannot start it from the emulated
+// test. The build machine's programs (grim, sh, wayland-info) start as they are.
+static std::vector<std::string> wrapped(const std::vector<std::string> &argv) {
+	static const char *wrapper = getenv("MESON_EXE_WRAPPER");
+	if (wrapper == nullptr || *wrapper == '\0' || argv.empty() || argv[0].find('/') == std::string::npos) {
+		return argv;
+	}
+	static const std::string own = elf_machine("/proc/self/exe");
+	if (own.empty() || elf_machine(argv[0].c_str()) != own) return argv;
+	std::vector<std::string> out;
+	std::istringstream words(wrapper);
+	for (std::string w; words >> w;) out.push_back(w);
+	out.insert(out.end(), argv.begin(), argv.end());
+	return out;
+}
+
+bool Process::start(const std::vector<std::string> &argv_in, const std::map<std::string, std::string> &env) {
+	const std::vector<std::string> argv = wrapped(argv_in);
 	int out_pipe[2], err_pipe[2];
 	if (pipe2(out_pipe, O_CLOEXEC) < 0) return false;
 	if (pipe2(err_pipe, O_CLOEXEC) < 0) {

@@ -27,7 +27,9 @@ public:
 
 	/**
 	 * Starts argv[0] (searched in PATH) with `env` added to this process's environment.
-	 * An entry whose value is kUnset removes that variable.
+	 * An entry whose value is kUnset removes that variable. In a cross-built tree run under meson's
+	 * exe_wrapper (MESON_EXE_WRAPPER), a program built for this test's machine starts through
+	 * the wrapper too; Debian's execs the emulator, so pid() is still the program's process.
 	 */
 	bool start(const std::vector<std::string> &argv, const std::map<std::string, std::string> &env);
 	static constexpr const char *kUnset = "\x01unset";
