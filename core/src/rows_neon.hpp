@@ -7,7 +7,9 @@
 #if defined(__aarch64__)
 
 // Rows of 16- and 32-bit words may start at any byte (strides and x are not aligned):
-// byte loads, reinterpreted.
+// byte loads, reinterpreted. The 16-bit structured loads and stores (vld2q_u16, vst4q_u16)
+// take such addresses too: AArch64 has no alignment requirement for them on normal memory,
+// and the intrinsics only pass the pointer on.
 inline uint16x8_t load_u16x8(const uint8_t *p) { return vreinterpretq_u16_u8(vld1q_u8(p)); }
 inline uint32x4_t load_u32x4(const uint8_t *p) { return vreinterpretq_u32_u8(vld1q_u8(p)); }
 
@@ -16,8 +18,8 @@ inline uint32x4_t load_u32x4(const uint8_t *p) { return vreinterpretq_u32_u8(vld
 // before it premultiplies; this pass applies premul<D::amax>() of rows_impl.hpp to them.
 // 8 bits: round(c * a / 255) == (t + (t >> 8)) >> 8 with t = c * a + 128 (c * a / 255 is
 // never a tie): with x = c * a that is vrshrn(x + vrshr(x, 8), 8), and vrsra adds the inner
-// term in one instruction (x + ((x + 128) >> 8) < 2^16; vrshrn rounds without overflow). 10-bit colour, 2-bit alpha:
-// (2ca + 3) / 6 == ((2ca + 3) * 10923) >> 16 for 2ca + 3 <= 6141.
+// term in one instruction (x + ((x + 128) >> 8) < 2^16; vrshrn rounds without overflow).
+// 10-bit colour, 2-bit alpha: (2ca + 3) / 6 == ((2ca + 3) * 10923) >> 16 for 2ca + 3 <= 6141.
 template <class D>
 void premultiply_row(uint8_t *d, int32_t w) {
 	static_assert(D::alpha);
