@@ -8,6 +8,7 @@
 #include "conversion.hpp"
 #include "pixelport/core/format.hpp"
 #include "plugin.hpp"
+#include "surface_state.hpp"
 #include "wlr_compat.hpp"
 
 namespace pixelport {
@@ -34,9 +35,9 @@ static void buffer_destroy(wlr_buffer *base) {
 // The surface whose commit is being applied with this buffer right now, if any: wlroots
 // creates (or updates) the texture inside surface_commit_state, while current.buffer is set.
 static SurfaceState *applying_surface(PixelBuffer *buffer) {
-	for (wlr_surface *surface : buffer->surfaces) {
-		SurfaceState *state = buffer->plugin->surface_state(surface);
-		if (state != nullptr && surface->current.buffer == buffer->base()) {
+	for (const SurfaceRef &ref : buffer->surfaces) {
+		SurfaceState *state = ref.get();
+		if (state != nullptr && state->surface->current.buffer == buffer->base()) {
 			return state;
 		}
 	}
@@ -64,7 +65,7 @@ static bool buffer_begin_data_ptr_access(
 			return false;
 		}
 		if (!(flags & WLR_BUFFER_DATA_PTR_ACCESS_WRITE)) {
-			buffer->plugin->stats.native_uploads++;
+			buffer->plugin->stats.add(Stat::NativeUploads);
 		}
 		*data = const_cast<uint8_t *>(src.planes[0].data);
 		*format = buffer->stored_format;
@@ -174,15 +175,15 @@ void pixel_buffer_release_to_client(PixelBuffer *buffer) {
 	buffer->busy = false;
 }
 
-void pixel_buffer_committed(PixelBuffer *buffer, wlr_surface *surface) {
+void pixel_buffer_committed(PixelBuffer *buffer, SurfaceState *surface) {
 	buffer->busy = true;
-	std::erase_if(
-		buffer->surfaces, [buffer](wlr_surface *s) { return buffer->plugin->surface_state(s) == nullptr; });
-	if (std::find(buffer->surfaces.begin(), buffer->surfaces.end(), surface) == buffer->surfaces.end()) {
+	std::erase_if(buffer->surfaces, [](const SurfaceRef &ref) { return ref.get() == nullptr; });
+	const SurfaceRef ref = surface->ref();
+	if (std::find(buffer->surfaces.begin(), buffer->surfaces.end(), ref) == buffer->surfaces.end()) {
 		// The newest few: one buffer committed to thousands of surfaces must not make each
 		// commit walk them all (only timing's upload attribution reads the list).
 		if (buffer->surfaces.size() >= kBufferSurfaces) buffer->surfaces.erase(buffer->surfaces.begin());
-		buffer->surfaces.push_back(surface);
+		buffer->surfaces.push_back(ref);
 	}
 }
 

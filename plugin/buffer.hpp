@@ -16,6 +16,7 @@
 #include "color_representation.hpp"
 #include "listener.hpp"
 #include "pixelport/core/convert.hpp"
+#include "surface_ref.hpp"
 #include "timing.hpp"
 #include "wlr.hpp"
 
@@ -88,9 +89,9 @@ public:
 	std::shared_ptr<ConvertedImage> private_image;
 	/**
 	 * The last kBufferSurfaces surfaces this buffer was committed to: candidates when the
-	 * renderer asks for data.
+	 * renderer asks for data (timing's upload attribution).
 	 */
-	std::vector<wlr_surface *> surfaces;
+	std::vector<SurfaceRef> surfaces;
 	Listener release;
 	/** Timing record of the apply in progress, between begin and end of data access. */
 	timing::CommitSample *timing_record = nullptr;
@@ -119,6 +120,6 @@ PixelBuffer *pixel_buffer_from_resource(wl_resource *resource);
 void pixel_buffer_release_to_client(PixelBuffer *buffer);
 
 /** Client commit on `surface` with `buffer` attached: the buffer is busy until released. */
-void pixel_buffer_committed(PixelBuffer *buffer, wlr_surface *surface);
+void pixel_buffer_committed(PixelBuffer *buffer, SurfaceState *surface);
 
 } // namespace pixelport

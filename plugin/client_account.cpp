@@ -1,9 +1,11 @@
 #include "client_account.hpp"
 
+#include <algorithm>
 #include <iterator>
 #include <new>
+#include <utility>
 
-#include "plugin.hpp"
+#include "pixelport/pixelport.h"
 #include "unmap.hpp"
 
 namespace pixelport {
@@ -39,8 +41,12 @@ constexpr uint32_t kTrimObjects = 1024;
 
 void trim_heap(void *) { trim_later(); }
 
-void account_client_destroyed(wl_listener *listener, void *) {
+void account_client_destroyed(wl_listener *listener, void *data) {
 	AccountLink *link = wl_container_of(listener, link, destroy);
+	// The plugins it bound: each may be waiting for its last client to go.
+	for (const ClientBinding &b : std::exchange(link->account->bindings, {})) {
+		b.gone(b.owner, static_cast<wl_client *>(data));
+	}
 	uint64_t made = 0;
 	for (uint32_t peak : link->account->peak) made += peak;
 	// libwayland destroys the client's resources after its destroy listeners: trim after that.
@@ -59,9 +65,9 @@ const char *client_object_name(ClientObject kind) { return kKinds[static_cast<in
 
 uint32_t client_object_default_cap(ClientObject kind) { return kKinds[static_cast<int>(kind)].default_cap; }
 
-uint32_t client_object_cap(const pixelport_plugin *plugin, ClientObject kind) {
+uint32_t client_object_cap(const pixelport_options *options, ClientObject kind) {
 	const KindInfo &info = kKinds[static_cast<int>(kind)];
-	uint32_t set = plugin != nullptr ? plugin->options.*info.option : 0;
+	uint32_t set = options != nullptr ? options->*info.option : 0;
 	return set != 0 ? set : info.default_cap;
 }
 
@@ -110,14 +116,33 @@ ClientAccount *client_account_find(wl_client *client) {
 	return link->account.get();
 }
 
-AccountSlot client_account_take(const pixelport_plugin *plugin, wl_client *client, ClientObject kind,
+bool client_account_bind(wl_client *client, ClientBinding binding) {
+	std::shared_ptr<ClientAccount> account = client_account(client);
+	if (account == nullptr) {
+		wl_client_post_no_memory(client);
+		return false;
+	}
+	for (const ClientBinding &b : account->bindings) {
+		if (b.owner == binding.owner) return true;
+	}
+	account->bindings.push_back(binding);
+	return true;
+}
+
+void client_account_unbind(wl_client *client, const void *owner) {
+	if (ClientAccount *account = client_account_find(client)) {
+		std::erase_if(account->bindings, [owner](const ClientBinding &b) { return b.owner == owner; });
+	}
+}
+
+AccountSlot client_account_take(const pixelport_options *options, wl_client *client, ClientObject kind,
 	wl_resource *error_resource, uint32_t error_code) {
 	std::shared_ptr<ClientAccount> account = client_account(client);
 	if (account == nullptr) {
 		wl_client_post_no_memory(client);
 		return {};
 	}
-	uint32_t cap = client_object_cap(plugin, kind);
+	uint32_t cap = client_object_cap(options, kind);
 	if (account->live[static_cast<int>(kind)] >= cap) {
 		const char *name = client_object_name(kind);
 		if (error_resource != nullptr) {

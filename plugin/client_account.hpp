@@ -3,19 +3,21 @@
 // globals; without a cap, one of them could make the compositor hold objects without end
 // (fds, mappings, a subscription's buffer) and make every teardown or lookup slower.
 //
-// One account per wl_client, made at its first counted object and found through a destroy
-// listener on the client (wl_client_get_destroy_listener: the libwayland idiom, a walk of the
-// client's few destroy listeners). Objects that may outlive their client (a mapping a
-// renderer's texture still reads, a buffer wlroots still locks) keep the account alive through
-// their AccountSlot, so giving one back never touches freed memory.
+// One account per wl_client, the one record the plugin keeps of a client: made at its first
+// counted object or bind, and found through the plugin's one destroy listener on the client
+// (wl_client_get_destroy_listener: the libwayland idiom, a walk of the client's few destroy
+// listeners). Objects that may outlive their client (a mapping a renderer's texture still
+// reads, a buffer wlroots still locks) keep the account alive through their AccountSlot, so
+// giving one back never touches freed memory.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "wlr.hpp"
 
-struct pixelport_plugin;
+struct pixelport_options;
 
 namespace pixelport {
 
@@ -33,8 +35,8 @@ enum class ClientObject : uint8_t {
 /** The option name and the default of each kind's cap; the cap is pixelport_options' field. */
 const char *client_object_name(ClientObject kind);
 uint32_t client_object_default_cap(ClientObject kind);
-/** The cap in force: the plugin's option when set (non-zero), else the default. */
-uint32_t client_object_cap(const pixelport_plugin *plugin, ClientObject kind);
+/** The cap in force: the plugin's option when set (non-zero; `options` may be null), else the default. */
+uint32_t client_object_cap(const pixelport_options *options, ClientObject kind);
 
 /** Bytes of converted images charged to one client, or to the whole plugin (images.cpp). */
 struct ImageBudget {
@@ -50,14 +52,25 @@ struct ImageBudget {
 struct ClientUsage;
 
 /**
- * The one record the plugin keeps for a client: its objects counted against the caps, its
- * converted images' budget, its stream usage. Found through one destroy listener on the
- * client (client_account()); objects that outlive the client (an image a texture still
- * reads) keep the parts they charge through shared pointers.
+ * Something that must hear of the client's going: a plugin the client bound a global of
+ * (pixelport.cpp), which lives until its bound clients are gone.
+ */
+struct ClientBinding {
+	void *owner = nullptr;
+	void (*gone)(void *owner, wl_client *client) = nullptr;
+};
+
+/**
+ * The one record the plugin keeps for a client: the plugins it bound, its objects counted
+ * against the caps, its converted images' budget, its stream usage. Found through one destroy
+ * listener on the client (client_account()); objects that outlive the client (an image a
+ * texture still reads) keep the parts they charge through shared pointers.
  */
 struct ClientAccount {
 	/** The client's display's loop: what it made is freed after its destroy listeners ran. */
 	wl_event_loop *loop = nullptr;
+	/** Plugins the client bound a global of, told when it goes (in the order bound). */
+	std::vector<ClientBinding> bindings;
 	uint32_t live[static_cast<int>(ClientObject::Count)] = {};
 	/** Peak of each kind over the client's life (for logs and tests). */
 	uint32_t peak[static_cast<int>(ClientObject::Count)] = {};
@@ -90,6 +103,13 @@ private:
 std::shared_ptr<ClientAccount> client_account(wl_client *client);
 /** The client's account if it has one (nothing is made). */
 ClientAccount *client_account_find(wl_client *client);
+/**
+ * Tells `binding` when the client goes, once however often it is asked (keyed by its owner).
+ * False when out of memory (no_memory was posted).
+ */
+bool client_account_bind(wl_client *client, ClientBinding binding);
+/** `owner` no longer hears of the client (it is going first). */
+void client_account_unbind(wl_client *client, const void *owner);
 
 /**
  * Counts one more object of `kind` for `client`. When the client already holds its cap of
@@ -98,7 +118,7 @@ ClientAccount *client_account_find(wl_client *client);
  * (wl_shm and wp_color_representation have no error for it). The message names the kind and
  * the cap.
  */
-AccountSlot client_account_take(const pixelport_plugin *plugin, wl_client *client, ClientObject kind,
+AccountSlot client_account_take(const pixelport_options *options, wl_client *client, ClientObject kind,
 	wl_resource *error_resource = nullptr, uint32_t error_code = 0);
 
 } // namespace pixelport

@@ -42,16 +42,14 @@ ColorRepresentation::Object *object_of(wl_resource *resource) {
 	return static_cast<ColorRepresentation::Object *>(wl_resource_get_user_data(resource));
 }
 
-SurfaceState *object_surface(const ColorRepresentation::Object *object) {
-	return object->id == 0 ? nullptr : object->plugin->surface_state(object->surface, object->id);
-}
+SurfaceState *object_surface(const ColorRepresentation::Object *object) { return object->surface.get(); }
 
 // The object's surface; null after posting `inert` (the surface is gone), or for an untracked
 // surface (the request changes nothing).
 SurfaceState *live_surface(wl_resource *resource) {
 	ColorRepresentation::Object *object = object_of(resource);
 	SurfaceState *surface = object_surface(object);
-	if (surface == nullptr && object->id != 0) {
+	if (surface == nullptr && object->tracked) {
 		wl_resource_post_error(
 			resource, WP_COLOR_REPRESENTATION_SURFACE_V1_ERROR_INERT, "the wl_surface was destroyed");
 	}
@@ -125,7 +123,7 @@ void manager_get_surface(wl_client *client, wl_resource *resource, uint32_t id, 
 			"the wl_surface already has a wp_color_representation_surface_v1");
 		return;
 	}
-	AccountSlot slot = client_account_take(plugin, client, ClientObject::ColorSurface);
+	AccountSlot slot = client_account_take(&plugin->options, client, ClientObject::ColorSurface);
 	if (!slot) return;
 	wl_resource *object_resource = wl_resource_create(
 		client, &wp_color_representation_surface_v1_interface, wl_resource_get_version(resource), id);
@@ -141,9 +139,9 @@ void manager_get_surface(wl_client *client, wl_resource *resource, uint32_t id, 
 	object->slot = std::move(slot);
 	// A surface the plugin does not track (no compositor attached) gets an object that
 	// accepts requests and changes nothing.
-	object->surface = wlr;
 	if (surface != nullptr) {
-		object->id = surface->id;
+		object->surface = surface->ref();
+		object->tracked = true;
 		surface->color_object = object;
 	}
 	wl_resource_set_implementation(object_resource, &kSurfaceImpl, object, surface_resource_destroy);

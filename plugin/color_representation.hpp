@@ -10,6 +10,7 @@
 
 #include "client_account.hpp"
 #include "pixelport/core/convert.hpp"
+#include "surface_ref.hpp"
 #include "wlr.hpp"
 
 struct pixelport_plugin;
@@ -55,14 +56,14 @@ public:
 	bool client_commit(SurfaceState *surface, uint32_t fourcc);
 
 	/**
-	 * A wp_color_representation_surface_v1. It finds its surface by id on each request, so
-	 * it is inert once the surface is gone (`id` 0: a surface the plugin does not track).
+	 * A wp_color_representation_surface_v1. It names its surface weakly, so it is inert once
+	 * the surface is gone (`tracked` false: a surface the plugin does not track).
 	 */
 	struct Object {
 		wl_resource *resource = nullptr;
 		pixelport_plugin *plugin = nullptr;
-		wlr_surface *surface = nullptr;
-		uint64_t id = 0;
+		SurfaceRef surface;
+		bool tracked = false;
 		AccountSlot slot; // the client's ColorSurface count
 	};
 

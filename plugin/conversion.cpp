@@ -2,26 +2,20 @@
 // workers' jobs, held commits and synchronized subsurfaces' roots, the idle queue of due views,
 // and the calls conversion.hpp lists (docs/design.md, "The commit path").
 //
-// Every transition of a commit's CommitState is here (views.cpp converts due views):
-//   new        -> Due         small update of the surface's own image, within the allowance
-//   new        -> Ready       the same content, converted already for another surface
-//   new        -> Converting  no job runs for the surface: one starts (or joins the one
-//                             converting the same content for another surface)
-//   new        -> Waiting     the surface's job runs: this one starts when it ends
-//   Waiting    -> Converting  the surface's job ended
-//   Waiting    -> Superseded  a newer commit, a native buffer or null attach, an unmap
-//   Converting -> Ready       the job handed back, every row converted
-//   Converting -> Superseded  the job failed, or was dropped (native buffer, unmap, surface gone)
-//   Due        -> Ready       converted on the main thread (views.cpp)
-//   Due        -> Superseded  replaced before it was converted (views.cpp)
-// Orthogonal to the state: `locked` (held in wlroots' cache: Waiting or Converting, on a surface
-// with a role, until Ready or released) and `applied`. A view shows its own image only when
-// Ready; applied before (no role, released early, superseded), it shows the surface's last
-// complete image, and the surface is redrawn when its job ends.
+// A commit's state changes only in move(), along the table of commit_state.cpp (docs/design.md
+// prints it). Orthogonal to the state: its hold in the ledger (hold.hpp: HoldReason::Conversion
+// while Waiting or Converting on a surface with a role; Successor once superseded by a newer
+// held commit) and `applied`. A view shows its own image only when Ready; applied before (no
+// role, let go), it shows the surface's last complete image where that has its size, and is
+// completed on the main thread before it is read where not (complete_now()); the surface is
+// redrawn when its job ends.
 #include <algorithm>
+#include <cassert>
 #include <cmath>
+#include <cstdlib>
 
 #include "conversion_internal.hpp"
+#include "hold.hpp"
 #include "timing.hpp"
 #include "wlr_compat.hpp"
 
@@ -52,11 +46,6 @@ constexpr uint64_t kBandSpanBytes = kBandPixels * 4;
 // more than two small conversions.
 constexpr uint64_t kDueClientPixels = kInlinePixels;
 constexpr uint64_t kDueTotalPixels = 2 * kInlinePixels;
-// Commits a surface may make behind its oldest held one before the held ones apply at once
-// (showing what the surface showed, their images shown when their jobs end): what wlroots
-// caches for a surface stays this small, however fast its client commits. A client that waits
-// for its frames never comes near it.
-constexpr uint64_t kMaxCommitsBehind = 4;
 // Frame callbacks held for commits shown late (settle_frames): beyond this many, the client is
 // not waiting for them, and they go out as they would without the plugin.
 constexpr size_t kMaxHeldFrames = 64;
@@ -120,19 +109,6 @@ void refresh(ImageBudget &budget, uint64_t epoch) {
 	}
 }
 
-// The surface whose apply applies `s`'s cached state: through synchronized subsurfaces up to the
-// first surface that is not one (wlroots applies a synchronized child's cache at its parent's
-// apply). Null when `s` is not a synchronized subsurface.
-SurfaceState *sync_root(pixelport_plugin *plugin, SurfaceState *s) {
-	wlr_surface *surface = s->surface;
-	for (wlr_subsurface *sub = wlr_subsurface_try_from_wlr_surface(surface);
-		sub != nullptr && sub->synchronized && sub->parent != nullptr;
-		sub = wlr_subsurface_try_from_wlr_surface(surface)) {
-		surface = sub->parent;
-	}
-	return surface == s->surface ? nullptr : plugin->surface_state(surface);
-}
-
 } // namespace
 
 ConvertedView *converted_view(wlr_buffer *buffer) {
@@ -190,46 +166,6 @@ void Conversions::Impl::settle(ConvertedView *view, bool converted) {
 	}
 }
 
-// ---- synchronized subsurfaces' roots -------------------------------------------------------
-
-void Conversions::Impl::root_view(SurfaceState *root, ConvertedView *view) {
-	view->rooted = true;
-	view->root = root->ref();
-	root->conversion.add_sync_wait();
-	Listener &listener = root->conversion.root_commit();
-	if (listener.connected()) return;
-	pixelport_plugin *plugin = owner->plugin();
-	listener.connect(&root->surface->events.client_commit, [plugin, root](void *) {
-		SurfaceConversion &c = root->conversion;
-		wlr_surface *surface = root->surface;
-		// One commit held is enough: the root's later ones wait behind it in wlroots' cache.
-		if (c.sync_waits() == 0 || c.root_locked() || surface->role == nullptr) return;
-		// Not an unmap: the role checks the commits after it against it (see surface.cpp).
-		if ((surface->pending.committed & WLR_SURFACE_STATE_BUFFER) && surface->pending.buffer == nullptr) {
-			return;
-		}
-		c.set_root_lock(wlr_surface_lock_pending(surface), root->commits);
-		plugin->note_holding(root);
-	});
-}
-
-void Conversions::Impl::unroot(SurfaceRef ref, bool now) {
-	SurfaceState *root = owner->plugin()->surface_state(ref);
-	if (root == nullptr || root->conversion.remove_sync_wait() > 0 || !root->conversion.root_locked()) return;
-	if (now) {
-		unlock_root(root);
-	} else {
-		root_releases.push_back(ref);
-		kick();
-	}
-}
-
-// Applies the root's held commit, and with it its synchronized descendants' cached states.
-void Conversions::Impl::unlock_root(SurfaceState *root) {
-	uint32_t seq = 0;
-	if (root->conversion.take_root_lock(&seq)) wlr_surface_unlock_cached(root->surface, seq);
-}
-
 // ---- the idle pass ---------------------------------------------------------------------------
 
 void Conversions::Impl::schedule(SurfaceState *s) {
@@ -255,15 +191,11 @@ void Conversions::Impl::kick() {
 void Conversions::Impl::run_due(uint64_t budget_ns) {
 	pixelport_plugin *plugin = owner->plugin();
 	uint64_t start = monotonic_ns();
-	for (const SurfaceRef &ref : std::exchange(root_releases, {})) {
-		SurfaceState *root = plugin->surface_state(ref);
-		if (root != nullptr && root->conversion.sync_waits() == 0) unlock_root(root);
-	}
 	// Each due conversion is bounded (kInlinePixels): a pass does one at least.
 	size_t i = 0;
 	for (; i < due.size(); i++) {
 		if (budget_ns != 0 && i > 0 && monotonic_ns() - start >= budget_ns) break;
-		SurfaceState *s = plugin->surface_state(due[i]);
+		SurfaceState *s = due[i].get();
 		if (s == nullptr) continue;
 		s->conversion.dequeued();
 		if (s->conversion.pending() != nullptr) flush(s, plugin->timing->converting(s));
@@ -287,9 +219,36 @@ void Conversions::Impl::run_due(uint64_t budget_ns) {
 	}
 }
 
+// ---- the one place a commit's state changes ---------------------------------------------------
+
+void Conversions::Impl::move(SurfaceState *s, ConvertedView *view, CommitState to) {
+	const CommitState from = view->state;
+	if (commit_edge_allowed(from, to)) {
+		view->state = to;
+		return;
+	}
+	wlr_log(WLR_ERROR, "pixelport: illegal commit state move %s -> %s (commit %llu)", commit_state_name(from),
+		commit_state_name(to), static_cast<unsigned long long>(view->seq));
+#ifndef NDEBUG
+	abort();
+#endif
+	// Recovered: a commit that is not final goes without an image, its buffer released and its
+	// hold cleared, so nothing wrong shows and no client waits for it.
+	if (from == CommitState::Ready || from == CommitState::Superseded) return;
+	view->state = CommitState::Superseded;
+	view->image.reset();
+	release_source(view);
+	if (s != nullptr) {
+		SurfaceConversion &c = s->conversion;
+		if (c.waiting() == view) c.take_waiting();
+		if (c.job_view() == view) drop_job(s);
+		unhold(s, view, Release::Idle);
+	}
+}
+
 // ---- the commit path: jobs ---------------------------------------------------------------------
 
-bool Conversions::Impl::start_job(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
+void Conversions::Impl::start_job(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
 	SurfaceConversion &c = s->conversion;
 	const int32_t w = buffer->width(), h = buffer->height();
 	auto fits = [&](const std::shared_ptr<ConvertedImage> &image) {
@@ -304,16 +263,16 @@ bool Conversions::Impl::start_job(SurfaceState *s, ConvertedView *view, PixelBuf
 		shared->pure_generation == view->generation && shared->pure_color == view->color;
 	if (pure && shared->filled) {
 		view->image = std::move(shared);
-		view->state = CommitState::Ready;
+		move(s, view, CommitState::Ready);
 		release_source(view);
-		return true;
+		return;
 	}
 	if (pure && writer != nullptr && !static_cast<ViewJob *>(writer.get())->surfaces.empty()) {
 		static_cast<ViewJob *>(writer.get())->surfaces.push_back(s->ref());
 		view->image = std::move(shared);
-		view->state = CommitState::Converting;
+		move(s, view, CommitState::Converting);
 		c.set_job(std::move(writer), view->seq, view);
-		return true;
+		return;
 	}
 	// Older content of this buffer is often the surface's spare: no reference of ours may keep
 	// take_spare() from handing it over.
@@ -330,10 +289,10 @@ bool Conversions::Impl::start_job(SurfaceState *s, ConvertedView *view, PixelBuf
 	if (image == nullptr || !buffer->source(&job->src)) {
 		// Over budget (the client has its error) or pixels that cannot be read: nothing of
 		// this commit to show.
-		view->state = CommitState::Superseded;
-		owner->plugin()->stats.skipped_conversions++;
+		move(s, view, CommitState::Superseded);
+		owner->plugin()->stats.add(Stat::SkippedConversions);
 		release_source(view);
-		return false;
+		return;
 	}
 	image->pure_source = buffer;
 	image->pure_generation = view->generation;
@@ -358,10 +317,9 @@ bool Conversions::Impl::start_job(SurfaceState *s, ConvertedView *view, PixelBuf
 	image->writer = job;
 	job->surfaces.push_back(s->ref());
 	view->image = std::move(image);
-	view->state = CommitState::Converting;
+	move(s, view, CommitState::Converting);
 	c.set_job(job, view->seq, view);
 	workers->submit(job);
-	return true;
 }
 
 void Conversions::Impl::drop_job(SurfaceState *s) {
@@ -387,22 +345,21 @@ void Conversions::Impl::start_waiting(SurfaceState *s) {
 	if (view->applied && view->state == CommitState::Ready && converted_view(s->surface->current.buffer) == view) {
 		redraw(s, view);
 	}
-	unlock(s, view);
+	unhold(s, view, Release::Now);
 }
 
-void Conversions::Impl::job_done(const std::shared_ptr<ConvertJob> &done) {
-	auto *job = static_cast<ViewJob *>(done.get());
+// The rows a worker wrote are the image's now: what every view of the job may show.
+void Conversions::Impl::job_rows_done(ViewJob *job) {
+	if (std::exchange(job->rows_settled, true)) return;
 	PixelBuffer *source = job->source;
-	std::shared_ptr<ConvertedImage> image = job->image;
-	pixelport_plugin *plugin = owner->plugin();
-	job->handed_back = true;
+	ConvertedImage *image = job->image.get();
 	source->after_read(); // a shrunk pool read as zeroes: say so
 	image->converting = false;
 	image->writer.reset();
 	if (job->ok) {
-		plugin->stats.converted_uploads++;
-		plugin->stats.converted_pixels +=
-			static_cast<uint64_t>(image->width) * static_cast<uint64_t>(image->height);
+		owner->plugin()->stats.add(Stat::ConvertedUploads);
+		owner->plugin()->stats.add(Stat::ConvertedPixels,
+			static_cast<uint64_t>(image->width) * static_cast<uint64_t>(image->height));
 		image->filled = image->pure_source == source;
 	} else {
 		if (!job->cancelled) {
@@ -411,33 +368,42 @@ void Conversions::Impl::job_done(const std::shared_ptr<ConvertJob> &done) {
 		}
 		image->pure_source = nullptr; // not this content: nobody shares it
 	}
+}
+
+void Conversions::Impl::job_done(const std::shared_ptr<ConvertJob> &done) {
+	auto *job = static_cast<ViewJob *>(done.get());
+	PixelBuffer *source = job->source;
+	std::shared_ptr<ConvertedImage> image = job->image;
+	job->handed_back = true;
+	job_rows_done(job);
 	// Each surface leaves the job's list as it is served: one served may apply states that drop
 	// another's job (drop_job then sees that surface still listed, and cancels nothing).
 	while (!job->surfaces.empty()) {
 		const SurfaceRef ref = job->surfaces.front();
 		job->surfaces.erase(job->surfaces.begin());
-		SurfaceState *s = plugin->surface_state(ref);
+		SurfaceState *s = ref.get();
 		if (s == nullptr || s->conversion.job() != done) continue;
 		SurfaceConversion &c = s->conversion;
 		const uint64_t seq = c.job_seq();
 		ConvertedView *view = c.job_view();
 		c.take_job();
 		// Applied before its conversion was done (or a later commit that shows what the
-		// surface showed): the surface shows this image from now on, redrawn.
+		// surface showed): the surface shows this image from now on, redrawn. A view completed
+		// on the main thread when read shows its own already.
 		ConvertedView *current = shown_view(s->surface);
 		const bool stale = job->ok && current != nullptr && current->applied &&
-			(current == view ||
+			((current == view && view->state == CommitState::Converting) ||
 				(current->seq > seq && current->state != CommitState::Ready &&
 					current->state != CommitState::Due));
-		if (view != nullptr) {
+		if (view != nullptr && view->state == CommitState::Converting) {
 			if (job->ok) {
-				view->state = CommitState::Ready;
 				view->convert_start_ns = job->start_ns;
 				view->convert_end_ns = job->end_ns;
+				move(s, view, CommitState::Ready);
 			} else {
-				view->state = CommitState::Superseded;
+				move(s, view, CommitState::Superseded);
 				view->image.reset();
-				plugin->stats.skipped_conversions++;
+				owner->plugin()->stats.add(Stat::SkippedConversions);
 			}
 			release_source(view);
 		}
@@ -446,10 +412,8 @@ void Conversions::Impl::job_done(const std::shared_ptr<ConvertJob> &done) {
 			c.show(image, false, 0); // the next commit converts in full: its upload too
 			redraw(s, current);
 		}
-		// This commit applies now (and the superseded ones before it): it shows its image. First:
-		// the waiting commit is behind it in wlroots' cache, and once that one applies, this
-		// view (applied early) may go.
-		if (view != nullptr) unlock(s, view);
+		// This commit may apply now (with the superseded ones before it): it shows its image.
+		if (view != nullptr) unhold(s, view, Release::Now);
 		start_waiting(s);
 		settle_frames(s, stale);
 	}
@@ -458,68 +422,95 @@ void Conversions::Impl::job_done(const std::shared_ptr<ConvertJob> &done) {
 
 // ---- the commit path: holding and letting go ----------------------------------------------------
 
-void Conversions::Impl::unlock(SurfaceState *s, ConvertedView *view) {
-	if (!view->locked) return;
-	view->locked = false;
-	const uint32_t seq = view->lock_seq;
-	unroot_view(view, false);
-	// Now, not later: a request after this one (a role made again, a buffer attached) must
-	// find the state applied, as it would without the plugin. A state before it in the cache
-	// still locked keeps it there.
-	wlr_surface_unlock_cached(s->surface, seq); // may apply states: views may go
+void Conversions::Impl::unhold(SurfaceState *s, ConvertedView *view, Release when) {
+	owner->plugin()->holds->clear(s, view->seq, HoldReason::Conversion, when);
 }
 
 void Conversions::Impl::supersede(SurfaceState *s, ConvertedView *view) {
 	SurfaceConversion &c = s->conversion;
 	if (c.waiting() == view) c.take_waiting();
 	if (c.job_view() == view) drop_job(s);
-	if (view->state != CommitState::Ready && view->state != CommitState::Superseded) {
-		view->state = CommitState::Superseded;
-		view->image.reset();
-		owner->plugin()->stats.skipped_conversions++;
-	}
-	release_source(view);
-	unlock(s, view);
+	move(s, view, CommitState::Superseded);
+	view->image.reset();
+	owner->plugin()->stats.add(Stat::SkippedConversions);
+	// Held still: it applies together with the commit that replaced it, so nothing shows it.
+	// It keeps its buffer all the same until it goes: a lock that is not the plugin's (a
+	// synchronized subsurface's) may keep that commit back, and then it shows, completed on the
+	// main thread (complete_now()).
+	owner->plugin()->holds->replace(s, view->seq, HoldReason::Conversion, HoldReason::Successor);
 }
 
 void Conversions::Impl::supersede_all(SurfaceState *s) {
 	SurfaceConversion &c = s->conversion;
 	if (ConvertedView *waiting = c.waiting()) supersede(s, waiting);
-	if (ConvertedView *converting = c.job_view()) {
+	ConvertedView *converting = c.job_view();
+	if (converting != nullptr && converting->state == CommitState::Converting) {
 		supersede(s, converting);
 	} else {
-		drop_job(s); // its view was applied and is gone
+		drop_job(s); // its view applied and is gone, or was completed on the main thread
 	}
 }
 
-void Conversions::Impl::release_early(SurfaceState *s) {
+bool Conversions::Impl::complete_now(SurfaceState *s, ConvertedView *view) {
 	SurfaceConversion &c = s->conversion;
-	// Oldest first: the converting commit is before the waiting one in wlroots' cache. Each
-	// unlock may apply states and so destroy views that applied before: read them again after.
-	if (ConvertedView *converting = c.job_view()) unlock(s, converting);
-	if (ConvertedView *waiting = c.waiting()) unlock(s, waiting);
+	if (view->state == CommitState::Converting) {
+		if (c.job_view() != view || workers == nullptr) return false;
+		const std::shared_ptr<ConvertJob> job = c.job();
+		auto *vj = static_cast<ViewJob *>(job.get());
+		if (!vj->handed_back && !vj->rows_settled) {
+			// The rows left are converted here, those under way on workers waited for; the job
+			// is handed back as usual after (job_done), with its rows settled.
+			workers->finish(job);
+			job_rows_done(vj);
+		}
+		if (!job->ok) return false;
+		view->convert_start_ns = job->start_ns;
+		view->convert_end_ns = job->end_ns;
+		move(s, view, CommitState::Ready);
+		release_source(view);
+	} else if (view->state == CommitState::Waiting || (view->state == CommitState::Superseded && view->source)) {
+		if (c.waiting() == view) c.take_waiting();
+		PixelBuffer *source = view->source;
+		const int32_t w = view->base.width, h = view->base.height;
+		std::shared_ptr<ConvertedImage> image = c.take_spare(view->renderer_format, w, h);
+		if (image == nullptr) {
+			if (!affordable(client_of(s), view->renderer_format, w, h)) c.drop_spare();
+			image = allocate(client_of(s), view->renderer_format, w, h);
+		}
+		if (source == nullptr || image == nullptr ||
+			!convert_buffer(source, image.get(), nullptr, view->color, nullptr)) {
+			move(s, view, CommitState::Superseded);
+			view->image.reset();
+			owner->plugin()->stats.add(Stat::SkippedConversions);
+			release_source(view);
+			return false;
+		}
+		image->pure_source = source;
+		image->pure_generation = view->generation;
+		image->pure_color = view->color;
+		image->filled = true;
+		source->pure_image = image;
+		view->image = std::move(image);
+		move(s, view, CommitState::Ready);
+		release_source(view);
+	} else {
+		return view->state == CommitState::Ready;
+	}
+	c.keep_spare(view->image);
+	c.show(view->image, view->image->filled, view->source_format, view->color);
+	// Frame callbacks held for its pixels go with the render that reads them now.
+	c.release_frames(&s->surface->current.frame_callback_list);
+	owner->plugin()->stats.add(Stat::MainThreadCompletions);
+	return true;
 }
 
 void Conversions::Impl::redraw(SurfaceState *s, ConvertedView *current) {
 	wlr_surface *surface = s->surface;
 	if (surface->role == nullptr || surface->buffer == nullptr) return; // shown nowhere
-	// As when a commit applies: the whole buffer damaged, the commit signal emitted (the
-	// scene redraws the surface from it, and schedules a frame for its frame callbacks); a
-	// renderer that copies at upload takes the new pixels first. The surface's state is
-	// unchanged, and the plugin's own listeners skip it. Without a view (a native buffer) only
-	// the signal.
-	if (current != nullptr) {
-		pixman_region32_union_rect(&surface->buffer_damage, &surface->buffer_damage, 0, 0,
-			static_cast<unsigned>(current->base.width), static_cast<unsigned>(current->base.height));
-		if (!owner->lazy() && surface->buffer->texture != nullptr) {
-			wlr_texture_update_from_buffer(
-				surface->buffer->texture, &current->base, &surface->buffer_damage);
-		}
-	}
-	s->redrawing = true;
-	wl_signal_emit_mutable(&surface->events.commit, surface);
+	s->redrawing = true; // the plugin's own commit listeners skip it
+	wlr_compat::surface_redraw(surface, current != nullptr ? &current->base : nullptr, !owner->lazy());
 	s->redrawing = false;
-	owner->plugin()->stats.redraws++;
+	owner->plugin()->stats.add(Stat::Redraws);
 }
 
 // A frame callback tells its client that the commit was shown. Those of commits applied before
@@ -546,6 +537,39 @@ void Conversions::Impl::settle_frames(SurfaceState *s, bool redrawn) {
 
 // ---- Conversions ------------------------------------------------------------------------
 
+// Whether letting go every held commit of the surface now leaves it showing a complete image
+// without converting on the main thread (the ledger asks, for a client past its commits-behind
+// limit): the newest cached state that attaches a buffer shows a native buffer or nothing, its
+// own image (Ready; or Due: a small update, converted at the apply), or the last complete image
+// the surface has of its size by then.
+bool Conversions::Impl::shows_cheaply(void *data, SurfaceState *s) {
+	const std::shared_ptr<ConvertedImage> &shown = s->conversion.image();
+	int32_t width = -1, height = -1; // of the surface's complete image, as the states apply
+	if (shown != nullptr && !shown->converting) {
+		width = shown->width;
+		height = shown->height;
+	}
+	bool attaches = false;
+	const ConvertedView *last = nullptr;
+	wlr_surface_state *state;
+	wl_list_for_each(state, &s->surface->cached, cached_state_link) {
+		if (!(state->committed & WLR_SURFACE_STATE_BUFFER)) continue;
+		attaches = true;
+		last = converted_view(state->buffer);
+		if (last == nullptr) {
+			width = height = -1; // a native buffer or a null attach: the image goes
+		} else if (last->state == CommitState::Ready) {
+			width = last->base.width;
+			height = last->base.height;
+		}
+	}
+	(void)data;
+	if (!attaches || last == nullptr || last->state == CommitState::Ready || last->state == CommitState::Due) {
+		return true;
+	}
+	return last->base.width == width && last->base.height == height;
+}
+
 std::unique_ptr<Conversions> Conversions::create(pixelport_plugin *plugin) {
 	std::unique_ptr<Conversions> c(new Conversions());
 	c->plugin_ = plugin;
@@ -560,6 +584,7 @@ std::unique_ptr<Conversions> Conversions::create(pixelport_plugin *plugin) {
 	if (c->impl_->workers == nullptr) {
 		wlr_log(WLR_ERROR, "pixelport: no conversion worker could start; converting on the main thread");
 	}
+	plugin->holds->set_cheap_release(&Impl::shows_cheaply, impl);
 	return c;
 }
 
@@ -567,18 +592,6 @@ Conversions::~Conversions() {
 	impl_->workers.reset(); // hands back what is under way (its views are gone with the clients)
 	if (impl_->idle != nullptr) wl_event_source_remove(impl_->idle);
 	if (impl_->timer != nullptr) wl_event_source_remove(impl_->timer);
-}
-
-void Conversions::limit_held(SurfaceState *s) {
-	SurfaceConversion &c = s->conversion;
-	uint64_t oldest = UINT64_MAX;
-	if (ConvertedView *v = c.job_view(); v != nullptr && v->locked) oldest = v->seq;
-	if (ConvertedView *v = c.waiting(); v != nullptr && v->locked) oldest = std::min(oldest, v->seq);
-	if (oldest != UINT64_MAX && s->commits - oldest > kMaxCommitsBehind) {
-		plugin_->stats.early_releases++;
-		impl_->release_early(s);
-	}
-	if (c.root_locked() && s->commits - c.root_lock_commit() > kMaxCommitsBehind) impl_->unlock_root(s);
 }
 
 void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer, uint32_t renderer_format) {
@@ -604,28 +617,24 @@ void Conversions::surface_client_commit(SurfaceState *s, PixelBuffer *buffer, ui
 	wlr_buffer_drop(&view->base); // freed with its last lock
 	// At most one commit waits behind the surface's job: this one replaces it.
 	if (ConvertedView *older = c.waiting()) impl_->supersede(s, older);
-	const CommitState state = impl_->admit_commit(s, view, buffer);
-	if ((state == CommitState::Waiting || state == CommitState::Converting) && surface->role != nullptr) {
-		view->locked = true;
-		view->lock_seq = wlr_surface_lock_pending(surface);
-		plugin_->stats.held_commits++;
-		// A synchronized subsurface's state applies with its root's: the root's next commit
-		// is held too, so both still apply together.
-		if (SurfaceState *root = sync_root(plugin_, s)) impl_->root_view(root, view);
+	impl_->admit_commit(s, view, buffer);
+	if (view->state == CommitState::Waiting || view->state == CommitState::Converting) {
+		// Held until converted (a surface without a role is not: the ledger says so).
+		plugin_->holds->hold(s, HoldReason::Conversion);
 	}
-	if (state == CommitState::Waiting) c.set_waiting(view);
+	if (view->state == CommitState::Waiting) c.set_waiting(view);
 }
 
 // Chooses the new view's state: converted when applied (small, within the allowance), or on
 // the workers now, or once the surface's running job ends (see conversion.hpp).
-CommitState Conversions::Impl::admit_commit(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
+void Conversions::Impl::admit_commit(SurfaceState *s, ConvertedView *view, PixelBuffer *buffer) {
 	SurfaceConversion &c = s->conversion;
 	int32_t w = buffer->width(), h = buffer->height();
 	const uint64_t stride = shm_stride(buffer);
 	// Stream bytes still to come (straight alpha on a stream buffer): the stream holds the
 	// commit until they are in, and it is converted in one go when applied. Without workers,
 	// every commit is converted so.
-	if (buffer->incomplete() || workers == nullptr) return view->state = CommitState::Due;
+	if (buffer->incomplete() || workers == nullptr) return move(s, view, CommitState::Due);
 	// Cheap enough to convert in one go when applied: few pixels in few bytes of the pool.
 	auto small = [&](uint64_t pixels, uint64_t rows) {
 		return pixels <= kInlinePixels && stride * rows <= kInlineSpanBytes;
@@ -658,25 +667,16 @@ CommitState Conversions::Impl::admit_commit(SurfaceState *s, ConvertedView *view
 	// A surface without a role cannot be held: a small commit of one is converted when
 	// applied, whatever image it needs, so a renderer that copies at the apply gets its pixels.
 	if (idle && s->surface->role == nullptr && !cheap && small(pixels, static_cast<uint64_t>(h))) cheap = true;
-	if (!pure && cheap && admit(client_of(s), view, cost)) return view->state = CommitState::Due;
-	if (!idle) return view->state = CommitState::Waiting; // its job starts when the surface's ends
+	if (!pure && cheap && admit(client_of(s), view, cost)) return move(s, view, CommitState::Due);
+	if (!idle) return move(s, view, CommitState::Waiting); // its job starts when the surface's ends
 	if (!pure && fits(c.image()) && c.image()->surfaces == 1 && !c.has_spare(view->renderer_format, w, h) &&
 		!affordable(client_of(s), view->renderer_format, w, h)) {
 		// A second image of this size would cross a budget: not held, the commit is converted
 		// into the surface's own image when it applies (in one go, as small ones are). Slower
 		// to show, but a client that shows one such frame may show the next.
-		return view->state = CommitState::Due;
+		return move(s, view, CommitState::Due);
 	}
 	start_job(s, view, buffer);
-	return view->state;
-}
-
-void Conversions::release_held(SurfaceState *s) {
-	// They apply now, their jobs going on: the surface (mapped again later, or given another
-	// role) shows their images once converted, as it would show its last buffer with stock.
-	impl_->release_early(s);
-	// Its own commit held for synchronized descendants applies now too; theirs when converted.
-	impl_->unlock_root(s);
 }
 
 void Conversions::surface_committed(SurfaceState *s) {
@@ -700,9 +700,6 @@ void Conversions::surface_destroyed(SurfaceState *s) {
 	// wlroots drops the cached states (and so the views) after this: none of them applies.
 	c.take_waiting();
 	impl_->drop_job(s);
-	uint32_t seq;
-	c.take_root_lock(&seq);
-	c.root_commit().disconnect();
 	if (c.pending() != nullptr) impl_->release_source(c.take_pending());
 	c.drop_images();
 }

@@ -23,16 +23,16 @@
 //
 // Every other commit (a new surface, a size change, a large update, one beyond the allowance)
 // is converted on the workers (workers.hpp) into an image of its own, one job per surface at a
-// time, and held (wlr_surface_lock_pending) until the job is handed back; a commit made while
-// the surface's job runs waits for it (at most one waits: a newer commit supersedes it, and it
-// applies unconverted, showing what the surface showed). A view shows its own image only once
-// its conversion is complete; until then (applied before that: no role, a role object
-// destroyed, an unmap, a client committing faster than its frames convert) it shows the
-// surface's last complete image, and the surface is redrawn when the job ends. Each commit's
-// state and its transitions: conversion.cpp, and docs/design.md ("The commit path"). The same
-// commit content on another surface joins the running job. A synchronized subsurface's held
-// commit also holds the next commit of the surface whose apply applies it (its root: the
-// first ancestor that is not a synchronized subsurface) until the child's image is complete.
+// time, and held (the hold ledger, hold.hpp: HoldReason::Conversion) until the job is handed
+// back; a commit made while the surface's job runs waits for it (at most one waits: a newer
+// commit supersedes it, and the superseded one applies together with the newer one, so it is
+// never shown). A view shows its own image only once its conversion is complete; applied
+// before that (no role, a role object destroyed, an unmap, a client committing faster than its
+// frames convert) it shows the surface's last complete image where that has its size, and is
+// otherwise completed on the main thread before anything reads it; the surface is redrawn
+// when the job ends. Each commit's state and its moves: commit_state.hpp, conversion.cpp, and
+// docs/design.md ("The commit path"). The same commit content on another surface joins the
+// running job.
 #pragma once
 
 #include <cstdint>
@@ -217,32 +217,6 @@ public:
 	/** Frame callbacks moved into hold_frames() since the last release (some may be gone since). */
 	size_t held_frames() const { return held_frame_count_; }
 
-	// ---- as the root of synchronized subsurfaces ---------------------------------------------
-
-	/** Held commits of synchronized descendants that this surface's apply would apply. */
-	uint32_t sync_waits() const { return sync_waits_; }
-	void add_sync_wait() { sync_waits_++; }
-	/** One fewer; returns how many are left. */
-	uint32_t remove_sync_wait() { return sync_waits_ > 0 ? --sync_waits_ : 0; }
-	/**
-	 * This surface's commit held until those are converted (its lock sequence number, and its
-	 * commit number), if any: one, the commits after it wait behind it in wlroots' cache.
-	 */
-	bool root_locked() const { return root_locked_; }
-	uint64_t root_lock_commit() const { return root_lock_commit_; }
-	void set_root_lock(uint32_t seq, uint64_t commit) {
-		root_locked_ = true;
-		root_lock_seq_ = seq;
-		root_lock_commit_ = commit;
-	}
-	/** Clears the root lock; returns whether there was one, and its sequence number. */
-	bool take_root_lock(uint32_t *seq) {
-		*seq = root_lock_seq_;
-		return std::exchange(root_locked_, false);
-	}
-	/** This surface's client_commit, connected once it is a root with something to wait for. */
-	Listener &root_commit() { return root_commit_; }
-
 private:
 	std::shared_ptr<ConvertedImage> image_;
 	std::shared_ptr<ConvertedImage> spare_;
@@ -258,11 +232,6 @@ private:
 	uint64_t job_seq_ = 0;
 	ConvertedView *job_view_ = nullptr;
 	ConvertedView *waiting_ = nullptr;
-	uint32_t sync_waits_ = 0;
-	bool root_locked_ = false;
-	uint32_t root_lock_seq_ = 0;
-	uint64_t root_lock_commit_ = 0;
-	Listener root_commit_;
 	wl_list held_frames_; // wl_callback resources, linked as wlroots links them
 	size_t held_frame_count_ = 0;
 };
@@ -281,17 +250,6 @@ public:
 	 * A null `buffer` (a native buffer or a null attach) supersedes the surface's held commits.
 	 */
 	void surface_client_commit(SurfaceState *surface, PixelBuffer *buffer, uint32_t renderer_format);
-	/**
-	 * From every client commit of the surface, first: when it makes more than a few commits
-	 * behind its oldest held one, the held ones apply now (what wlroots caches for a surface
-	 * stays bounded; their images show when their jobs end).
-	 */
-	void limit_held(SurfaceState *surface);
-	/**
-	 * Unlocks the surface's held commits now (the client unmaps behind them or destroys their
-	 * role object: see surface.cpp); their conversions go on and show when done.
-	 */
-	void release_held(SurfaceState *surface);
 	/** From the surface's commit (state applied): a non-view buffer or null attach drops the image. */
 	void surface_committed(SurfaceState *surface);
 	/** The surface is going: its due conversion is dropped, its buffer released. */

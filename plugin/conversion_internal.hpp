@@ -8,31 +8,13 @@
 #include <vector>
 
 #include "buffer.hpp"
+#include "commit_state.hpp"
 #include "conversion.hpp"
 #include "plugin.hpp"
+#include "surface_state.hpp"
 #include "workers.hpp"
 
 namespace pixelport {
-
-/**
- * Where a converted commit is. Every transition is in conversion.cpp (views.cpp moves Due to
- * Ready when it converts a due view): docs/design.md, "The commit path", draws them.
- */
-enum class CommitState : uint8_t {
-	/** Converted on the main thread after it applies (a small update): never held. */
-	Due,
-	/** Behind the surface's job (SurfaceConversion::waiting()): no image yet. */
-	Waiting,
-	/** Its job runs on the workers, writing `image`, which nothing shows until it ends. */
-	Converting,
-	/** `image` holds its complete conversion: what the view shows. */
-	Ready,
-	/**
-	 * Never to be converted: a newer commit replaced it, its pixels could not be read, or its
-	 * surface unmapped or went. No image, no lock on the client's buffer.
-	 */
-	Superseded,
-};
 
 // A view: the wlr_buffer a surface's state holds instead of a converted-format PixelBuffer.
 struct ConvertedView {
@@ -43,23 +25,19 @@ struct ConvertedView {
 	uint64_t generation = 0; // source->generation at the commit
 	uint32_t renderer_format = 0; // what the view's image holds
 	SurfaceRef surface;
-	/** The surface's commit number (SurfaceState::commits): orders its views. */
+	/**
+	 * The surface's commit number (SurfaceState::commits): orders its views, and names its hold
+	 * in the ledger (HoldReason::Conversion while Waiting or Converting on a surface with a role).
+	 */
 	uint64_t seq = 0;
-	CommitState state = CommitState::Due;
+	/** Changed only by Conversions::Impl::move(), along commit_edges(). */
+	CommitState state = CommitState::New;
 	/** wlroots applied its state (bind() ran). */
 	bool applied = false;
-	/** Held in wlroots' cache with `lock_seq` until it may apply. */
-	bool locked = false;
-	uint32_t lock_seq = 0;
 	/** Ready: what it shows. Converting: what its job writes (never shown until Ready). */
 	std::shared_ptr<ConvertedImage> image;
-	/** Converting: the job (its surface's, or another surface's it joined). */
-	std::shared_ptr<ConvertJob> job;
 	/** Timing record of the apply in progress, between begin and end of data access. */
 	timing::CommitSample *timing_record = nullptr;
-	/** Locked on a synchronized subsurface: its root's next commit waits for it. */
-	bool rooted = false;
-	SurfaceRef root;
 	/** Due: pixels admitted against these budgets until converted or dropped. */
 	uint64_t due_pixels = 0;
 	std::shared_ptr<ImageBudget> due_budget;
@@ -82,6 +60,8 @@ struct ViewJob : ConvertJob {
 	std::vector<SurfaceRef> surfaces;
 	/** job_done() runs or ran: its image is what it is, nothing cancels it. */
 	bool handed_back = false;
+	/** job_rows_done() ran: the image is no longer being written (finished early, or handed back). */
+	bool rows_settled = false;
 };
 
 static_assert(std::is_standard_layout_v<ConvertedView>);
@@ -93,8 +73,6 @@ struct Conversions::Impl {
 	std::vector<SurfaceRef> due;
 	/** Converts held commits off the main thread (null if it could not start). */
 	std::unique_ptr<ConvertWorkers> workers;
-	/** Roots whose synchronized descendants may have nothing held any more: unlock them. */
-	std::vector<SurfaceRef> root_releases;
 	/** Counts idle passes: ImageBudget::spent_pixels is of the pass it names. */
 	uint64_t epoch = 1;
 	wl_event_source *idle = nullptr;
@@ -109,45 +87,62 @@ struct Conversions::Impl {
 	void run_due(uint64_t budget_ns);
 
 	// ---- the commit path (conversion.cpp) ---------------------------------------------------
+	/**
+	 * Moves the view to `to` along commit_edges(), the one place a commit's state changes. An
+	 * illegal move aborts where assertions are on (debug and test builds); elsewhere it is
+	 * logged and the commit is superseded instead (no image, its buffer released, its hold
+	 * cleared at the next idle), which never shows a wrong image nor keeps a client waiting.
+	 */
+	void move(SurfaceState *surface, ConvertedView *view, CommitState to);
 	/** A new view's state, chosen at its client commit (and its job started, or its wait). */
-	CommitState admit_commit(SurfaceState *surface, ConvertedView *view, PixelBuffer *buffer);
-	/** Waiting (or new) -> Converting: a job for it, or the running one of the same content. */
-	bool start_job(SurfaceState *surface, ConvertedView *view, PixelBuffer *buffer);
+	void admit_commit(SurfaceState *surface, ConvertedView *view, PixelBuffer *buffer);
+	/** Waiting (or New) -> Converting: a job for it, or the running one of the same content. */
+	void start_job(SurfaceState *surface, ConvertedView *view, PixelBuffer *buffer);
 	/** A job handed back by the workers (main thread): its views become Ready, or Superseded. */
 	void job_done(const std::shared_ptr<ConvertJob> &job);
+	/** No thread writes the job's image any more: it is settled (filled, or not this content). */
+	void job_rows_done(ViewJob *job);
 	/** The surface no longer waits for its job: cancelled when no surface does. */
 	void drop_job(SurfaceState *surface);
 	/** Starts the waiting commit's job, if the surface has one and no job runs. */
 	void start_waiting(SurfaceState *surface);
 	/**
-	 * -> Superseded (unless Ready): no image, the client's buffer released, its job dropped,
-	 * and unlocked (see unlock()).
+	 * A newer commit replaces `view` (waiting, or converting for a native buffer or a null
+	 * attach): Superseded, no image, its job dropped, and its hold waits for the next commit
+	 * (HoldReason::Successor), so both apply together. It keeps its buffer until it goes.
 	 */
 	void supersede(SurfaceState *surface, ConvertedView *view);
-	/** The surface's waiting and converting commits are superseded. */
+	/** A native buffer or a null attach replaces the surface's waiting and converting commits. */
 	void supersede_all(SurfaceState *surface);
-	/** Lets a locked view apply (its state unchanged); wlroots may apply states here, and views may go. */
-	void unlock(SurfaceState *surface, ConvertedView *view);
-	/** Too many commits behind the surface's locked views: they apply now. */
-	void release_early(SurfaceState *surface);
+	/**
+	 * The view's Conversion reason clears in the hold ledger (its commit may apply), if it
+	 * held one.
+	 */
+	void unhold(SurfaceState *surface, ConvertedView *view, Release when);
+	/**
+	 * The applied, incomplete `view` (let go before its conversion ended, or superseded and
+	 * shown all the same) is completed now on this thread: its job finished (the rows left
+	 * converted here, those under way on workers waited for), or its pixels converted into an
+	 * image of its own. True when it is Ready after.
+	 */
+	bool complete_now(SurfaceState *surface, ConvertedView *view);
 	/** Redraws the surface after its shown image changed outside a commit. */
 	void redraw(SurfaceState *surface, ConvertedView *current);
 	void settle_frames(SurfaceState *surface, bool redrawn);
 	bool flush(SurfaceState *surface, timing::CommitSample *record);
+	/**
+	 * Whether every held commit of the surface could apply now and leave it showing a complete
+	 * image without converting on the main thread (HoldLedger::set_cheap_release()).
+	 */
+	static bool shows_cheaply(void *data, SurfaceState *surface);
+	/** The surface's shown image is complete and has the view's size: what the view shows until its own is. */
+	bool shows_last(SurfaceState *surface, ConvertedView *view);
 	void bind(SurfaceState *surface, ConvertedView *view);
 	void release_source(ConvertedView *view);
 	/** Admits an unheld commit of `pixels` to convert, or says it must go to the workers. */
 	bool admit(wl_client *client, ConvertedView *view, uint64_t pixels);
 	/** The view's admitted pixels are converted (`converted`) or will never be. */
 	void settle(ConvertedView *view, bool converted);
-	/** Registers a synchronized subsurface's locked view with the root whose commit waits. */
-	void root_view(SurfaceState *root, ConvertedView *view);
-	/** The view no longer holds its surface's commit: its root may apply (`now`: not inside wlroots). */
-	void unroot_view(ConvertedView *view, bool now) {
-		if (std::exchange(view->rooted, false)) unroot(view->root, now);
-	}
-	void unroot(SurfaceRef root, bool now);
-	void unlock_root(SurfaceState *root);
 };
 
 // ---- shared by the three files ---------------------------------------------------------

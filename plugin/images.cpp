@@ -222,12 +222,12 @@ std::shared_ptr<ConvertedImage> Conversions::Impl::allocate(
 				static_cast<unsigned long long>(own ? client_limit : total_limit),
 				static_cast<unsigned long long>(own ? mine->bytes : total->bytes));
 		}
-		owner->plugin()->stats.budget_refusals++;
+		owner->plugin()->stats.add(Stat::BudgetRefusals);
 		return nullptr;
 	}
-	AccountSlot slot = client_account_take(owner->plugin(), client, ClientObject::ConvertedImage);
+	AccountSlot slot = client_account_take(&owner->plugin()->options, client, ClientObject::ConvertedImage);
 	if (!slot) {
-		owner->plugin()->stats.budget_refusals++;
+		owner->plugin()->stats.add(Stat::BudgetRefusals);
 		return nullptr;
 	}
 	std::shared_ptr<ConvertedImage> image = map_image(fourcc, width, height, PROT_READ | PROT_WRITE, 0);
@@ -287,10 +287,10 @@ bool convert_buffer(PixelBuffer *buffer, ConvertedImage *image, const pixman_reg
 			core::format_name(buffer->stored_format), dst.width, dst.height, core::status_str(status));
 		return false;
 	}
-	pixelport_stats &stats = buffer->plugin->stats;
-	stats.converted_uploads++;
+	Stats &stats = buffer->plugin->stats;
+	stats.add(Stat::ConvertedUploads);
 	for (const core::Rect &r : rects) {
-		stats.converted_pixels += static_cast<uint64_t>(r.width) * static_cast<uint64_t>(r.height);
+		stats.add(Stat::ConvertedPixels, static_cast<uint64_t>(r.width) * static_cast<uint64_t>(r.height));
 	}
 	return true;
 }

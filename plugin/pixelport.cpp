@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 
+#include "client_account.hpp"
 #include "color_representation.hpp"
 #include "conversion.hpp"
 #include "format_policy.hpp"
@@ -45,14 +46,6 @@ struct pixelport_stream_manager : PluginGlobal {};
 struct pixelport_timing_manager : PluginGlobal {};
 struct pixelport_color_representation_manager : PluginGlobal {};
 
-// A client that bound a global of the plugin's: the plugin is not freed before it is gone
-// (its resources' user data point into the plugin). Found through its destroy listener.
-struct pixelport_plugin::BoundClient {
-	wl_listener destroy; // first: the notify thunk casts the listener back
-	pixelport_plugin *plugin = nullptr;
-	wl_client *client = nullptr;
-};
-
 pixelport_plugin::pixelport_plugin() { wl_signal_init(&destroy_signal); }
 pixelport_plugin::~pixelport_plugin() = default;
 
@@ -75,26 +68,24 @@ void end_globals(pixelport_plugin *pp, bool remove) {
 
 // Every surface's state goes, as each would with its surface.
 void forget_surfaces(pixelport_plugin *pp) {
-	while (!pp->surfaces.empty()) pp->forget_surface(pp->surfaces.begin()->first);
+	while (!pp->surface_list.empty()) pp->forget_surface(pp->surface_list.front());
 }
 
 // Detaches and frees the plugin: its surfaces' state, listeners, globals and modules.
 void plugin_free(pixelport_plugin *pp) {
 	// Surfaces first: their timing records end (as discarded) while Timing still exists.
 	forget_surfaces(pp);
-	if (pp->role_logger != nullptr) wl_protocol_logger_destroy(pp->role_logger);
 	if (pp->retire_idle != nullptr) wl_event_source_remove(pp->retire_idle);
 	for (auto &g : pp->globals) wl_global_destroy(g->global);
-	for (auto &[client, bound] : pp->bound_clients) wl_list_remove(&bound->destroy.link);
+	for (wl_client *client : pp->bound_clients) client_account_unbind(client, pp);
 	// Listeners disconnect in their destructors.
 	delete pp;
 }
 
-void bound_client_destroyed(wl_listener *listener, void *) {
-	auto *bound = reinterpret_cast<pixelport_plugin::BoundClient *>(listener);
-	pixelport_plugin *pp = bound->plugin;
-	wl_list_remove(&bound->destroy.link);
-	pp->bound_clients.erase(bound->client);
+// From the client's record, when a client that bound a global of the plugin's goes.
+void bound_client_gone(void *owner, wl_client *client) {
+	auto *pp = static_cast<pixelport_plugin *>(owner);
+	pp->bound_clients.erase(client);
 	if (pp->retiring && pp->bound_clients.empty() && pp->retire_idle == nullptr) {
 		// The client's resources are destroyed after its destroy listeners ran: free the plugin
 		// once they are.
@@ -151,17 +142,11 @@ void global_add_destroy_listener(PluginGlobal *global, wl_listener *listener) {
 
 wl_resource *pixelport_plugin::bind_resource(
 	wl_client *client, const wl_interface *interface, uint32_t version, uint32_t id) {
+	// The plugin is not freed before the client is gone (its resources' user data point into
+	// the plugin): its record tells the plugin when it goes.
 	if (!bound_clients.contains(client)) {
-		std::unique_ptr<BoundClient> bound(new (std::nothrow) BoundClient());
-		if (bound == nullptr) {
-			wl_client_post_no_memory(client);
-			return nullptr;
-		}
-		bound->plugin = this;
-		bound->client = client;
-		bound->destroy.notify = bound_client_destroyed;
-		wl_client_add_destroy_listener(client, &bound->destroy);
-		bound_clients.emplace(client, std::move(bound));
+		if (!client_account_bind(client, {this, bound_client_gone})) return nullptr;
+		bound_clients.insert(client);
 	}
 	wl_resource *resource = wl_resource_create(client, interface, static_cast<int>(version), id);
 	if (resource == nullptr) wl_client_post_no_memory(client);
@@ -193,7 +178,6 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(
 		memcpy(&pp->options, options, std::min(options->struct_size, sizeof pp->options));
 	}
 	pp->options.struct_size = sizeof pp->options;
-	pp->stats.struct_size = sizeof pp->stats;
 	const wlr_drm_format_set *formats = wlr_renderer_get_texture_formats(renderer, WLR_BUFFER_CAP_DATA_PTR);
 	std::vector<uint32_t> renderer_formats;
 	for (size_t i = 0; formats != nullptr && i < formats->len; i++) {
@@ -206,6 +190,11 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(
 	// The main thread converts only small updates; the workers (options.convert_threads) the rest.
 	pp->convert_options.threads = 1;
 
+	pp->holds = HoldLedger::create(display, &pp->stats, SurfaceState::find, pp);
+	if (pp->holds == nullptr) {
+		delete pp;
+		return nullptr;
+	}
 	pp->conversions = Conversions::create(pp);
 	pp->shm = Shm::create(pp);
 	if (pp->shm == nullptr) {
@@ -222,7 +211,6 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(
 		return nullptr;
 	}
 	pp->colors = ColorRepresentation::create(pp);
-	pp->watch_role_destroys();
 	// Destroyed with the display, as wlroots' globals are; the display is still whole here.
 	pp->display_destroy.connect_display_destroy(display, [pp](void *) {
 		if (!pp->retiring) {
@@ -369,8 +357,11 @@ PIXELPORT_API size_t pixelport_timing_summary(struct pixelport_plugin *pp, char 
 
 PIXELPORT_API void pixelport_get_stats(struct pixelport_plugin *pp, struct pixelport_stats *stats) {
 	if (stats == nullptr || stats->struct_size == 0) return;
-	pixelport_stats mine = pp != nullptr ? pp->stats : pixelport_stats{};
-	if (pp != nullptr) mine.image_bytes = pp->conversions->total_bytes();
+	pixelport_stats mine{};
+	if (pp != nullptr) {
+		pp->stats.fill(&mine);
+		mine.image_bytes = pp->conversions->total_bytes();
+	}
 	// Everything after struct_size, as far as both know.
 	constexpr size_t first = sizeof(pixelport_stats::struct_size);
 	const size_t end = std::min(stats->struct_size, sizeof mine);

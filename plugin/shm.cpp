@@ -107,7 +107,7 @@ public:
 		Mapping &m = *pinned_;
 		if (m.guard.faulted.load(std::memory_order_relaxed) && !m.fault_logged) {
 			m.fault_logged = true;
-			plugin->stats.sigbus_faults++;
+			plugin->stats.add(Stat::SigbusFaults);
 			wlr_log(WLR_ERROR, "pixelport: a client shrank its wl_shm pool under a buffer; reading zeroes");
 		}
 	}
@@ -215,7 +215,7 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 		return;
 	}
 
-	AccountSlot slot = client_account_take(pool->plugin, client, ClientObject::ShmBuffer);
+	AccountSlot slot = client_account_take(&pool->plugin->options, client, ClientObject::ShmBuffer);
 	if (!slot) return;
 	auto *buffer = new ShmBuffer(pool->plugin, drm, renderer_format);
 	buffer->file = pool->file;
@@ -227,7 +227,7 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 		delete buffer;
 		return;
 	}
-	pool->plugin->stats.shm_buffers++;
+	pool->plugin->stats.add(Stat::ShmBuffers);
 }
 
 void pool_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(resource); }
@@ -252,7 +252,7 @@ void pool_resize(wl_client *client, wl_resource *resource, int32_t size) {
 	std::shared_ptr<Mapping> &current = pool->file->current;
 	const bool replaced = current.use_count() == 1;
 	AccountSlot slot = replaced ? std::move(current->slot)
-				    : client_account_take(pool->plugin, client, ClientObject::ShmMapping);
+				    : client_account_take(&pool->plugin->options, client, ClientObject::ShmMapping);
 	if (!slot) return; // at the cap: the error is posted
 	auto mapping = map_file(*pool->file, static_cast<size_t>(size), std::move(slot));
 	if (mapping == nullptr) {
@@ -288,9 +288,9 @@ void shm_create_pool(wl_client *client, wl_resource *resource, uint32_t id, int3
 			resource, WL_SHM_ERROR_INVALID_FD, "the pool's fd is not a memfd or regular file");
 		return;
 	}
-	AccountSlot pool_slot = client_account_take(shm->plugin(), client, ClientObject::ShmPool);
+	AccountSlot pool_slot = client_account_take(&shm->plugin()->options, client, ClientObject::ShmPool);
 	if (!pool_slot) return;
-	AccountSlot mapping_slot = client_account_take(shm->plugin(), client, ClientObject::ShmMapping);
+	AccountSlot mapping_slot = client_account_take(&shm->plugin()->options, client, ClientObject::ShmMapping);
 	if (!mapping_slot) return;
 	int seals = fcntl(fd, F_GET_SEALS);
 	file->sealed_shrink = seals >= 0 && (seals & F_SEAL_SHRINK);

@@ -15,10 +15,12 @@
 #include "buffer.hpp"
 #include "data_fd.hpp"
 #include "format_policy.hpp"
+#include "hold.hpp"
 #include "pixelport-stream-v1-protocol.h"
 #include "pixelport/core/format.hpp"
 #include "pixelport/core/stream_layout.hpp"
 #include "plugin.hpp"
+#include "surface_state.hpp"
 #include "timing.hpp"
 #include "unmap.hpp"
 
@@ -50,9 +52,10 @@ struct ClientUsage {
 
 namespace {
 
+// A commit held (HoldReason::StreamBytes) until the buffer's writes up to `need` are complete.
 struct Waiter {
 	SurfaceRef surface;
-	uint32_t lock_seq;
+	uint64_t commit; // the surface's commit number
 	uint64_t need; // writes of the buffer that must be complete
 };
 
@@ -217,9 +220,10 @@ Limits limits_of(pixelport_plugin *plugin) {
 // The StreamBuffer behind a plugin buffer, or null (none, or a wl_shm one).
 StreamBuffer *stream_buffer(PixelBuffer *b) { return dynamic_cast<StreamBuffer *>(b); }
 
+// The commits waiting for bytes that are in now: their reason clears (the ledger releases them
+// in commit order).
 void release_waiters(StreamBuffer *sb) {
 	pixelport_plugin *plugin = sb->plugin;
-	// Unlock in commit order: a surface applies its cached states in order anyway.
 	std::vector<Waiter> ready;
 	std::erase_if(sb->waiters, [&](const Waiter &w) {
 		if (w.need > sb->completed) return false;
@@ -227,8 +231,8 @@ void release_waiters(StreamBuffer *sb) {
 		return true;
 	});
 	for (const Waiter &w : ready) {
-		if (SurfaceState *s = plugin->surface_state(w.surface)) {
-			wlr_surface_unlock_cached(s->surface, w.lock_seq);
+		if (SurfaceState *s = w.surface.get()) {
+			plugin->holds->clear(s, w.commit, HoldReason::StreamBytes, Release::Now);
 		}
 	}
 }
@@ -265,7 +269,7 @@ void complete_write(Stream *s) {
 	sb->t_complete = monotonic_ns();
 	s->usage->inflight_bytes -= w.length;
 	s->usage->pending_writes--;
-	s->plugin->stats.stream_writes++;
+	s->plugin->stats.add(Stat::StreamWrites);
 	s->consumed++;
 	if (s->resource != nullptr) {
 		pp_stream_v1_send_consumed(s->resource, s->consumed);
@@ -400,7 +404,7 @@ int handle_readable(int fd, uint32_t mask, void *data) {
 			}
 			w.done += static_cast<uint64_t>(n);
 			budget -= std::min(budget, static_cast<size_t>(n));
-			s->plugin->stats.stream_bytes += static_cast<uint64_t>(n);
+			s->plugin->stats.add(Stat::StreamBytes, static_cast<uint64_t>(n));
 		}
 		if (w.done == w.length) {
 			complete_write(s);
@@ -686,39 +690,15 @@ void StreamManager::handle_client_commit(SurfaceState *surface, PixelBuffer *buf
 	// Its commit applies now; the bytes land in the buffer as they arrive.
 	if (surface->surface->role == nullptr) return;
 	// Hold this commit (and, by wlroots' ordering, later ones) until the bytes are in.
-	uint32_t seq = wlr_surface_lock_pending(surface->surface);
-	sb->waiters.push_back({surface->ref(), seq, sb->announced});
-	plugin_->stats.held_commits++;
+	if (plugin_->holds->hold(surface, HoldReason::StreamBytes)) {
+		sb->waiters.push_back({surface->ref(), surface->commits, sb->announced});
+	}
 }
 
 void StreamManager::note_color(wl_client *client, const ColorState &color) {
 	// Only clients that made a stream have usage; others need nothing here.
 	ClientAccount *account = client_account_find(client);
 	if (account != nullptr && account->streams != nullptr) account->streams->color = color;
-}
-
-void StreamManager::release_held(SurfaceState *surface) {
-	// A waiting buffer has a write pending on a live stream of the surface's own client (a
-	// surface shows only its client's buffers; drop_stream clears the waiters): other
-	// clients' streams are not looked at.
-	ClientAccount *account = client_account_find(wl_resource_get_client(surface->surface->resource));
-	if (account == nullptr || account->streams == nullptr) return;
-	std::vector<uint32_t> seqs;
-	for (Stream *s : account->streams->streams) {
-		for (StreamWrite &w : s->writes) {
-			std::erase_if(w.buffer->waiters, [&](const Waiter &waiter) {
-				if (!(waiter.surface == surface->ref())) return false;
-				seqs.push_back(waiter.lock_seq);
-				return true;
-			});
-		}
-	}
-	const SurfaceRef ref = surface->ref();
-	for (uint32_t seq : seqs) {
-		SurfaceState *s = plugin_->surface_state(ref);
-		if (s == nullptr) break;
-		wlr_surface_unlock_cached(s->surface, seq);
-	}
 }
 
 } // namespace pixelport

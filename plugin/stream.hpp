@@ -2,7 +2,7 @@
 // pipe instead of shared memory. Reads never block and never go past what was announced;
 // renderer formats land straight in the buffer's storage, other formats pass through a
 // bounded receive window and are converted band by band as they arrive. A commit of a buffer
-// whose bytes are still in flight is held with wlr_surface_lock_pending() until they are in.
+// whose bytes are still in flight is held (the hold ledger, hold.hpp) until they are in.
 // The wire layout and the placing and converting of the bytes are the core's
 // (pixelport/core/stream_layout.hpp); this file keeps the fds, budgets and protocol.
 #pragma once
@@ -33,12 +33,6 @@ public:
 	void handle_client_commit(SurfaceState *surface, PixelBuffer *buffer);
 	/** From every commit: the colour representation its client committed last (stream writes). */
 	void note_color(wl_client *client, const ColorState &color);
-
-	/**
-	 * Unlocks now the surface's commits held for stream bytes; they apply with the bytes in so
-	 * far (the client unmaps behind them, see surface.cpp).
-	 */
-	void release_held(SurfaceState *surface);
 
 	pixelport_plugin *plugin() const { return plugin_; }
 

@@ -9,6 +9,7 @@
 
 #include "pixelport-timing-v1-protocol.h"
 #include "plugin.hpp"
+#include "surface_state.hpp"
 
 namespace pixelport {
 
@@ -115,8 +116,8 @@ const struct pp_surface_timing_v1_interface kSubscriptionImpl = {
 void subscription_resource_destroy(wl_resource *resource) {
 	auto *sub = static_cast<TimingSubscription *>(wl_resource_get_user_data(resource));
 	if (sub->timing != nullptr) sub->timing->subscription_destroyed(sub);
-	if (sub->surface != nullptr) {
-		SurfaceTiming &st = *sub->surface->timing;
+	if (SurfaceState *surface = sub->surface.get()) {
+		SurfaceTiming &st = *surface->timing;
 		st.subscribers.remove(sub);
 		(sub->version >= PP_SURFACE_TIMING_V1_REPORTS_SINCE_VERSION ? st.batched_subscribers
 									    : st.unbatched_subscribers)--;
@@ -133,8 +134,8 @@ void manager_subscribe(wl_client *client, wl_resource *resource, uint32_t id, wl
 		wl_resource_post_error(resource, PP_TIMING_MANAGER_V1_ERROR_FOREIGN_SURFACE, "not your surface");
 		return;
 	}
-	AccountSlot slot = client_account_take(timing->plugin(), client, ClientObject::TimingSubscription, resource,
-		PP_TIMING_MANAGER_V1_ERROR_LIMIT_EXCEEDED);
+	AccountSlot slot = client_account_take(&timing->plugin()->options, client, ClientObject::TimingSubscription,
+		resource, PP_TIMING_MANAGER_V1_ERROR_LIMIT_EXCEEDED);
 	if (!slot) return; // the error is posted
 	wl_resource *sub =
 		wl_resource_create(client, &pp_surface_timing_v1_interface, wl_resource_get_version(resource), id);
@@ -147,11 +148,13 @@ void manager_subscribe(wl_client *client, wl_resource *resource, uint32_t id, wl
 	subscription->resource = sub;
 	subscription->version = wl_resource_get_version(sub);
 	subscription->timing = timing;
-	subscription->surface = timing->plugin()->surface_state(wlr_surface_from_resource(surface_resource));
+	if (SurfaceState *target = timing->plugin()->surface_state(wlr_surface_from_resource(surface_resource))) {
+		subscription->surface = target->ref();
+	}
 	wl_resource_set_implementation(sub, &kSubscriptionImpl, subscription, subscription_resource_destroy);
 	timing->subscription_created(subscription);
-	if (subscription->surface != nullptr) {
-		SurfaceTiming &st = timing_of(subscription->surface);
+	if (SurfaceState *target = subscription->surface.get()) {
+		SurfaceTiming &st = timing_of(target);
 		st.subscribers.push_back(subscription);
 		if (subscription->version >= PP_SURFACE_TIMING_V1_REPORTS_SINCE_VERSION) {
 			st.batched_subscribers++;
@@ -188,7 +191,7 @@ bool on_output(wlr_surface *surface, wlr_output *output) {
 // Timing::surface_destroyed() left no subscriber; this keeps them sound if it did not run.
 SurfaceTiming::~SurfaceTiming() {
 	subscribers.for_each([this](TimingSubscription *sub) {
-		sub->surface = nullptr;
+		sub->surface = {};
 		subscribers.remove(sub);
 	});
 }
@@ -401,7 +404,7 @@ void Timing::surface_destroyed(SurfaceState *s) {
 	st.shown.clear();
 	send_batch(st, false); // the surface's last reports, then quiet
 	st.subscribers.for_each([&](TimingSubscription *sub) {
-		sub->surface = nullptr;
+		sub->surface = {};
 		st.subscribers.remove(sub);
 	});
 	st.batched_subscribers = st.unbatched_subscribers = 0;
@@ -516,8 +519,9 @@ void Timing::send_records(TimingSubscription *sub, SurfaceTiming &st) {
 }
 
 void Timing::send_queued(TimingSubscription *sub) {
-	if (sub->surface == nullptr || sub->surface->timing == nullptr) return;
-	send_records(sub, *sub->surface->timing);
+	SurfaceState *surface = sub->surface.get();
+	if (surface == nullptr || surface->timing == nullptr) return;
+	send_records(sub, *surface->timing);
 }
 
 void Timing::subscription_destroyed(TimingSubscription *sub) { subscriptions_.remove(sub); }

@@ -15,6 +15,7 @@
 #include "pixelport/timing/log_writer.hpp"
 #include "pixelport/timing/records.hpp"
 #include "pixelport/timing/summary.hpp"
+#include "surface_ref.hpp"
 #include "wlr.hpp"
 
 struct pixelport_plugin;
@@ -97,7 +98,7 @@ private:
 struct TimingSubscription {
 	wl_resource *resource = nullptr;
 	Timing *timing = nullptr; // null once the plugin's Timing is gone
-	SurfaceState *surface = nullptr; // null once the surface is gone (inert)
+	SurfaceRef surface; // empty once the surface is gone (inert)
 	/** The resource's version, read once: finish() picks the events by it per commit. */
 	int version = 0;
 	/** On SurfaceTiming::subscribers and Timing::subscriptions_. */

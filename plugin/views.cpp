@@ -27,34 +27,52 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 		pixman_region32_union_rect(&s->surface->buffer_damage, &s->surface->buffer_damage, 0, 0,
 			static_cast<unsigned>(view->base.width), static_cast<unsigned>(view->base.height));
 	}
-	if (view->state != CommitState::Due) {
-		if (view->state == CommitState::Ready) {
-			if (c.pending() != nullptr) {
-				// Replaced before it was converted: nothing will ever show it.
-				ConvertedView *older = c.take_pending();
-				older->state = CommitState::Superseded;
-				release_source(older);
-				owner->plugin()->stats.skipped_conversions++;
-			}
-			// Its own image; the one it replaces may serve the next large commit once nothing
-			// shows it.
-			c.keep_spare(view->image);
-			c.show(view->image, view->image != nullptr && view->image->filled, view->source_format,
-				view->color);
-		} else {
-			// Not converted (yet): it shows what the surface showed (a due commit finished
-			// first), which no longer holds the client's last commit.
-			if (c.pending() != nullptr) flush(s, nullptr);
-			c.invalidate();
+	if (view->state == CommitState::Waiting || view->state == CommitState::Converting) {
+		// Let go before its conversion ended. A due commit finishes first; then it shows the
+		// surface's last complete image where that has its size. Where not, it is completed on
+		// this thread before anything reads it: now for a renderer that uploads at the apply,
+		// at the first read for one that reads at render time (a commit replaced in the same
+		// dispatch is never completed).
+		if (c.pending() != nullptr) flush(s, nullptr);
+		if (!owner->lazy() && !shows_last(s, view) && !wlr_compat::another_state_applies_next(s->surface) &&
+			complete_now(s, view)) {
+			return;
 		}
+		c.invalidate();
+		return;
+	}
+	if (view->state == CommitState::Superseded) {
+		// The commit that replaced it applies right after it, in the same call, as a rule: only
+		// if nothing follows (a lock not the plugin's kept that one back) does it show, then
+		// completed as a commit let go is.
+		if (c.pending() != nullptr) flush(s, nullptr);
+		if (!owner->lazy() && !shows_last(s, view) && !wlr_compat::another_state_applies_next(s->surface) &&
+			complete_now(s, view)) {
+			return;
+		}
+		c.invalidate();
+		return;
+	}
+	if (view->state == CommitState::Ready) {
+		if (c.pending() != nullptr) {
+			// Replaced before it was converted: nothing will ever show it.
+			ConvertedView *older = c.take_pending();
+			move(s, older, CommitState::Superseded);
+			release_source(older);
+			owner->plugin()->stats.add(Stat::SkippedConversions);
+		}
+		// Its own image; the one it replaces may serve the next large commit once nothing
+		// shows it.
+		c.keep_spare(view->image);
+		c.show(view->image, view->image != nullptr && view->image->filled, view->source_format, view->color);
 		return;
 	}
 	if (c.pending() != nullptr && c.pending() != view) {
 		// Replaced before it was converted: nothing will ever show it.
 		ConvertedView *older = c.take_pending();
-		older->state = CommitState::Superseded;
+		move(s, older, CommitState::Superseded);
 		release_source(older);
-		owner->plugin()->stats.skipped_conversions++;
+		owner->plugin()->stats.add(Stat::SkippedConversions);
 	}
 	PixelBuffer *source = view->source;
 	if (source == nullptr) return;
@@ -78,7 +96,7 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 		// No image, another size or format, or one another surface shows too.
 		std::shared_ptr<ConvertedImage> fresh = allocate(client_of(s), view->renderer_format, w, h);
 		if (fresh == nullptr) {
-			view->state = CommitState::Superseded;
+			move(s, view, CommitState::Superseded);
 			release_source(view);
 			return;
 		}
@@ -96,6 +114,12 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 	c.set_pending(view);
 }
 
+bool Conversions::Impl::shows_last(SurfaceState *s, ConvertedView *view) {
+	const std::shared_ptr<ConvertedImage> &shown = s->conversion.image();
+	return shown != nullptr && !shown->converting && shown->width == view->base.width &&
+		shown->height == view->base.height;
+}
+
 // Converts the surface's due commit into its image. Returns false if it could not.
 bool Conversions::Impl::flush(SurfaceState *s, timing::CommitSample *record) {
 	SurfaceConversion &c = s->conversion;
@@ -104,7 +128,7 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitSample *record) {
 	PixelBuffer *source = view->source;
 	std::shared_ptr<ConvertedImage> image = c.image();
 	if (source == nullptr || image == nullptr) {
-		view->state = CommitState::Superseded;
+		move(s, view, CommitState::Superseded);
 		return false;
 	}
 
@@ -123,7 +147,7 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitSample *record) {
 			std::shared_ptr<ConvertedImage> fresh =
 				allocate(client_of(s), image->fourcc, image->width, image->height);
 			if (fresh == nullptr) {
-				view->state = CommitState::Superseded;
+				move(s, view, CommitState::Superseded);
 				release_source(view);
 				return false;
 			}
@@ -148,7 +172,7 @@ bool Conversions::Impl::flush(SurfaceState *s, timing::CommitSample *record) {
 		image->filled = ok;
 	}
 	view->image = image; // what this view shows from now on
-	view->state = ok ? CommitState::Ready : CommitState::Superseded;
+	move(s, view, ok ? CommitState::Ready : CommitState::Superseded);
 	c.show(image, ok, source->stored_format, view->color);
 	settle(view, true);
 	release_source(view);
@@ -161,11 +185,10 @@ void view_destroy(wlr_buffer *base) {
 	wlr_compat::buffer_finish(base);
 	ConvertedView *view = view_from_base(base);
 	Conversions::Impl *impl = view->conversions->impl();
-	if (SurfaceState *s = view->conversions->plugin()->surface_state(view->surface)) {
+	if (SurfaceState *s = view->surface.get()) {
 		// Its surface's job, if it had one, goes on: the surface may still show its image.
 		s->conversion.forget_view(view);
 	}
-	impl->unroot_view(view, false);
 	impl->release_source(view);
 	delete view;
 }
@@ -175,7 +198,7 @@ bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, u
 	if (flags & WLR_BUFFER_DATA_PTR_ACCESS_WRITE) return false;
 	Conversions *conversions = view->conversions;
 	pixelport_plugin *plugin = conversions->plugin();
-	SurfaceState *s = plugin->surface_state(view->surface);
+	SurfaceState *s = view->surface.get();
 	bool applying = s != nullptr && s->surface->current.buffer == base;
 	timing::CommitSample *record = nullptr;
 	if (applying) {
@@ -203,15 +226,22 @@ bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, u
 		image = view->image.get();
 	} else if (s != nullptr) {
 		// Not converted (yet): what the surface showed, complete (a due commit is finished
-		// first); nothing (transparent) where that has another size than this buffer, or is none.
+		// first), where that has this buffer's size. Where not, the surface's own commit (let
+		// go before its conversion ended) is completed now, unless this is the apply of a
+		// renderer that reads at render time (the render completes it). Nothing (transparent)
+		// only for a commit that can never show: superseded, or its image refused.
 		SurfaceConversion &c = s->conversion;
-		if (c.pending() != nullptr) {
-			conversions->impl()->flush(s, conversions->lazy() ? plugin->timing->converting(s) : nullptr);
+		Conversions::Impl *impl = conversions->impl();
+		if (c.pending() != nullptr)
+			impl->flush(s, conversions->lazy() ? plugin->timing->converting(s) : nullptr);
+		if (!impl->shows_last(s, view) && !(applying && conversions->lazy()) &&
+			shown_view(s->surface) == view && impl->complete_now(s, view)) {
+			image = view->image.get();
+		} else if (impl->shows_last(s, view)) {
+			image = c.image().get();
+		} else {
+			image = c.blank(base->width, base->height).get();
 		}
-		const std::shared_ptr<ConvertedImage> &shown = c.image();
-		image = shown != nullptr && shown->width == base->width && shown->height == base->height
-			? shown.get()
-			: c.blank(base->width, base->height).get();
 	}
 	if (image == nullptr) return false;
 	// Never an image a worker is writing (docs/design.md, "The commit path", invariant 1).

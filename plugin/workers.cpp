@@ -38,6 +38,8 @@ struct ConvertWorkers::Impl {
 
 	std::mutex mutex;
 	std::condition_variable wake;
+	/** A band ended (finish() waits for those under way). */
+	std::condition_variable band_done;
 	std::vector<Queue> queues; // clients with bands left, served round robin from `next`
 	size_t next = 0;
 	std::vector<std::shared_ptr<ConvertJob>> finished; // to hand back on the main thread
@@ -80,6 +82,7 @@ void ConvertWorkers::Impl::unqueue(const std::shared_ptr<ConvertJob> &job) {
 
 // Under the mutex, once nothing of the job is under way or left to start.
 void ConvertWorkers::Impl::complete(const std::shared_ptr<ConvertJob> &job) {
+	if (std::exchange(job->completed, true)) return;
 	job->end_ns = job->start_ns != 0 ? timing::monotonic_ns() : 0;
 	job->ok = !job->cancelled && !job->failed && job->rows_done >= job->dst.height;
 	finished.push_back(job);
@@ -123,6 +126,7 @@ void ConvertWorkers::Impl::work() {
 			unqueue(job);
 		}
 		if (is_complete(*job)) complete(job);
+		band_done.notify_all(); // no syscall while nobody waits in finish()
 	}
 }
 
@@ -248,6 +252,29 @@ void ConvertWorkers::submit(std::shared_ptr<ConvertJob> job) {
 bool ConvertWorkers::cancel(const std::shared_ptr<ConvertJob> &job) {
 	std::lock_guard lock(impl_->mutex);
 	return impl_->cancel_locked(job);
+}
+
+void ConvertWorkers::finish(const std::shared_ptr<ConvertJob> &job) {
+	std::unique_lock lock(impl_->mutex);
+	impl_->unqueue(job); // no worker begins another band of it
+	while (!job->cancelled && !job->failed && job->next_row < job->dst.height) {
+		const int32_t y0 = job->next_row;
+		const int32_t y1 = std::min(job->dst.height, y0 + job->band_rows);
+		job->next_row = y1;
+		job->in_flight++;
+		if (job->start_ns == 0) job->start_ns = timing::monotonic_ns();
+		lock.unlock();
+		const core::Status status = core::convert_rows(job->src, job->dst, y0, y1, job->options);
+		lock.lock();
+		job->in_flight--;
+		if (status == core::Status::Ok) {
+			job->rows_done += y1 - y0;
+		} else {
+			job->failed = true;
+		}
+	}
+	impl_->band_done.wait(lock, [&] { return job->in_flight == 0; });
+	impl_->complete(job);
 }
 
 unsigned ConvertWorkers::threads() const { return static_cast<unsigned>(impl_->threads.size()); }

@@ -48,6 +48,7 @@ struct ConvertJob {
 	int32_t in_flight = 0;
 	bool failed = false;
 	bool queued = false;
+	bool completed = false; // put on the hand-back list
 };
 
 class ConvertWorkers {
@@ -73,6 +74,13 @@ public:
 	 * (at once, on the next loop iteration, if none). Returns whether any band had started.
 	 */
 	bool cancel(const std::shared_ptr<ConvertJob> &job);
+	/**
+	 * Makes the job's rows complete now, on the calling thread: the bands no worker has begun
+	 * are converted here, those under way on workers are waited for (one band each at most).
+	 * `ok` is final on return; the job is still handed back through `done` as any other.
+	 * For a commit that must show before its job would end; never for a cancelled job.
+	 */
+	void finish(const std::shared_ptr<ConvertJob> &job);
 
 	unsigned threads() const;
 	/** The default pool size: half the hardware threads, 1 to 8. */

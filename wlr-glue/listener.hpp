@@ -39,6 +39,18 @@ public:
 		wl_display_add_destroy_listener(display, &slot_.listener);
 	}
 
+	/**
+	 * Connects to the resource's destroy signal, which libwayland emits before the resource's
+	 * own destroy callback runs (and which disconnects the listener as it fires).
+	 */
+	void connect_resource_destroy(wl_resource *resource, Callback callback) {
+		disconnect();
+		callback_ = std::move(callback);
+		slot_.listener.notify = &Listener::notify;
+		slot_.owner = this;
+		wl_resource_add_destroy_listener(resource, &slot_.listener);
+	}
+
 	void disconnect() {
 		wl_list_remove(&slot_.listener.link);
 		wl_list_init(&slot_.listener.link);

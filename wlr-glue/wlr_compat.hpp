@@ -19,6 +19,9 @@
 //                     asks (wlr_color_representation_manager_v1_create, sway and labwc do); the
 //                     plugin serves its own, so the preload module hides wlroots' global
 //                     (PIXELPORT_WLR_COLOR_REPRESENTATION).
+//   redraw            no release (0.18 to 0.20) has a call that tells the scene a surface's
+//                     buffer content changed without a client commit; surface_redraw() does
+//                     what an apply does for it, the same way in each (see there).
 // Differences in behaviour, no code here:
 //   0.19              wlr_client_buffer forwards get_shm and begin/end_data_ptr_access to the
 //                     source buffer, so the renderer (and screencopy) read the plugin's buffers
@@ -39,6 +42,9 @@
 extern "C" {
 #define static // C-only `[static N]` parameters (0.20's wlr/render/color.h), as in wlr.hpp
 #include <wlr/interfaces/wlr_buffer.h>
+#include <wlr/render/wlr_texture.h>
+#include <wlr/types/wlr_buffer.h>
+#include <wlr/types/wlr_compositor.h>
 #include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_presentation_time.h>
 #include <wlr/version.h>
@@ -91,6 +97,41 @@ inline void buffer_finish(wlr_buffer *buffer) {
 #else
 	(void)buffer;
 #endif
+}
+
+/**
+ * Shows `surface`'s new pixels when they changed outside a commit (a conversion that ended after
+ * its commit applied): no wlroots release offers a call for it, so this does what
+ * surface_commit_state() does when a state applies, with the surface's state unchanged. Two
+ * public fields are written: `surface->buffer_damage` gets the whole buffer (what the scene and
+ * the texture upload read as changed), and with `upload` (a renderer that copies at upload) the
+ * texture of `surface->buffer` takes `buffer`'s pixels (wlr_texture_update_from_buffer). Then
+ * the surface's commit signal is emitted, as at an apply: the scene redraws the surface from it
+ * and schedules a frame. `buffer` null (a native buffer): only the signal. The caller's own
+ * commit listeners must skip this emission.
+ */
+inline void surface_redraw(wlr_surface *surface, wlr_buffer *buffer, bool upload) {
+	if (buffer != nullptr) {
+		pixman_region32_union_rect(&surface->buffer_damage, &surface->buffer_damage, 0, 0,
+			static_cast<unsigned>(buffer->width), static_cast<unsigned>(buffer->height));
+		if (upload && surface->buffer != nullptr && surface->buffer->texture != nullptr) {
+			wlr_texture_update_from_buffer(surface->buffer->texture, buffer, &surface->buffer_damage);
+		}
+	}
+	wl_signal_emit_mutable(&surface->events.commit, surface);
+}
+
+/**
+ * From inside the apply of one of `surface`'s states: whether wlroots applies another of its
+ * cached states right after this one, in the same call (its next cached state holds no lock),
+ * so that nothing shows this one. Reads the public `surface->cached` list and each state's
+ * `cached_state_locks` (the same in 0.18 to 0.20): wlr_surface_unlock_cached() applies the front
+ * of that list while it is still there, then the next one while it holds no lock.
+ */
+inline bool another_state_applies_next(wlr_surface *surface) {
+	if (wl_list_empty(&surface->cached) || surface->cached.next->next == &surface->cached) return false;
+	wlr_surface_state *next = wl_container_of(surface->cached.next->next, next, cached_state_link);
+	return next->cached_state_locks == 0;
 }
 
 } // namespace pixelport::wlr_compat

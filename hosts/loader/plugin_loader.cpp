@@ -98,7 +98,8 @@ std::string stats_json(const pixelport_stats &stats) {
 	snprintf(line, sizeof(line),
 		"{\"native_uploads\":%llu,\"converted_uploads\":%llu,\"converted_pixels\":%llu,"
 		"\"shm_buffers\":%llu,\"sigbus_faults\":%llu,\"stream_bytes\":%llu,\"stream_writes\":%llu,"
-		"\"held_commits\":%llu,\"skipped_conversions\":%llu,\"budget_refusals\":%llu,\"image_bytes\":%llu}",
+		"\"held_commits\":%llu,\"skipped_conversions\":%llu,\"budget_refusals\":%llu,\"image_bytes\":%llu,"
+		"\"early_releases\":%llu,\"redraws\":%llu,\"main_thread_completions\":%llu}",
 		static_cast<unsigned long long>(stats.native_uploads),
 		static_cast<unsigned long long>(stats.converted_uploads),
 		static_cast<unsigned long long>(stats.converted_pixels),
@@ -109,7 +110,9 @@ std::string stats_json(const pixelport_stats &stats) {
 		static_cast<unsigned long long>(stats.held_commits),
 		static_cast<unsigned long long>(stats.skipped_conversions),
 		static_cast<unsigned long long>(stats.budget_refusals),
-		static_cast<unsigned long long>(stats.image_bytes));
+		static_cast<unsigned long long>(stats.image_bytes),
+		static_cast<unsigned long long>(stats.early_releases), static_cast<unsigned long long>(stats.redraws),
+		static_cast<unsigned long long>(stats.main_thread_completions));
 	return line;
 }
 

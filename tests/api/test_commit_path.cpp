@@ -18,14 +18,16 @@
 #include <vector>
 
 #include "api_host.hpp"
+#include "hold.hpp" // kMaxCommitsBehind
 
 namespace {
 
 using namespace pixelport::test;
 
-// Commits a surface may make behind its oldest held one (conversion.cpp's kMaxCommitsBehind),
-// plus the held ones themselves (the converting and the waiting commit).
-constexpr int kMaxCached = 4 + 2;
+// What wlroots may cache for a surface between dispatches: its oldest held commit and the
+// commits behind it until its client makes one too many (the ledger lets them all go then, at
+// the next idle).
+constexpr int kMaxCached = static_cast<int>(pixelport::kMaxCommitsBehind) + 1;
 
 // RGB888 (converted to XRGB8888 on pixman): bytes B, G, R per pixel.
 constexpr uint32_t kStoredBpp = 3;
@@ -397,6 +399,10 @@ private:
 			wlr_surface *surface = host_.server_surface(s->surface);
 			if (surface == nullptr) continue;
 			Shown now = read_shown(surface);
+			// Never nothing where a buffer is attached: a commit that applied before its
+			// conversion ended shows a complete image (its own, or the last one of its size).
+			EXPECT_FALSE(now.any && now.blank && s->attached)
+				<< where() << ": a surface shows a blank instead of a commit's image";
 			if (now.any && !now.blank) {
 				EXPECT_TRUE(now.uniform)
 					<< where() << ": a surface shows an image not completely converted";
@@ -405,8 +411,12 @@ private:
 					<< ", a colour never committed to it";
 			}
 			// A synchronized child waits for its parent in wlroots itself, as with stock.
+			// Past kMaxCommitsBehind, what a client commits while a conversion it must wait for
+			// runs stays cached (CommitPath.PastTheLimitInANewSizeTheHeldCommitsWaitForTheir-
+			// Conversion), up to kMaxCommitsHeld.
 			if (!s->sync || s->sub == nullptr) {
-				EXPECT_LE(wl_list_length(&surface->cached), kMaxCached)
+				EXPECT_LE(wl_list_length(&surface->cached),
+					static_cast<int>(pixelport::kMaxCommitsHeld) + 1)
 					<< where() << ": commits pile up in wlroots' cache";
 			}
 		}
@@ -501,7 +511,7 @@ TEST(CommitPath, ACommitStormOfOneBufferIsBoundedAndEndsOnItsLastCommit) {
 		paint(buffers[0], 0x204060);
 		paint(buffers[1], 0x604020);
 		uint32_t last = 0;
-		size_t peak_cached = 0;
+		size_t peak_cached = 0, peak_settled = 0;
 		uint64_t peak_bytes = 0;
 		for (int i = 0; i < 3000 && wl_display_get_error(host.conn) == 0; i++) {
 			// Two buffers: the other one once it is released, else the last one again (its
@@ -516,10 +526,14 @@ TEST(CommitPath, ACommitStormOfOneBufferIsBoundedAndEndsOnItsLastCommit) {
 			if (i % 16 == 15) {
 				host.pump(0);
 				wlr_surface *ws = host.server_surface(surface);
-				peak_cached =
-					std::max<size_t>(peak_cached, static_cast<size_t>(wl_list_length(&ws->cached)));
+				const size_t cached = static_cast<size_t>(wl_list_length(&ws->cached));
+				peak_cached = std::max(peak_cached, cached);
+				// Once the surface has a complete image of this size, held commits past the
+				// limit are let go at the next idle: the cache stays small.
+				if (host.stats().converted_uploads > 0) peak_settled = std::max(peak_settled, cached);
 				peak_bytes = std::max(peak_bytes, host.stats().image_bytes);
 				Shown now = read_shown(ws);
+				EXPECT_FALSE(now.any && now.blank) << "a blank instead of a commit's image";
 				if (now.any && !now.blank) {
 					EXPECT_TRUE(now.uniform && (now.rgb == 0x204060 || now.rgb == 0x604020))
 						<< std::hex << now.rgb;
@@ -530,8 +544,11 @@ TEST(CommitPath, ACommitStormOfOneBufferIsBoundedAndEndsOnItsLastCommit) {
 		for (int i = 0; i < 300; i++) host.pump(2);
 		Shown now = read_shown(host.server_surface(surface));
 		EXPECT_TRUE(now.any && now.uniform && now.rgb == last) << std::hex << now.rgb << " vs " << last;
-		// 16 commits between dispatches: the cache never holds more than those and the held two.
-		EXPECT_LE(peak_cached, static_cast<size_t>(16 + kMaxCached));
+		// 16 commits between dispatches: once there is an image of this size, the cache never
+		// holds more than those and the ones kept waiting. Before (the first conversion runs),
+		// what the client commits meanwhile, and never more than kMaxCommitsHeld.
+		EXPECT_LE(peak_settled, static_cast<size_t>(16 + kMaxCached));
+		EXPECT_LE(peak_cached, static_cast<size_t>(16 + pixelport::kMaxCommitsHeld + 1));
 		// Shown, converting and spare: three images of this size at most.
 		const uint64_t image = (static_cast<uint64_t>(w) * h * 4 + 4095) & ~uint64_t{4095};
 		EXPECT_LE(peak_bytes, 3 * image) << (two ? "two buffers" : "one buffer");
@@ -539,8 +556,8 @@ TEST(CommitPath, ACommitStormOfOneBufferIsBoundedAndEndsOnItsLastCommit) {
 		EXPECT_GT(stats.converted_uploads, 0u);
 		std::cout << (two ? "two buffers" : "one buffer") << ": 3000 commits, " << stats.converted_uploads
 			  << " converted, " << stats.skipped_conversions << " superseded, " << stats.early_releases
-			  << " released early, peak cache " << peak_cached << ", peak images " << peak_bytes
-			  << " bytes\n";
+			  << " released early, peak cache " << peak_cached << " (" << peak_settled
+			  << " once converted), peak images " << peak_bytes << " bytes\n";
 		host.close();
 		for (int i = 0; i < 50 && host.stats().image_bytes != 0; i++) host.pump(2);
 		EXPECT_EQ(host.stats().image_bytes, 0u);
@@ -551,49 +568,148 @@ TEST(CommitPath, ACommitStormOfOneBufferIsBoundedAndEndsOnItsLastCommit) {
 // behind it than the plugin keeps waiting) shows what the surface showed (nothing yet: a blank)
 // until its job ends; then the surface is redrawn, as wlroots does when a commit applies: the
 // commit signal again, with the whole buffer damaged, and the view shows its own image.
-TEST(CommitPath, ACommitAppliedBeforeItsConversionEndsIsRedrawnWhenItDoes) {
+// Counts the surface's commit signals (applies and redraws), and whether the last one damaged
+// the whole w x h buffer.
+struct CommitSignals {
+	wl_listener listener{};
+	int calls = 0;
+	bool whole = false;
+	int32_t w = 0, h = 0;
+
+	void watch(wlr_surface *surface, int32_t width, int32_t height) {
+		w = width;
+		h = height;
+		listener.notify = [](wl_listener *l, void *data) {
+			CommitSignals *c = wl_container_of(l, c, listener);
+			auto *s = static_cast<wlr_surface *>(data);
+			c->calls++;
+			const pixman_box32_t *e = pixman_region32_extents(&s->buffer_damage);
+			c->whole = e->x1 <= 0 && e->y1 <= 0 && e->x2 >= c->w && e->y2 >= c->h;
+		};
+		wl_signal_add(&surface->events.commit, &listener);
+	}
+	~CommitSignals() {
+		if (listener.notify != nullptr) wl_list_remove(&listener.link);
+	}
+};
+
+// A commit let go before its conversion ended in a size the surface has no complete image of
+// (its client more than kMaxCommitsHeld commits ahead of it): it is never shown blank nor
+// partly converted. Whatever reads it first (a render) gets it completed on the main thread, and
+// its frame callback goes with that read.
+TEST(CommitPath, ACommitLetGoInANewSizeIsCompletedWhenFirstRead) {
 	PathHost host(1);
 	ASSERT_NE(host.pp, nullptr);
 	wl_surface *surface = desync_child(host);
 	wlr_surface *ws = host.server_surface(surface);
 	ASSERT_NE(ws, nullptr);
-	struct Commits {
-		wl_listener listener{};
-		int calls = 0;
-		bool whole = false;
-	} commits;
-	commits.listener.notify = [](wl_listener *l, void *data) {
-		Commits *c = wl_container_of(l, c, listener);
-		auto *s = static_cast<wlr_surface *>(data);
-		c->calls++;
-		const pixman_box32_t *e = pixman_region32_extents(&s->buffer_damage);
-		c->whole = e->x1 <= 0 && e->y1 <= 0 && e->x2 >= 4096 && e->y2 >= 2048;
-	};
-	wl_signal_add(&ws->events.commit, &commits.listener);
+	CommitSignals commits;
+	commits.watch(ws, 4096, 2048);
 	Buffer *b = host.buffer(4096, 2048);
 	paint(b, 0x4488cc);
 	commit(surface, b);
-	// Nothing attached: more than are kept waiting. The last one asks for a frame callback.
+	// Nothing attached: more than any client is let keep waiting. The last one asks for a
+	// frame callback.
 	int frames_done = 0;
-	for (int i = 0; i < 6; i++) {
-		if (i == 5) frame_counted(host, surface, &frames_done);
+	const int behind = static_cast<int>(pixelport::kMaxCommitsHeld) + 1;
+	for (int i = 0; i < behind; i++) {
+		if (i == behind - 1) frame_counted(host, surface, &frames_done);
+		wl_surface_commit(surface);
+	}
+	host.pump(0);
+	const pixelport_stats before = host.stats();
+	if (before.converted_uploads != 0)
+		GTEST_SKIP() << "the worker converted 4096x2048 before the let-go: nothing to see";
+	EXPECT_EQ(before.early_releases, 1u);
+	EXPECT_EQ(commits.calls, behind + 1); // every commit applied
+	// Its frame callback waits for the pixels: the commit's own are not shown yet.
+	EXPECT_EQ(wl_list_length(&ws->current.frame_callback_list), 0);
+	const Shown now = read_shown(ws); // as a render reads it
+	EXPECT_TRUE(now.any && !now.blank && now.uniform && now.rgb == 0x4488cc) << std::hex << now.rgb;
+	EXPECT_EQ(host.stats().main_thread_completions, 1u);
+	// Released into the surface's list: the render that read the pixels sends it.
+	EXPECT_EQ(wl_list_length(&ws->current.frame_callback_list), 1);
+	// The job is handed back as usual; the surface shows the same, and needs no redraw.
+	for (int i = 0; i < 2000 && host.stats().converted_uploads == 0; i++) host.pump(5);
+	host.pump(0);
+	EXPECT_EQ(host.stats().redraws, 0u);
+	EXPECT_EQ(host.stats().main_thread_completions, 1u);
+	const Shown after = read_shown(ws);
+	EXPECT_TRUE(after.any && after.uniform && after.rgb == 0x4488cc) << std::hex << after.rgb;
+	EXPECT_EQ(frames_done, 0); // nobody renders in this host: the callback waits in the list
+}
+
+// A client a few commits past kMaxCommitsBehind whose newest commit has a size the surface
+// has no complete image of: its held commits are not let go to be converted on the main
+// thread; they wait for the running conversion, then all apply, showing that commit.
+TEST(CommitPath, PastTheLimitInANewSizeTheHeldCommitsWaitForTheirConversion) {
+	PathHost host(1);
+	ASSERT_NE(host.pp, nullptr);
+	wl_surface *surface = desync_child(host);
+	wlr_surface *ws = host.server_surface(surface);
+	ASSERT_NE(ws, nullptr);
+	CommitSignals commits;
+	commits.watch(ws, 4096, 2048);
+	Buffer *b = host.buffer(4096, 2048);
+	paint(b, 0x6644cc);
+	commit(surface, b);
+	const int behind = static_cast<int>(pixelport::kMaxCommitsBehind) + 3;
+	for (int i = 0; i < behind; i++) wl_surface_commit(surface);
+	host.pump(0);
+	if (host.stats().converted_uploads != 0)
+		GTEST_SKIP() << "the worker converted 4096x2048 at once: nothing to see";
+	EXPECT_EQ(host.stats().early_releases, 0u);
+	EXPECT_EQ(commits.calls, 0); // all held, in wlroots' cache
+	EXPECT_EQ(wl_list_length(&ws->cached), behind + 1);
+	for (int i = 0; i < 2000 && host.stats().converted_uploads == 0; i++) host.pump(5);
+	host.pump(0);
+	EXPECT_EQ(commits.calls, behind + 1);
+	EXPECT_EQ(wl_list_length(&ws->cached), 0);
+	const Shown now = read_shown(ws);
+	EXPECT_TRUE(now.any && !now.blank && now.uniform && now.rgb == 0x6644cc) << std::hex << now.rgb;
+	EXPECT_EQ(host.stats().main_thread_completions, 0u);
+	EXPECT_EQ(host.stats().redraws, 0u);
+}
+
+// Past kMaxCommitsBehind in the size the surface shows already: its held commits apply at once,
+// it shows its last complete image (never a partial one) and is redrawn when its job ends, its
+// frame callback done then.
+TEST(CommitPath, ACommitLetGoInItsShownSizeShowsTheLastImageAndIsRedrawnWhenItsJobEnds) {
+	PathHost host(1);
+	ASSERT_NE(host.pp, nullptr);
+	wl_surface *surface = desync_child(host);
+	wlr_surface *ws = host.server_surface(surface);
+	ASSERT_NE(ws, nullptr);
+	Buffer *first = host.buffer(4096, 2048);
+	paint(first, 0x224466);
+	commit(surface, first);
+	for (int i = 0; i < 2000 && host.stats().converted_uploads == 0; i++) host.pump(5);
+	host.sync();
+	ASSERT_EQ(read_shown(ws).rgb, 0x224466u);
+	CommitSignals commits;
+	commits.watch(ws, 4096, 2048);
+	Buffer *b = host.buffer(4096, 2048);
+	paint(b, 0x4488cc);
+	commit(surface, b);
+	int frames_done = 0;
+	for (uint64_t i = 0; i <= pixelport::kMaxCommitsBehind; i++) {
+		if (i == pixelport::kMaxCommitsBehind) frame_counted(host, surface, &frames_done);
 		wl_surface_commit(surface);
 	}
 	host.pump(0);
 	const pixelport_stats before = host.stats();
 	EXPECT_EQ(before.early_releases, 1u);
+	if (before.converted_uploads != 1)
+		GTEST_SKIP() << "the worker converted 4096x2048 before the let-go: nothing to see";
+	EXPECT_EQ(commits.calls, static_cast<int>(pixelport::kMaxCommitsBehind) + 2);
 	Shown now = read_shown(ws);
-	if (before.converted_uploads == 0) {
-		EXPECT_EQ(commits.calls, 7); // every commit applied
-		EXPECT_TRUE(now.any && now.blank) << std::hex << now.rgb; // never the image being written
-		// Its frame callback waits for the pixels: the commit's own are not shown yet.
-		EXPECT_EQ(wl_list_length(&ws->current.frame_callback_list), 0);
-		EXPECT_EQ(frames_done, 0);
-	}
-	for (int i = 0; i < 2000 && host.stats().converted_uploads == 0; i++) host.pump(5);
+	EXPECT_TRUE(now.any && !now.blank && now.uniform && now.rgb == 0x224466) << std::hex << now.rgb;
+	EXPECT_EQ(host.stats().main_thread_completions, 0u);
+	EXPECT_EQ(frames_done, 0);
+	for (int i = 0; i < 2000 && host.stats().converted_uploads == 1; i++) host.pump(5);
 	host.pump(0);
 	EXPECT_EQ(host.stats().redraws, 1u);
-	EXPECT_EQ(commits.calls, 8);
+	EXPECT_EQ(commits.calls, static_cast<int>(pixelport::kMaxCommitsBehind) + 3);
 	EXPECT_TRUE(commits.whole);
 	now = read_shown(ws);
 	EXPECT_TRUE(now.any && !now.blank && now.uniform && now.rgb == 0x4488cc) << std::hex << now.rgb;
@@ -608,22 +724,30 @@ TEST(CommitPath, ACommitAppliedBeforeItsConversionEndsIsRedrawnWhenItDoes) {
 	wl_surface_commit(surface);
 	next->busy = true;
 	commits.whole = false;
-	for (int i = 0; i < 2000 && commits.calls < 9; i++) host.pump(5);
-	EXPECT_EQ(commits.calls, 9);
+	const int calls = commits.calls;
+	for (int i = 0; i < 2000 && commits.calls == calls; i++) host.pump(5);
+	EXPECT_EQ(commits.calls, calls + 1);
 	EXPECT_TRUE(commits.whole);
 	now = read_shown(ws);
 	EXPECT_TRUE(now.any && now.uniform && now.rgb == 0x88cc44) << std::hex << now.rgb;
-	wl_list_remove(&commits.listener.link);
 }
 
-// A client that does not wait for its frames: the frame callbacks held for commits shown late
-// stay few (64), the rest go out as they would without the plugin, and all once the image shows.
+// A client that does not wait for its frames, in the size its surface shows: past
+// kMaxCommitsBehind its held commits apply before their conversion ends, and the frame
+// callbacks held for them stay few (64); the rest go out as they would without the plugin, and
+// all once the image shows.
 TEST(CommitPath, FrameCallbacksHeldForLateCommitsStayFew) {
 	PathHost host(1);
 	ASSERT_NE(host.pp, nullptr);
 	wl_surface *surface = desync_child(host);
 	wlr_surface *ws = host.server_surface(surface);
 	ASSERT_NE(ws, nullptr);
+	Buffer *first = host.buffer(8192, 4096);
+	paint(first, 0x112233);
+	commit(surface, first);
+	for (int i = 0; i < 4000 && host.stats().converted_uploads == 0; i++) host.pump(5);
+	host.sync();
+	ASSERT_EQ(read_shown(ws).rgb, 0x112233u);
 	Buffer *b = host.buffer(8192, 4096);
 	paint(b, 0x336699);
 	commit(surface, b);
@@ -634,16 +758,18 @@ TEST(CommitPath, FrameCallbacksHeldForLateCommitsStayFew) {
 		wl_surface_commit(surface);
 	}
 	host.sync();
-	if (host.stats().converted_uploads == 0) {
+	if (host.stats().converted_uploads == 1) {
 		// 64 held, then the 65th apply has those and its own done; the last 35 held again.
 		EXPECT_EQ(frames_done, 65);
 		EXPECT_EQ(wl_list_length(&ws->current.frame_callback_list), 0);
+		EXPECT_EQ(read_shown(ws).rgb, 0x112233u); // the last complete image, meanwhile
 	}
-	for (int i = 0; i < 4000 && host.stats().converted_uploads == 0; i++) host.pump(5);
+	for (int i = 0; i < 4000 && host.stats().converted_uploads == 1; i++) host.pump(5);
 	host.sync();
 	EXPECT_EQ(frames_done, kFrames);
 	const Shown now = read_shown(ws);
 	EXPECT_TRUE(now.any && now.uniform && now.rgb == 0x336699) << std::hex << now.rgb;
+	EXPECT_EQ(host.stats().main_thread_completions, 0u);
 }
 
 // Fair inside a client: a small surface's frame, committed after the same client's 8K frame,

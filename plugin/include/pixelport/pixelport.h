@@ -176,6 +176,12 @@ struct pixelport_stats {
 	uint64_t early_releases;
 	/** Surfaces redrawn when a conversion ended after its commit applied. */
 	uint64_t redraws;
+	/**
+	 * Commits applied before their conversion ended, in a size the surface had no complete
+	 * image of, completed on the compositor's main thread before anything read them (never a
+	 * blank nor a partial image shown instead).
+	 */
+	uint64_t main_thread_completions;
 };
 
 /** The ABI version the library was built with (equal to its PIXELPORT_ABI_VERSION). */
