@@ -53,9 +53,6 @@ constexpr int kOutputW = 256, kOutputH = 128; // the test starts the compositor 
 constexpr int kCols = kOutputW / kPitch, kSlots = kCols * (kOutputH / kPitch);
 constexpr size_t kMaxSurfaces = 10;
 constexpr uint32_t kBlack = 0;
-// The plugin's conversion.cpp: commits a surface may make behind its oldest held one before the
-// held ones apply unconverted.
-constexpr uint32_t kMaxCommitsBehind = 4;
 
 struct Options {
 	uint64_t seed = 1;
@@ -65,6 +62,7 @@ struct Options {
 	uint64_t max_ops = UINT64_MAX;
 	bool verbose = false;
 	int desync_under_sync = 0; // > 0: only the scenario below, buffers of this side
+	int size_bursts = 0; // > 0: only this many bursts of new sizes on one toplevel (size_bursts())
 };
 
 // ---- solid colours ---------------------------------------------------------------------------
@@ -349,14 +347,6 @@ struct Fuzzer {
 		};
 		s.seq++;
 		commits++;
-		// The one case where a surface shows nothing it committed (docs/design.md, "The commit
-		// path"): a client more than kMaxCommitsBehind commits past its frames has its held
-		// commits applied before they are converted, and one whose size differs from the last
-		// converted image shows a blank until its conversion ends.
-		if (s.seq - s.done_seq > kMaxCommitsBehind) {
-			for (const auto &[seq, size] : s.unframed_sizes)
-				if (size != s.framed_size) unsettle(s);
-		}
 		wl_callback *cb = wl_surface_frame(s.surface);
 		wl_callback_add_listener(cb, &listener, new Frame{&s, s.seq});
 		s.frames.insert(cb);
@@ -772,6 +762,46 @@ struct Fuzzer {
 		}
 	}
 
+	// A video window being resized: a toplevel shown, then bursts of 3 to 6 commits of buffers
+	// in new sizes (each over the main thread's 64 Ki pixels, up to 3840x2160), made back to
+	// back; screenshots from the burst until its last colour shows. The toplevel's slot must
+	// show one colour committed (the one before the burst, or one of the burst) in every one:
+	// never nothing (black), never part of an image.
+	void size_bursts() {
+		Surf &t = *new_surface();
+		make_toplevel(t);
+		t.w = 640, t.h = 360;
+		if (writable(t, 0, 1)) commit_buffer(t, 0, true);
+		quiesce();
+		for (int round = 0; round < o.size_bursts && alive() && op < o.max_ops; round++) {
+			op++;
+			const int n = 3 + static_cast<int>(pick(4));
+			log("burst of %d sizes", n);
+			for (int i = 0; i < n && alive(); i++) {
+				t.w = 1280 + 2 * static_cast<int>(pick(1281)),
+				t.h = 720 + 2 * static_cast<int>(pick(721));
+				// A buffer of its own each (each pool a new size): none is busy.
+				Buf *b = nullptr;
+				for (int k = 0; k < 8 && !b; k++) b = writable(t, (t.seq + k) % 8, 8);
+				if (!b) break;
+				const int index =
+					static_cast<int>(std::find_if(t.bufs.begin(), t.bufs.end(), [&](auto &p) {
+						return p.get() == b;
+					}) - t.bufs.begin());
+				commit_buffer(t, index, true);
+			}
+			wl_display_flush(conn.display);
+			for (int shot = 0; shot < 40 && alive() && t.done_seq < t.seq; shot++) {
+				check_screen("size-burst-blank", [&](int k) {
+					// Slot 0 is the toplevel's; the others are empty.
+					return k == 0 ? std::vector<uint32_t>(allowed[0].begin(), allowed[0].end())
+						      : std::vector<uint32_t>{kBlack};
+				});
+			}
+			quiesce();
+		}
+	}
+
 	void log(const char *fmt, ...) __attribute__((format(printf, 2, 3))) {
 		if (!o.verbose) return;
 		va_list ap;
@@ -823,7 +853,8 @@ struct Fuzzer {
 			op++;
 			quiesce();
 		}
-		while (o.desync_under_sync == 0 && now_ns() < end && op < o.max_ops && alive()) {
+		if (o.size_bursts > 0) size_bursts();
+		while (o.desync_under_sync == 0 && o.size_bursts == 0 && now_ns() < end && op < o.max_ops && alive()) {
 			op++;
 			step();
 		}
@@ -853,6 +884,8 @@ int main(int argc, char *argv[]) {
 	app.add_flag("--verbose", o.verbose, "print every operation");
 	app.add_option("--desync-under-sync", o.desync_under_sync,
 		"only this: a desync subsurface (SIDE x SIDE) under a sync one, applied at a quiescent point");
+	app.add_option("--size-bursts", o.size_bursts,
+		"only this: N bursts of 3 to 6 commits in new sizes on one toplevel, screenshots until each shows");
 	CLI11_PARSE(app, argc, argv);
 	uint32_t shm = 0;
 	if (!parse_format(o.format_name, &shm)) {
