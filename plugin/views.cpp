@@ -234,8 +234,12 @@ bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, u
 		Conversions::Impl *impl = conversions->impl();
 		if (c.pending() != nullptr)
 			impl->flush(s, conversions->lazy() ? plugin->timing->converting(s) : nullptr);
-		if (!impl->shows_last(s, view) && !(applying && conversions->lazy()) &&
-			shown_view(s->surface) == view && impl->complete_now(s, view)) {
+		// The surface's own shown commit; at the apply, only for a renderer that uploads now
+		// and when no other state of the surface applies right after this one.
+		const bool shows = applying
+			? !conversions->lazy() && !wlr_compat::another_state_applies_next(s->surface)
+			: shown_view(s->surface) == view;
+		if (!impl->shows_last(s, view) && shows && impl->complete_now(s, view)) {
 			image = view->image.get();
 		} else if (impl->shows_last(s, view)) {
 			image = c.image().get();

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "hold.hpp" // kMaxCommitsHeld
 #include "listener.hpp"
 #include "pattern.hpp"
 #include "pixelport/pixelport.h"
@@ -444,6 +445,90 @@ TEST(Gles2, EachSurfaceShowsItsOwnCommitsOfASharedConvertedBuffer) {
 	wl_buffer_destroy(b.buffer);
 	wl_surface_destroy(s1);
 	wl_surface_destroy(s2);
+}
+
+// GLES2 uploads at the apply: a commit that applies before its conversion ends (here: its client
+// more than kMaxCommitsHeld commits ahead of it), in a size the surface has no complete image
+// of, is completed on the compositor's thread at the apply and uploaded whole (no blank
+// uploaded and redrawn later); then a burst of buffers in new sizes, back to back, ends on the
+// last one's pixels.
+TEST(Gles2, ACommitAppliedBeforeItsConversionEndsIsUploadedComplete) {
+	Server server;
+	Connection conn;
+	std::string error;
+	if (!server.start(&conn, &error)) {
+		if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
+		FAIL() << error;
+	}
+	ASSERT_NE(conn.subcompositor, nullptr);
+	wl_surface *parent = wl_compositor_create_surface(conn.compositor);
+	wl_surface *child = wl_compositor_create_surface(conn.compositor);
+	wl_subsurface *sub = wl_subcompositor_get_subsurface(conn.subcompositor, child, parent);
+	wl_subsurface_set_desync(sub);
+	const uint32_t format = DRM_FORMAT_RGB888;
+	struct Buf {
+		ShmPool pool;
+		wl_buffer *buffer = nullptr;
+		std::vector<uint32_t> want;
+	};
+	auto make = [&](Buf *buf, int w, int h, uint32_t seed) {
+		const size_t stride = shm_min_stride(format, w);
+		ASSERT_TRUE(buf->pool.create(&conn, stride * h, &error)) << error;
+		auto *p = static_cast<uint8_t *>(buf->pool.data);
+		encode_pattern(format, w, h, stride, p, seed, 0, 0, w, h);
+		buf->want = expected(std::vector<uint8_t>(p, p + stride * h), format, w, h, stride);
+		buf->buffer = wl_shm_pool_create_buffer(
+			buf->pool.pool, 0, w, h, static_cast<int32_t>(stride), drm_to_shm(format));
+	};
+	Buf first, burst[3];
+	make(&first, 2048, 2048, 5);
+	wl_surface_attach(child, first.buffer, 0, 0);
+	wl_surface_damage_buffer(child, 0, 0, 2048, 2048);
+	wl_surface_commit(child);
+	for (uint64_t i = 0; i <= kMaxCommitsHeld; i++) wl_surface_commit(child);
+	ASSERT_TRUE(conn.roundtrip());
+	const int sizes[3][2] = {{1600, 1200}, {1000, 1400}, {1200, 800}};
+	for (int i = 0; i < 3; i++) {
+		make(&burst[i], sizes[i][0], sizes[i][1], 6 + static_cast<uint32_t>(i));
+		wl_surface_attach(child, burst[i].buffer, 0, 0);
+		wl_surface_damage_buffer(child, 0, 0, sizes[i][0], sizes[i][1]);
+		wl_surface_commit(child);
+	}
+	// Until the last one shows: its frame callback.
+	bool shown = false;
+	static const wl_callback_listener done = {.done = [](void *data, wl_callback *cb, uint32_t) {
+		*static_cast<bool *>(data) = true;
+		wl_callback_destroy(cb);
+	}};
+	wl_callback_add_listener(wl_surface_frame(child), &done, &shown);
+	wl_surface_commit(child);
+	for (int i = 0; i < 200 && !shown && conn.roundtrip(); i++) usleep(10000);
+	ASSERT_TRUE(server.stop());
+	if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
+	// Let go with its job under way: completed where it applied, never uploaded blank and
+	// redrawn later.
+	EXPECT_EQ(server.stats.early_releases, 1u);
+	EXPECT_EQ(server.stats.main_thread_completions, 1u);
+	EXPECT_EQ(server.stats.redraws, 0u);
+	ASSERT_EQ(server.textures.size(), 1u);
+	const ReadBack &rb = server.textures[0];
+	const std::vector<uint32_t> &want = burst[2].want;
+	ASSERT_EQ(rb.rgb.size(), want.size());
+	int bad = 0;
+	for (size_t p = 0; p < rb.rgb.size(); p++) {
+		for (int c = 0; c < 24; c += 8) {
+			int d = static_cast<int>((rb.rgb[p] >> c) & 0xff) - static_cast<int>((want[p] >> c) & 0xff);
+			if (std::abs(d) > test::reference_tolerance(format)) {
+				bad++;
+				break;
+			}
+		}
+	}
+	EXPECT_EQ(bad, 0);
+	for (Buf *b : {&first, &burst[0], &burst[1], &burst[2]}) wl_buffer_destroy(b->buffer);
+	wl_subsurface_destroy(sub);
+	wl_surface_destroy(child);
+	wl_surface_destroy(parent);
 }
 
 // wp_color_representation's alpha mode on GLES2, whose textures take only the damaged rows of
