@@ -453,6 +453,9 @@ void Conversions::Impl::supersede_all(SurfaceState *s) {
 
 bool Conversions::Impl::complete_now(SurfaceState *s, ConvertedView *view) {
 	SurfaceConversion &c = s->conversion;
+	// A client going shows nothing more: the cached states wlroots applies as its surfaces'
+	// roles go (a subsurface's, as its parent goes) are never converted on the main thread.
+	if (client_going(client_of(s))) return view->state == CommitState::Ready;
 	if (view->state == CommitState::Converting) {
 		if (c.job_view() != view || workers == nullptr) return false;
 		const std::shared_ptr<ConvertJob> job = c.job();

@@ -9,7 +9,8 @@
 // releases each held commit exactly once: when its last reason clears, or when it must apply
 // before (let_go: an unmap, its role object destroyed, a descendant made desynchronized, its
 // client too many commits ahead). Releases are in commit order: a commit whose reasons cleared
-// waits for the surface's older held commits, so each unlock applies exactly that commit.
+// waits for the surface's older held commits, and a run of released commits applies in one call
+// into wlroots.
 //
 // A superseded commit (a newer one replaced it before its conversion, which will never run)
 // waits for its successor (HoldReason::Successor): it applies together with the surface's next
@@ -196,7 +197,7 @@ public:
 private:
 	HoldLedger() = default;
 	HeldCommit *find_held(SurfaceState *s, uint64_t commit);
-	bool front_releasable(const SurfaceState *s) const;
+	size_t releasable(const SurfaceState *s) const;
 	void drain(SurfaceState *s);
 	void schedule(SurfaceState *s, bool let_go);
 	void run_idle();
