@@ -207,15 +207,21 @@ bool HoldLedger::replace(SurfaceState *s, uint64_t commit, HoldReason from, Hold
 }
 
 void HoldLedger::let_go(SurfaceState *s, LetGo why, Release when) {
-	(void)why;
 	if (s->holds.held_.empty()) return;
 	for (HeldCommit &h : s->holds.held_) h.let_go = true;
-	if (when == Release::Now) {
-		drain(s);
-	} else {
+	if (when == Release::Idle) {
 		schedule(s, false);
+		return;
 	}
+	// What follows in the same request hides what applies now.
+	const bool hidden = why == LetGo::Replaced || why == LetGo::RoleDestroyed;
+	const SurfaceRef ref = s->ref();
+	const bool was = std::exchange(s->holds.applying_hidden_, hidden);
+	drain(s);
+	if (SurfaceState *still = ref.get()) still->holds.applying_hidden_ = was;
 }
+
+bool HoldLedger::applying_hidden(const SurfaceState *s) const { return s->holds.applying_hidden_; }
 
 // Releases the surface's releasable held commits. A run of them is unlocked newest first, so
 // that the last unlock, the oldest's, lets wlroots apply the whole run in one call, in commit

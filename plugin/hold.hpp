@@ -126,6 +126,7 @@ private:
 	bool draining_ = false;
 	bool over_limit_ = false; // past kMaxCommitsBehind: checked at idles until it is not
 	bool committing_ = false; // between client_commit() and client_commit_done()
+	bool applying_hidden_ = false; // HoldLedger::applying_hidden()
 };
 
 class HoldLedger {
@@ -172,6 +173,11 @@ public:
 	void let_go(SurfaceState *s, LetGo why, Release when);
 
 	bool held(const SurfaceState *s, uint64_t commit) const;
+	/**
+	 * The surface's states apply now because what follows hides them (a null attach or another
+	 * buffer right behind, a role object being destroyed): nothing converts them to be shown.
+	 */
+	bool applying_hidden(const SurfaceState *s) const;
 	bool waits_for(const SurfaceState *s, uint64_t commit, HoldReason reason) const;
 	/** Held commits of every surface. */
 	size_t total() const { return total_; }
