@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 
+#include "../integration/wait_until.hpp"
 #include "pixelport/pixelport.h"
 #include "wlr.hpp" // wlroots for C++ (0.20's headers need its help)
 
@@ -23,17 +24,18 @@ namespace pixelport::test {
 // it is freed. A worker names itself once it runs: up to a second is given for `expected`.
 inline int worker_threads(int expected) {
 	int n = 0;
-	for (int tries = 0; tries < 100; tries++) {
-		n = 0;
-		for (const auto &task : std::filesystem::directory_iterator("/proc/self/task")) {
-			std::ifstream comm(task.path() / "comm");
-			std::string name;
-			std::getline(comm, name);
-			n += name == "pp-convert";
-		}
-		if (n == expected) break;
-		usleep(10000);
-	}
+	wait_until(
+		[&] {
+			n = 0;
+			for (const auto &task : std::filesystem::directory_iterator("/proc/self/task")) {
+				std::ifstream comm(task.path() / "comm");
+				std::string name;
+				std::getline(comm, name);
+				n += name == "pp-convert";
+			}
+			return n == expected;
+		},
+		std::chrono::seconds(1));
 	return n;
 }
 

@@ -31,6 +31,27 @@ def check(cond, what):
         print(f"FAILED: {what}", flush=True)
 
 
+def wait_until(done, timeout_s, interval_s=0.05):
+    """Calls done() every interval_s until it is true or timeout_s passed; returns its last answer.
+    How this test waits for a state another process reaches (tests/integration/wait_until.hpp)."""
+    end = time.monotonic() + timeout_s
+    while not done():
+        if time.monotonic() >= end:
+            return done()
+        time.sleep(interval_s)  # the polling interval
+    return True
+
+
+def cpu_s(pid):
+    """User and system CPU time of process pid, s (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 r = subprocess.run([os.path.join(root, "scripts", "demo"), "--compositors", "reference,nonesuch", "--build", build],
                    capture_output=True, text=True, timeout=60)
 check(r.returncode == 2 and "unknown compositor 'nonesuch'" in r.stderr, f"unknown name: {r.returncode} {r.stderr!r}")
@@ -129,14 +150,18 @@ try:
                     pass
             return kids
 
-        killed, end = None, time.monotonic() + 60
-        while killed is None and time.monotonic() < end and run.poll() is None:
-            kids = children(run.pid)
-            if "gst-launch-1.0" in kids and "pixelport-compo" in kids:
-                time.sleep(1)  # frames are being shown
-                os.kill(kids["pixelport-compo"], signal.SIGKILL)
-                killed = kids["pixelport-compo"]
-            time.sleep(0.05)
+        killed, kids = None, {}
+
+        def both_running():
+            kids.update(children(run.pid))
+            return run.poll() is not None or {"gst-launch-1.0", "pixelport-compo"} <= kids.keys()
+
+        # Frames are being shown: the compositor has spent CPU time on the video's.
+        if wait_until(both_running, 60) and run.poll() is None and \
+                wait_until(lambda: run.poll() is not None or cpu_s(kids["pixelport-compo"]) >= 0.2, 30) and \
+                run.poll() is None:
+            os.kill(kids["pixelport-compo"], signal.SIGKILL)
+            killed = kids["pixelport-compo"]
         text = run.communicate(timeout=120)[0]
         check(killed is not None, "the compositor and its video client were seen running")
         with open(os.path.join(out, "compositors.json")) as f:

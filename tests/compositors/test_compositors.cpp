@@ -41,11 +41,12 @@ void write_file(const std::string &path, const std::string &text) {
 // Waits until `path` holds at least one whole line; returns its text ("" on timeout).
 std::string wait_for_file(const std::string &path, int timeout_ms = 10000) {
 	std::string text;
-	for (int waited = 0; waited <= timeout_ms; waited += 20) {
-		text = read_file(path);
-		if (!text.empty() && text.back() == '\n') break;
-		usleep(20000);
-	}
+	wait_until(
+		[&] {
+			text = read_file(path);
+			return !text.empty() && text.back() == '\n';
+		},
+		std::chrono::milliseconds(timeout_ms), std::chrono::milliseconds(20));
 	return text;
 }
 

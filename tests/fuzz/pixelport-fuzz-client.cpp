@@ -178,9 +178,11 @@ struct Probe {
 		if (!c.connect(&error)) {
 			lost = true;
 			ready = true;
+			ready.notify_all();
 			return;
 		}
 		ready = true;
+		ready.notify_all();
 		while (!stop) {
 			uint64_t conn = g_conn, op = g_op;
 			const char *name = g_op_name;
@@ -200,7 +202,7 @@ struct Probe {
 				stalls.push_back({ms, static_cast<double>(t0 - t_start) / 1e9, conn, op, name});
 				g_stalls++;
 			}
-			usleep(static_cast<useconds_t>(o.probe_interval_ms) * 1000);
+			usleep(static_cast<useconds_t>(o.probe_interval_ms) * 1000); // the probe's pace
 		}
 	}
 };
@@ -1301,7 +1303,7 @@ int main(int argc, char *argv[]) {
 
 	Probe probe;
 	probe.thread = std::thread([&] { probe.run(o, run.t_start); });
-	while (!probe.ready) usleep(1000);
+	probe.ready.wait(false); // connected, or lost
 	if (probe.lost) {
 		fprintf(stderr, "probe: %s\n", probe.error.c_str());
 		probe.thread.join();

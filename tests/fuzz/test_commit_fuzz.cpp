@@ -69,12 +69,7 @@ TEST_P(CommitFuzz, TheScreenShowsOnlyCommittedColoursAndTheLastOnesWhenQuiet) {
 		fx.start(c.stock ? std::vector<std::string>{"--no-plugin"} : std::vector<std::string>{}, "256x128"));
 	expect_compositor_serves_others(fx); // warm up: first-use allocations
 	const pid_t pid = fx.compositor().pid();
-	// The warm-up client may not be torn down yet: the baseline is the lowest count over 500 ms.
-	size_t fds0 = count_fds(pid);
-	for (uint64_t end = now_ms() + 500; now_ms() < end;) {
-		usleep(20000);
-		fds0 = std::min(fds0, count_fds(pid));
-	}
+	size_t fds0 = idle_fd_count(pid); // the warm-up client torn down
 	const size_t rss0 = rss_kib(pid);
 
 	Process fuzz;

@@ -96,13 +96,7 @@ TEST(Fuzz, RandomRequestsLeaveTheCompositorServingAndNothingBehind) {
 	ASSERT_TRUE(fx.start());
 	expect_compositor_serves_others(fx); // warm up: first-use allocations
 	pid_t pid = fx.compositor().pid();
-	// The warm-up client has exited, but the compositor may not have closed its socket yet:
-	// the baseline is the lowest count over 500 ms.
-	size_t fds0 = count_fds(pid);
-	for (uint64_t end = now_ms() + 500; now_ms() < end;) {
-		usleep(20000);
-		fds0 = std::min(fds0, count_fds(pid));
-	}
+	size_t fds0 = idle_fd_count(pid); // the warm-up client torn down
 	size_t rss0 = rss_kib(pid);
 
 	Process fuzz;
@@ -128,12 +122,7 @@ TEST(Fuzz, RandomRequestsLeaveTheCompositorServingAndNothingBehind) {
 	// relay pipe (2 fds) for reading FIFOs without blocking, opened at the first FIFO stream
 	// and shared by all clients for the plugin's life: not the fuzzer's.
 	fds0 += 2;
-	uint64_t settle = now_ms() + 1000;
-	size_t fds = count_fds(pid);
-	while (fds > fds0 && now_ms() < settle) {
-		usleep(10000);
-		fds = count_fds(pid);
-	}
+	size_t fds = settle_at_most(count_fds, pid, fds0, 1000);
 	size_t rss = rss_kib(pid);
 	printf("compositor fds %zu -> peak %zu -> %zu after; RSS %zu -> peak %zu -> %zu KiB after (slack %zu)\n", fds0,
 		fds_peak, fds, rss0, rss_peak, rss, kRssSlackKib);

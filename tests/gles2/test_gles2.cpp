@@ -32,6 +32,7 @@
 #include "pixelport/pixelport.h"
 #include "reference.hpp"
 #include "transport.hpp"
+#include "wait_until.hpp"
 #include "wlr.hpp"
 
 extern "C" {
@@ -507,7 +508,7 @@ TEST(Gles2, ACommitAppliedBeforeItsConversionEndsIsUploadedComplete) {
 	}};
 	wl_callback_add_listener(wl_surface_frame(child), &done, &shown);
 	wl_surface_commit(child);
-	for (int i = 0; i < 200 && !shown && conn.roundtrip(); i++) usleep(10000);
+	test::wait_until([&] { return !conn.roundtrip() || shown; }, std::chrono::seconds(2));
 	ASSERT_TRUE(server.stop());
 	if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
 	// Let go with its job under way: completed where it applied, never uploaded blank and

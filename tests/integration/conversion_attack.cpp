@@ -28,7 +28,8 @@
 //   nested-children   sync-children with the N children in groups of 4 under N/4 synchronized
 //                     middle subsurfaces (64x64 XRGB8888), themselves on the toplevel
 //   flood             two NV12 buffers committed on a toplevel in turn, each as soon as it is
-//                     released (converted), N commits; prints "flooding"
+//                     released (converted), N commits; prints "flooding" once the first
+//                     was converted and the next ones are under way
 //   small-frames      N NV12 commits on a toplevel, each once the last was presented, sizes
 //                     alternating (WIDTHxHEIGHT, 8 px smaller: each a worker's job); prints
 //                     "presented K p50_us=N worst_us=N" (commit to presentation) and exits
@@ -282,8 +283,6 @@ int frames_attack(const std::string &mode, int n, int w, int h) {
 		// Each buffer again as soon as it is released (converted): as fast as conversion goes.
 		commit(0);
 		wl_surface_commit(window.surface);
-		printf("flooding\n");
-		fflush(stdout);
 		for (int i = 1; i < n; i++) {
 			const int k = i % 2;
 			while (busy[k]) {
@@ -292,6 +291,10 @@ int frames_attack(const std::string &mode, int n, int w, int h) {
 			commit(k);
 			wl_surface_commit(window.surface);
 			wl_display_flush(conn.display);
+			if (i == 2) { // the first released: converted, and the next two committed
+				printf("flooding\n");
+				fflush(stdout);
+			}
 		}
 		test::report(conn);
 		test::hold(conn);

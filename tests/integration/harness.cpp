@@ -410,36 +410,20 @@ size_t count_fds(pid_t pid) {
 }
 
 size_t settle_at_most(size_t (*count)(pid_t), pid_t pid, size_t limit, int timeout_ms) {
-	uint64_t deadline = now_ms() + static_cast<uint64_t>(timeout_ms);
-	size_t n = count(pid);
-	while (n > limit && now_ms() < deadline) {
-		usleep(10000);
-		n = count(pid);
-	}
+	size_t n = 0;
+	wait_until([&] { return (n = count(pid)) <= limit; }, std::chrono::milliseconds(timeout_ms));
 	return n;
 }
 
-bool poll_until(const std::function<bool()> &done, int timeout_ms, int interval_ms) {
-	uint64_t deadline = now_ms() + static_cast<uint64_t>(timeout_ms);
-	bool ok = done();
-	while (!ok && now_ms() < deadline) {
-		usleep(static_cast<useconds_t>(interval_ms) * 1000);
-		ok = done();
-	}
-	return ok;
+bool wait_main_thread_idle(pid_t pid) {
+	return wait_until_steady([pid] { return main_thread_cpu_ns(pid); }, 3, std::chrono::milliseconds(10),
+		std::chrono::seconds(5), 500'000);
 }
 
-bool poll_until_steady(const std::function<uint64_t()> &value, int still, int interval_ms, int timeout_ms) {
-	uint64_t last = value();
-	int same = 0;
-	return poll_until(
-		[&] {
-			uint64_t now = value();
-			same = now == last ? same + 1 : 0;
-			last = now;
-			return same >= still;
-		},
-		timeout_ms, interval_ms);
+size_t idle_fd_count(pid_t pid) {
+	wait_main_thread_idle(pid);
+	wait_until_steady([pid] { return count_fds(pid); }, 3, std::chrono::milliseconds(10), std::chrono::seconds(2));
+	return count_fds(pid);
 }
 
 size_t count_maps(pid_t pid) {
@@ -484,7 +468,7 @@ void PeakSampler::start(pid_t pid) {
 			size_t f = count_fds(pid), r = rss_kib(pid);
 			if (f > t->fds) t->fds = f;
 			if (r > t->rss) t->rss = r;
-			usleep(5000);
+			usleep(5000); // the sampling interval
 		}
 	});
 }
@@ -561,9 +545,10 @@ bool ProbeClient::start(CompositorFixture &fx) {
 	return ready;
 }
 
-bool ProbeClient::sample(ProbeStats *stats, int timeout_ms) {
+bool ProbeClient::sample(ProbeStats *stats, int timeout_ms, int min_window_ms) {
 	if (!process_.running()) return false;
-	uint64_t min_end = window_start_ms_ + kMinWindowMs, start = now_ms();
+	uint64_t min_end = window_start_ms_ + static_cast<uint64_t>(min_window_ms), start = now_ms();
+	// The rest of the window measured: its length is the measurement, not a wait for a state.
 	if (start < min_end) usleep(static_cast<useconds_t>((min_end - start) * 1000));
 	kill(process_.pid(), SIGUSR1);
 	std::string line;
@@ -617,8 +602,7 @@ void AttackArena::start(const std::vector<std::string> &args) {
 	// sweep starting and stopping compositors) every process here stalled for 200-400 ms at
 	// times, with no attack running; that stall is not the attack's doing.
 	for (int waited = 0; waited < 6000; waited += 300) {
-		usleep(300 * 1000);
-		ASSERT_TRUE(probe.sample(&warmup));
+		ASSERT_TRUE(probe.sample(&warmup, 5000, 300)); // a 300 ms window measured
 		if (warmup.worst_roundtrip_us < kProbeLatencyMs * 1000u / 2) break;
 		fprintf(stderr, "attack arena: the probe waited %llu us with no attack; waiting for a quiet window\n",
 			static_cast<unsigned long long>(warmup.worst_roundtrip_us));
@@ -629,8 +613,8 @@ void AttackArena::start(const std::vector<std::string> &args) {
 	peaks.start(pid);
 }
 
-void AttackArena::expect_probe_served(ProbeStats *stats, bool expect_frames) {
-	ASSERT_TRUE(probe.sample(stats));
+void AttackArena::expect_probe_served(ProbeStats *stats, bool expect_frames, int min_window_ms) {
+	ASSERT_TRUE(probe.sample(stats, 5000, min_window_ms));
 	EXPECT_EQ(stats->error, "");
 	EXPECT_GT(stats->roundtrips, 0u);
 	// Time the hypervisor took from the machine in this window delayed every process alike;

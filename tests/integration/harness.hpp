@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "wait_until.hpp"
+
 namespace pixelport::test {
 
 /** Path of a built program or library, from the environment meson test sets up. */
@@ -169,17 +171,17 @@ uint64_t main_thread_cpu_ns(pid_t pid);
 size_t settle_at_most(size_t (*count)(pid_t), pid_t pid, size_t limit, int timeout_ms = 3000);
 
 /**
- * Calls done() every `interval_ms` until it returns true or `timeout_ms` passed; returns its
- * last answer. For waiting on something another process does that it tells nobody about.
+ * Waits (wait_until_steady) until the process's event loop is idle: its main thread busy for
+ * under 0.5 ms in each of 3 intervals of 10 ms (a probe client's syncs cost it microseconds),
+ * at most 5 s. Returns whether it was.
  */
-bool poll_until(const std::function<bool()> &done, int timeout_ms, int interval_ms = 10);
+bool wait_main_thread_idle(pid_t pid);
 
 /**
- * Polls `value` until it returns the same `still` times in a row, `interval_ms` apart (at most
- * `timeout_ms`): a file another process writes that stopped growing, a thread's CPU time that
- * stopped advancing. Returns whether it settled.
+ * A compositor's fd count once it is idle (wait_main_thread_idle) and the count has not changed
+ * over 3 looks 10 ms apart: a client that just exited is torn down by then.
  */
-bool poll_until_steady(const std::function<uint64_t()> &value, int still, int interval_ms, int timeout_ms);
+size_t idle_fd_count(pid_t pid);
 
 /** A sanitizer build (AddressSanitizer or ThreadSanitizer): slower, with allocators of its own. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -263,7 +265,7 @@ public:
 	 * lasts at least kMinWindowMs (it waits out the rest): an attack over in a few ms would
 	 * otherwise leave a window with no sync of the probe's (one per 10 ms) answered in it.
 	 */
-	bool sample(ProbeStats *stats, int timeout_ms = 5000);
+	bool sample(ProbeStats *stats, int timeout_ms = 5000, int min_window_ms = kMinWindowMs);
 	static constexpr int kMinWindowMs = 100;
 	/** SIGTERM: the figures since the previous sample; false if no line came. */
 	bool stop(ProbeStats *stats, int timeout_ms = 5000);
@@ -324,8 +326,11 @@ struct AttackArena {
 	void start(const std::vector<std::string> &args = {});
 	/** The probe's figures since start (or the last sample): roundtrips answered within
 	 * kProbeLatencyMs and frames kept coming (unless `expect_frames` is false: wlroots sends
-	 * no frame events to a surface the attacker's windows hide). */
-	void expect_probe_served(ProbeStats *stats, bool expect_frames = true);
+	 * no frame events to a surface the attacker's windows hide). The window measured lasts at
+	 * least `min_window_ms` (an attack over in a few ms leaves the probe that long to count
+	 * frames in). */
+	void expect_probe_served(
+		ProbeStats *stats, bool expect_frames = true, int min_window_ms = ProbeClient::kMinWindowMs);
 	/** fds and RSS back at (or below) the baseline within 1 s; `extra_fds` for clients still
 	 * connected on purpose. */
 	void expect_back_to_baseline(size_t extra_fds = 0);

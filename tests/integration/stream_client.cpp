@@ -13,10 +13,11 @@
 //   many-streams N: N streams with an announced, never-sent write each (our ends stay open),
 //     then "ok" and "holding".
 //   too-many-streams: streams until the compositor's cap (limit_exceeded on the manager).
-//   orphan-cycles CYCLES STREAMS: each cycle a child process connects, creates STREAMS streams
-//     on pipes whose write ends this (parent) process keeps, announces a 1024x512 XRGB8888
-//     frame on each, destroys them and exits without a goodbye. Prints "connected" first (its
-//     own connection is up), then "ok" and "holding".
+//   orphan-cycles CYCLES STREAMS GO_FILE: each cycle a child process connects, creates STREAMS
+//     streams on pipes whose write ends this (parent) process keeps, announces a 1024x512
+//     XRGB8888 frame on each, destroys them and exits without a goodbye. Prints "connected"
+//     first (its own connection is up) and starts the cycles once GO_FILE exists, then prints
+//     "ok" and "holding".
 //   big-buffers N: one stream, N buffers of the largest size the limits event allows, one
 //     roundtrip: prints "created N in US" (the roundtrip's time) then the verdict.
 //   buffer-over-limit: one buffer one row over max_buffer_bytes (limit_exceeded).
@@ -56,6 +57,7 @@
 #include "client_verdict.hpp"
 #include "pattern.hpp"
 #include "transport.hpp"
+#include "wait_until.hpp"
 #include "wayland_client.hpp"
 
 using namespace pixelport;
@@ -141,7 +143,7 @@ bool show(Window &w, wl_buffer *buffer, int width, int height) {
 [[noreturn]] void hold_then_exit(int ms) {
 	printf("attacking\n");
 	fflush(stdout);
-	usleep(static_cast<useconds_t>(ms) * 1000);
+	usleep(static_cast<useconds_t>(ms) * 1000); // the attack: idle this long, deliberately
 	_exit(0);
 }
 
@@ -279,8 +281,11 @@ int mode_orphan_cycles(const ModeArgs &args) {
 	int cycles = static_cast<int>(args.number(0)),
 	    streams = args.args.size() > 1 ? static_cast<int>(args.number(1)) : 1;
 	std::vector<int> keep; // the write ends: none of the pipes ever hangs up
+	conn.roundtrip();
 	printf("connected\n");
 	fflush(stdout);
+	const char *go_file = args.at(2, "/nonexistent");
+	test::wait_until([&] { return access(go_file, F_OK) == 0; }, std::chrono::seconds(10));
 	for (int c = 0; c < cycles; c++) {
 		std::vector<int> reads;
 		for (int i = 0; i < streams; i++) {
@@ -530,9 +535,13 @@ int mode_eof_mid_write(const ModeArgs &) {
 		send_bytes(data, some, sizeof(some));
 		close(data);
 		// The hang-up reaches the compositor through its fd source, not the Wayland
-		// socket: give its loop a turn before report()'s roundtrip races it.
-		conn.roundtrip();
-		usleep(50000);
+		// socket: a roundtrip may come back before it; the error is waited for.
+		test::wait_until(
+			[] {
+				conn.dispatch_timeout(10); // the poll is the interval
+				return wl_display_get_error(conn.display) != 0;
+			},
+			std::chrono::seconds(5), std::chrono::microseconds(0));
 	});
 }
 
@@ -641,7 +650,7 @@ int mode_held_order(const ModeArgs &args) {
 	// The test takes a screenshot now (it must still show frame 10), then creates the
 	// file named by the mode's argument to let us send A's bytes.
 	const char *go_file = args.at(0, "/nonexistent");
-	for (int i = 0; i < 1000 && access(go_file, F_OK) != 0; i++) usleep(10 * 1000);
+	test::wait_until([&] { return access(go_file, F_OK) == 0; }, std::chrono::seconds(10));
 	send_bytes(data, f1.data(), f1.size());
 	if (!wb.wait(&conn, 10000)) return report();
 	printf("order %s %s\n", wa.presented ? "presented" : "discarded", wb.presented ? "presented" : "discarded");

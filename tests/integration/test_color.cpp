@@ -473,21 +473,21 @@ TEST_P(GstWaylandsink, ShowsTheBarsInTheColoursGStreamerMeant) {
 	// a row are the same: the sink shows its frames steadily (every frame is the same picture).
 	Image shot, before;
 	bool shot_ok = true;
-	bool shown = poll_until(
+	bool shown = wait_until(
 		[&] {
 			shot_ok = shot_ok && fx.screenshot(&shot);
 			return !shot_ok || shot.pixel(w / 14, h / 3) != 0;
 		},
-		10000, 50);
+		std::chrono::seconds(10), std::chrono::milliseconds(50));
 	ASSERT_TRUE(shot_ok);
 	ASSERT_TRUE(shown) << sink.err();
-	bool steady = poll_until(
+	bool steady = wait_until(
 		[&] {
 			before = std::move(shot);
 			shot_ok = shot_ok && fx.screenshot(&shot);
 			return !shot_ok || (shot.rgb == before.rgb && shot.width == before.width);
 		},
-		10000, 50);
+		std::chrono::seconds(10), std::chrono::milliseconds(50));
 	ASSERT_TRUE(shot_ok);
 	if (!steady) printf("the picture still changed after 10 s\n");
 	sink.terminate();

@@ -87,9 +87,8 @@ TEST(ConversionLimits, ImagesOverTheClientBudgetAreANoMemoryError) {
 	// wl_display.error no_memory (libwayland-client reports it as ENOMEM), with the reason.
 	EXPECT_EQ(out, "disconnected Cannot allocate memory\nholding\n");
 	EXPECT_NE(err.find("would exceed the client's budget of 67108864 bytes"), std::string::npos) << err;
-	usleep(300 * 1000); // the attack is short: a few frames for the probe to count
 	ProbeStats stats;
-	a.expect_probe_served(&stats);
+	a.expect_probe_served(&stats, true, 300); // the attack is short: a few frames for the probe to count
 	a.expect_back_to_baseline();
 	a.print("over-budget", stats);
 	expect_compositor_serves_others(a.fx);
@@ -401,8 +400,7 @@ TEST(ConversionWorkers, AClientFloodingTheWorkersDelaysAnothersFrameByABandAtMos
 		{build_path("PIXELPORT_CONVERSION_ATTACK"), "flood", "1000000", "7680", "4320"}, fx.client_env()));
 	std::string line;
 	ASSERT_TRUE(flood.read_line(&line, 20000)) << flood.err();
-	ASSERT_EQ(line, "flooding");
-	usleep(500 * 1000); // its frames under way
+	ASSERT_EQ(line, "flooding"); // one frame converted, the next ones under way
 	const FrameLatency flooded = small_frames(fx);
 	flood.terminate();
 	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();

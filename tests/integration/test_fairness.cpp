@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <fstream>
+
 #include "harness.hpp"
 #include "pattern.hpp"
 #include "pixelport-stream-v1-client-protocol.h"
@@ -74,9 +76,8 @@ TEST_P(FairnessBlockingRead, NeverStallsOthersAndSigtermStillWorks) {
 	std::string line;
 	ASSERT_TRUE(attacker.read_line(&line, 10000)) << attacker.err();
 	ASSERT_EQ(line, "attacking");
-	usleep(1500 * 1000); // well into the hold
 	ProbeStats during;
-	a.expect_probe_served(&during);
+	a.expect_probe_served(&during, true, 1500); // the window measured: 1.5 s into the 4 s hold
 	EXPECT_GE(during.frames, 10u); // 1.5 s at 60 Hz is 90
 	EXPECT_EQ(attacker.wait(10000), 0);
 	a.expect_back_to_baseline();
@@ -88,7 +89,8 @@ TEST_P(FairnessBlockingRead, NeverStallsOthersAndSigtermStillWorks) {
 	ASSERT_TRUE(again.start({build_path("PIXELPORT_STREAM_CLIENT"), GetParam(), "4000"}, a.fx.client_env()));
 	ASSERT_TRUE(again.read_line(&line, 10000)) << again.err();
 	ASSERT_EQ(line, "attacking");
-	usleep(200 * 1000);
+	// The compositor has read what the attacker sent: its event loop idle again.
+	wait_main_thread_idle(a.pid);
 	uint64_t t0 = now_ms();
 	EXPECT_EQ(a.fx.stop(), 0);
 	EXPECT_LT(now_ms() - t0, 1000u * kLatencyScale);
@@ -176,13 +178,14 @@ TEST(FairnessTeardown, DisconnectingWithWritersKeptAliveLeavesNothingBehind) {
 	Arena a;
 	ASSERT_NO_FATAL_FAILURE(a.start());
 	Process parent;
-	ASSERT_TRUE(
-		parent.start({build_path("PIXELPORT_STREAM_CLIENT"), "orphan-cycles", "20", "16"}, a.fx.client_env()));
+	const std::string go = a.fx.runtime_dir() + "/go";
+	ASSERT_TRUE(parent.start(
+		{build_path("PIXELPORT_STREAM_CLIENT"), "orphan-cycles", "20", "16", go}, a.fx.client_env()));
 	std::string line;
 	ASSERT_TRUE(parent.read_line(&line, 10000)) << parent.err();
-	ASSERT_EQ(line, "connected");
-	usleep(100 * 1000);
-	size_t parent_fds = count_fds(a.pid) - a.fds0; // its own connection
+	ASSERT_EQ(line, "connected"); // after a roundtrip: its connection is there, no child yet
+	const size_t parent_fds = count_fds(a.pid) - a.fds0; // its own connection
+	std::ofstream(go).flush();
 	ASSERT_TRUE(parent.read_line(&line, 60000)) << parent.err();
 	EXPECT_EQ(line, "ok");
 	ASSERT_TRUE(parent.read_line(&line, 5000));
@@ -211,9 +214,8 @@ TEST(FairnessBudget, BuffersAtTheLimitAreCreatedAtOnceAndCostNothingUntilWritten
 	ASSERT_EQ(sscanf(out.c_str(), "created %llu in %llu", &n, &us), 2) << out;
 	EXPECT_LT(us, kProbeLatencyMs * 1000u) << "64 create_buffer requests and a roundtrip";
 	EXPECT_NE(out.find("\nok\n"), std::string::npos) << out;
-	usleep(300 * 1000); // a few frames for the probe to count
 	ProbeStats during;
-	a.expect_probe_served(&during);
+	a.expect_probe_served(&during, true, 300); // a few frames for the probe to count
 	a.print("big-buffers", during);
 	EXPECT_LT(a.peaks.peak_rss_kib(), a.rss0 + 32 * 1024) << "storage is made resident only by data";
 	a.expect_back_to_baseline();

@@ -85,7 +85,9 @@ TEST(LifetimePoolGrowth, TwentyThousandGrowthsKeepOneMappingAndLeaveNothing) {
 	// for good), which is no mapping the attack leaves.
 	std::string out, err;
 	ASSERT_EQ(a.fx.run_client({hostile(), "pool-grow-storm", "100"}, 10000, &out, &err), 0) << err;
-	usleep(200 * 1000);
+	// That client torn down: its connection closed, the event loop idle again.
+	settle_at_most(count_fds, a.pid, a.fds0, 3000);
+	wait_main_thread_idle(a.pid);
 	a.fds0 = count_fds(a.pid);
 	size_t maps0 = count_maps(a.pid);
 	Process client;
@@ -192,7 +194,8 @@ TEST_P(LifetimeTeardown, GrowsLinearlyWithTheObjects) {
 		ASSERT_EQ(line, "made " + std::to_string(c.n[i]));
 		ASSERT_TRUE(client.read_line(&line, 5000));
 		ASSERT_EQ(line, "holding");
-		usleep(100 * 1000); // the compositor idle again
+		// The compositor idle again: its event loop's CPU time stops advancing.
+		wait_main_thread_idle(pid);
 		uint64_t cpu0 = main_thread_cpu_ns(pid);
 		kill(-client.pid(), SIGKILL);
 		ASSERT_LE(settle_at_most(count_fds, pid, fds0, 10000), fds0) << "not torn down in 10 s";

@@ -30,12 +30,12 @@ uint64_t now_us() {
 // The timing log's writer has caught up: it polls every 10 ms, so a log that has not grown for
 // 50 ms holds every record it will take from the ring.
 void wait_writer_caught_up(const std::string &log) {
-	poll_until_steady(
+	wait_until_steady(
 		[&log] {
 			struct stat st = {};
 			return stat(log.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 		},
-		5, 10, 5000);
+		5, std::chrono::milliseconds(10), std::chrono::seconds(5));
 }
 
 std::string attacker() { return build_path("PIXELPORT_TIMING_ATTACK"); }
@@ -186,11 +186,12 @@ TEST(FairnessTiming, TeardownTimeGrowsLinearlyWithSubscriptions) {
 		ASSERT_TRUE(client.read_line(&line, 5000));
 		ASSERT_EQ(line, "holding");
 		// The compositor idle again: its event loop's CPU time stops advancing.
-		poll_until_steady([pid] { return main_thread_cpu_ns(pid); }, 3, 10, 5000);
+		wait_main_thread_idle(pid);
 		uint64_t cpu0 = main_thread_cpu_ns(pid), t0 = now_us();
 		kill(-client.pid(), SIGKILL);
 		// The connection's fd closes after libwayland destroyed every resource of the client.
-		while (count_fds(pid) > fds0 && now_us() - t0 < 10'000'000) usleep(200);
+		wait_until([&] { return count_fds(pid) <= fds0; }, std::chrono::seconds(10),
+			std::chrono::microseconds(200));
 		wall_us[i] = now_us() - t0;
 		cpu_us[i] = (main_thread_cpu_ns(pid) - cpu0) / 1000;
 		ASSERT_LE(count_fds(pid), fds0) << "not torn down in 10 s";

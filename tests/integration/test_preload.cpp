@@ -33,11 +33,12 @@ std::string read_file(const std::string &path) {
 template <typename Pred>
 std::string wait_for_file(const std::string &path, Pred done, int timeout_ms = 5000) {
 	std::string text;
-	for (int waited = 0; waited <= timeout_ms; waited += 20) {
-		text = read_file(path);
-		if (!text.empty() && text.back() == '\n' && done(text)) break;
-		usleep(20000);
-	}
+	wait_until(
+		[&] {
+			text = read_file(path);
+			return !text.empty() && text.back() == '\n' && done(text);
+		},
+		std::chrono::milliseconds(timeout_ms), std::chrono::milliseconds(20));
 	return text;
 }
 

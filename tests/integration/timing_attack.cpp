@@ -125,7 +125,7 @@ bool churn_surfaces(const Pixel &pixel, long count) {
 		wl_surface_destroy(surface);
 		if ((i + 1) % 64 == 0) {
 			if (!roundtrip_or_report()) return false;
-			usleep(4000);
+			usleep(4000); // the pace: the writer polls every 10 ms
 		}
 	}
 	return roundtrip_or_report();

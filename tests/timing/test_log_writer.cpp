@@ -15,6 +15,7 @@
 #include <system_error>
 #include <thread>
 
+#include "../integration/wait_until.hpp"
 #include "helpers.hpp"
 #include "pixelport/timing/jsonl.hpp"
 #include "pixelport/timing/log_writer.hpp"
@@ -258,7 +259,7 @@ TEST_P(LogWriterSignalTest, FilesAreCompleteAfterTheEventLoopClosesOnTheSignal) 
 				announced = w.flush() && ::write(report[1], "r", 1) == 1;
 			}
 			if (::poll(&pfd, 1, 0) == 1) break; // the event loop's signal source fired
-			if (seq % 16 == 0) ::usleep(100);
+			if (seq % 16 == 0) ::usleep(100); // the producer's pace
 		}
 		w.close();
 		const std::string counts = std::to_string(seq + 1) + " " + std::to_string(w.written()) + " " +
@@ -360,26 +361,18 @@ TEST_F(LogWriterTest, AnIdleWriterSleepsUntilTheNextPushWakesIt) {
 	ASSERT_TRUE(w.flush());
 	// Past the empty polls: until the writer stops waking (at most 5 s; a writer that polls
 	// on never does, and fails below).
-	std::uint64_t last = sleeps(writer);
-	for (int i = 0; i < 25; i++) {
-		std::this_thread::sleep_for(std::chrono::milliseconds(200));
-		const std::uint64_t now = sleeps(writer);
-		if (now == last) break;
-		last = now;
-	}
+	pixelport::test::wait_until_steady(
+		[&] { return sleeps(writer); }, 1, std::chrono::milliseconds(200), std::chrono::seconds(5));
 	const std::uint64_t before = sleeps(writer);
-	std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+	std::this_thread::sleep_for(std::chrono::milliseconds(1000)); // the idle second measured
 	const std::uint64_t idle_wakes = sleeps(writer) - before;
 	EXPECT_LE(idle_wakes, 1u) << "writer wake-ups in an idle second";
 
 	w.push(test::sample_commit(2, 2'000'000));
 	const auto pushed = std::chrono::steady_clock::now();
 	std::size_t lines = 0;
-	while (std::chrono::steady_clock::now() - pushed < std::chrono::seconds(12)) {
-		lines = test::read_lines(path("log.jsonl")).size();
-		if (lines == 3) break;
-		std::this_thread::sleep_for(std::chrono::milliseconds(5));
-	}
+	pixelport::test::wait_until([&] { return (lines = test::read_lines(path("log.jsonl")).size()) == 3; },
+		std::chrono::seconds(12), std::chrono::milliseconds(5));
 	const auto waited = std::chrono::steady_clock::now() - pushed;
 	EXPECT_EQ(lines, 3u); // header and both commits
 	EXPECT_LT(waited, std::chrono::seconds(3)) << "a record pushed after a quiet spell";

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "../integration/wait_until.hpp"
 #include "../timing/helpers.hpp"
 #include "pixelport/timing/jsonl.hpp"
 
@@ -129,15 +130,12 @@ protected:
 			return -2;
 		}
 		int st = 0;
-		auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-		while (waitpid(pid, &st, WNOHANG) == 0) {
-			if (std::chrono::steady_clock::now() > deadline) {
-				kill(pid, SIGKILL);
-				waitpid(pid, &st, 0);
-				*err = slurp(errp);
-				return -1;
-			}
-			std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		if (!pixelport::test::wait_until([&] { return waitpid(pid, &st, WNOHANG) != 0; },
+			    std::chrono::seconds(30), std::chrono::milliseconds(5))) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			*err = slurp(errp);
+			return -1;
 		}
 		*err = slurp(errp);
 		return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
