@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <iterator>
 #include <new>
-#include <unordered_set>
 #include <utility>
 
 #include "pixelport/pixelport.h"
@@ -32,12 +31,10 @@ constexpr KindInfo kKinds[] = {
 // clang-format on
 static_assert(std::size(kKinds) == static_cast<size_t>(ClientObject::Count));
 
-// Clients being destroyed (client_going()): from their destroy listener until the next idle of
-// their loop, or until a new client at the same address makes its record.
-std::unordered_set<wl_client *> &going_clients() {
-	static std::unordered_set<wl_client *> clients;
-	return clients;
-}
+// The client being destroyed (client_going()): from its destroy listener on. libwayland destroys
+// one client at a time, whole, so the one slot suffices; a new client at the same address
+// clears it when it makes its record.
+wl_client *going_client = nullptr;
 
 struct AccountLink {
 	wl_listener destroy;
@@ -51,13 +48,8 @@ void trim_heap(void *) { trim_later(); }
 
 void account_client_destroyed(wl_listener *listener, void *data) {
 	AccountLink *link = wl_container_of(listener, link, destroy);
-	// Its objects are destroyed after this, and the client freed: forgotten at the next idle.
-	going_clients().insert(static_cast<wl_client *>(data));
-	if (link->account->loop != nullptr) {
-		wl_event_loop_add_idle(
-			link->account->loop,
-			[](void *client) { going_clients().erase(static_cast<wl_client *>(client)); }, data);
-	}
+	// Its objects are destroyed after this, then the client is freed.
+	going_client = static_cast<wl_client *>(data);
 	// The plugins it bound: each may be waiting for its last client to go.
 	for (const ClientBinding &b : std::exchange(link->account->bindings, {})) {
 		b.gone(b.owner, static_cast<wl_client *>(data));
@@ -117,7 +109,7 @@ std::shared_ptr<ClientAccount> client_account(wl_client *client) {
 	}
 	auto *link = new (std::nothrow) AccountLink();
 	if (link == nullptr) return nullptr;
-	going_clients().erase(client); // a new client at a freed one's address
+	if (going_client == client) going_client = nullptr; // a new client at a freed one's address
 	link->account = std::make_shared<ClientAccount>();
 	link->account->loop = wl_display_get_event_loop(wl_client_get_display(client));
 	link->destroy.notify = account_client_destroyed;
@@ -132,7 +124,7 @@ ClientAccount *client_account_find(wl_client *client) {
 	return link->account.get();
 }
 
-bool client_going(wl_client *client) { return going_clients().contains(client); }
+bool client_going(wl_client *client) { return client == going_client; }
 
 bool client_account_bind(wl_client *client, ClientBinding binding) {
 	std::shared_ptr<ClientAccount> account = client_account(client);
