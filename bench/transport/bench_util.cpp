@@ -532,9 +532,8 @@ std::string Placement::shares(size_t process) const {
 	std::string out;
 	for (const auto &[cpu, n] : count) {
 		if (!out.empty()) out += " ";
-		out += std::to_string(cpu) + ":" +
-			std::to_string(static_cast<int>(
-				std::lround(100.0 * static_cast<double>(n) / static_cast<double>(known))));
+		long pct = std::lround(100.0 * static_cast<double>(n) / static_cast<double>(known));
+		out += std::to_string(cpu) + ":" + (pct == 0 ? std::string("<1") : std::to_string(pct));
 	}
 	return out;
 }
