@@ -338,6 +338,18 @@ int small_runs(const CommonOptions &common, const SmallOptions &small) {
 			" runs: " +
 			(2 * slower > mode.size() ? "most, a cost of the plugin"
 						  : "not most, no cost of the plugin shown"));
+		// A compositor woken on another CPU than the client's pays a cross-CPU wakeup per frame:
+		// split the runs by which main thread was away from the client in more samples.
+		std::vector<double> plugin_away, stock_away, alike;
+		for (const SmallRun *r : mode) {
+			double d = r->where.together(2, 0) - r->where.together(1, 0);
+			(d > 0.1 ? plugin_away : d < -0.1 ? stock_away : alike).push_back(r->ratio());
+		}
+		verdicts.push_back(std::string(busy ? "busy" : "quiet") +
+			", main thread on the client's CPU in 10 points fewer samples than the other's: the plugin's " +
+			std::to_string(plugin_away.size()) + " runs (plugin/stock " + distribution(plugin_away) +
+			"), stock's " + std::to_string(stock_away.size()) + " runs (" + distribution(stock_away) +
+			"), neither " + std::to_string(alike.size()) + " runs (" + distribution(alike) + ")");
 		if (!busy) continue;
 		// Which runs had a compositor's main thread beside the loop, and what they gave.
 		for (size_t p : {size_t{1}, size_t{2}}) {
