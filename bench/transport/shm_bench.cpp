@@ -209,6 +209,7 @@ struct SmallOptions {
 
 struct SmallRun {
 	bool busy = false;
+	bool reversed = false; // compositors started stock 2, plugin 2, stock, plugin
 	double plugin = 0, stock = 0, plugin2 = 0, stock2 = 0; // commit -> sync p50, ns
 	Placement where; // client, plugin, stock, plugin 2, stock 2[, loop]
 	int loop_cpu = -1;
@@ -221,20 +222,25 @@ struct SmallRun {
 
 constexpr Size kSmall = {256, 256, 2000, 40};
 
-// One run: a busy loop first when `busy`, then four fresh compositors and their lanes.
-bool small_run(
-	const CommonOptions &common, RuntimeDir &dir, bool busy, int busy_cpu, SmallRun *out, std::string *error) {
+// One run: a busy loop first when `busy`, then four fresh compositors (started in the reverse
+// order when `reversed`) and their lanes.
+bool small_run(const CommonOptions &common, RuntimeDir &dir, bool busy, bool reversed, int busy_cpu, SmallRun *out,
+	std::string *error) {
 	BusyLoop loop;
 	if (busy && !loop.start(busy_cpu, error)) return false;
 	out->busy = busy;
+	out->reversed = reversed;
 	out->loop_cpu = busy_cpu;
 	{
 		Sides sides;
-		Side *plugin = sides.start("plugin", false, common, dir, error);
-		Side *stock = plugin ? sides.start("stock", true, common, dir, error) : nullptr;
-		Side *plugin2 = stock ? sides.start("plugin 2", false, common, dir, error) : nullptr;
-		Side *stock2 = plugin2 ? sides.start("stock 2", true, common, dir, error) : nullptr;
-		if (stock2 == nullptr) return false;
+		Side *plugin = nullptr, *stock = nullptr, *plugin2 = nullptr, *stock2 = nullptr;
+		const std::pair<Side **, const char *> order[] = {
+			{&plugin, "plugin"}, {&stock, "stock"}, {&plugin2, "plugin 2"}, {&stock2, "stock 2"}};
+		for (size_t i = 0; i < 4; i++) {
+			size_t j = reversed ? 3 - i : i;
+			*order[j].first = sides.start(order[j].second, j % 2 == 1, common, dir, error); // odd: stock
+			if (*order[j].first == nullptr) return false;
+		}
 		Lane lp, ls, lp2, ls2;
 		if (!lp.open(plugin, false, error) || !ls.open(stock, false, error) ||
 			!lp2.open(plugin2, false, error) || !ls2.open(stock2, false, error)) {
@@ -283,21 +289,26 @@ int small_runs(const CommonOptions &common, const SmallOptions &small) {
 	std::vector<SmallRun> runs(static_cast<size_t>(n));
 	for (int k = 0; k < n; k++) {
 		// Alternating in pairs whose order flips (quiet busy, busy quiet, ...): drift falls on both.
+		// The start order flips every two runs, so each mode has both orders: the first
+		// compositor started has differed from the third (plugin 2/plugin).
 		bool busy = small.busy == "on" || (small.busy == "alternate" && ((k % 2 == 1) != ((k / 2) % 2 == 1)));
+		bool reversed = (k / 2) % 2 == 1;
 		std::string error;
-		if (!small_run(common, dir, busy, busy_cpu, &runs[static_cast<size_t>(k)], &error)) {
+		if (!small_run(common, dir, busy, reversed, busy_cpu, &runs[static_cast<size_t>(k)], &error)) {
 			fprintf(stderr, "%s: run %d: %s\n", kProgram, k + 1, error.c_str());
 			return 1;
 		}
 	}
 
-	Table t({"run", "loop", "plugin p50", "stock p50", "plugin/stock", "stock 2/stock", "plugin 2/plugin",
-		"vs its controls", "client CPU", "plugin", "stock", "plugin 2", "stock 2", "loop CPU (share)"});
+	Table t({"run", "loop", "started", "plugin p50", "stock p50", "plugin/stock", "stock 2/stock",
+		"plugin 2/plugin", "vs its controls", "client CPU", "plugin", "stock", "plugin 2", "stock 2",
+		"loop CPU (share)"});
 	for (size_t k = 0; k < runs.size(); k++) {
 		const SmallRun &r = runs[k];
-		std::vector<std::string> row = {std::to_string(k + 1), r.busy ? "busy" : "quiet", fmt_ns(r.plugin),
-			fmt_ns(r.stock), fmt_ratio(r.ratio()), fmt_ratio(r.stock_control()),
-			fmt_ratio(r.plugin_control()), against_controls(r.ratio(), r.spread())};
+		std::vector<std::string> row = {std::to_string(k + 1), r.busy ? "busy" : "quiet",
+			r.reversed ? "s2 p2 s p" : "p s p2 s2", fmt_ns(r.plugin), fmt_ns(r.stock), fmt_ratio(r.ratio()),
+			fmt_ratio(r.stock_control()), fmt_ratio(r.plugin_control()),
+			against_controls(r.ratio(), r.spread())};
 		for (size_t p = 0; p < 5; p++) row.push_back(r.where.shares(p));
 		row.push_back(r.busy ? r.where.shares(5) + " (" + percent(r.loop_share) + ")" : "-");
 		t.row(row);
@@ -338,6 +349,16 @@ int small_runs(const CommonOptions &common, const SmallOptions &small) {
 			" runs: " +
 			(2 * slower > mode.size() ? "most, a cost of the plugin"
 						  : "not most, no cost of the plugin shown"));
+		// Whether the start order shows: plugin 2/plugin and plugin/stock by order.
+		std::vector<double> pc_forward, pc_reversed, r_forward, r_reversed;
+		for (const SmallRun *r : mode) {
+			(r->reversed ? pc_reversed : pc_forward).push_back(r->plugin_control());
+			(r->reversed ? r_reversed : r_forward).push_back(r->ratio());
+		}
+		verdicts.push_back(std::string(busy ? "busy" : "quiet") + ", started p s p2 s2: plugin 2/plugin " +
+			distribution(pc_forward) + ", plugin/stock " + distribution(r_forward) +
+			"; started s2 p2 s p: plugin 2/plugin " + distribution(pc_reversed) + ", plugin/stock " +
+			distribution(r_reversed));
 		// A compositor woken on another CPU than the client's pays a cross-CPU wakeup per frame:
 		// split the runs by which main thread was away from the client in more samples.
 		std::vector<double> plugin_away, stock_away, alike;
