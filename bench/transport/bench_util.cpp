@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -28,7 +29,27 @@ static cpu_set_t g_compositor_cpus, g_all_cpus;
 static bool g_pinned = false;
 static std::string g_pinning = "not pinned: client and compositors float over all CPUs (--pin to separate them)";
 
+// The affinity this process started with, read before pin_client_side() narrows it.
+static const cpu_set_t &start_cpus() {
+	static const cpu_set_t set = [] {
+		cpu_set_t s;
+		CPU_ZERO(&s);
+		if (sched_getaffinity(0, sizeof(s), &s) != 0) CPU_SET(0, &s);
+		return s;
+	}();
+	return set;
+}
+
+std::vector<int> usable_cpus() {
+	std::vector<int> out;
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &start_cpus())) out.push_back(c);
+	}
+	return out;
+}
+
 void pin_client_side(bool enable) {
+	start_cpus();
 	cpu_set_t &all = g_all_cpus;
 	if (!enable || sched_getaffinity(0, sizeof(all), &all) != 0 || CPU_COUNT(&all) < 2) return;
 	int first = -1;
@@ -418,6 +439,127 @@ double host_steal_ns() {
 		&v[6], &v[7]);
 	fclose(f);
 	return n == 8 ? static_cast<double>(v[7]) * 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK)) : 0;
+}
+
+bool BusyLoop::start(int cpu, std::string *error) {
+	stop();
+	cpu_set_t set = start_cpus();
+	if (cpu >= 0) {
+		if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &set)) {
+			*error = "CPU " + std::to_string(cpu) + " is not one this process may run on";
+			return false;
+		}
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+	}
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		// Only system calls from here: the parent may have other threads.
+		setsid();
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent) _exit(0); // the bench ended before prctl()
+		sched_setaffinity(0, sizeof(set), &set);
+		volatile uint64_t spins = 0;
+		for (;;) spins = spins + 1;
+	}
+	if (pid < 0) {
+		*error = std::string("fork: ") + strerror(errno);
+		return false;
+	}
+	pid_ = pid;
+	cpu_ = cpu;
+	started_ns_ = now_ns();
+	return true;
+}
+
+double BusyLoop::stop() {
+	if (pid_ <= 0) return 0;
+	double cpu = process_cpu(pid_).main;
+	double wall = static_cast<double>(now_ns() - started_ns_);
+	kill(pid_, SIGKILL);
+	int status;
+	waitpid(pid_, &status, 0);
+	pid_ = -1;
+	return wall > 0 ? cpu / wall : 0;
+}
+
+// Field 39 of /proc/PID/task/TID/stat: the CPU the thread last ran on; -1 when unreadable.
+static int last_cpu(pid_t pid) {
+	std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/stat";
+	int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return -1;
+	char line[1024];
+	ssize_t n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n <= 0) return -1;
+	line[n] = '\0';
+	// The command (field 2) may hold spaces and ')': fields 3 and on follow its last ')'.
+	const char *p = strrchr(line, ')');
+	if (p == nullptr) return -1;
+	p++;
+	for (int field = 3;; field++) {
+		while (*p == ' ') p++;
+		if (*p == '\0') return -1;
+		if (field == 39) break;
+		while (*p != ' ' && *p != '\0') p++;
+	}
+	char *end = nullptr;
+	long cpu = strtol(p, &end, 10);
+	return end != p && cpu >= 0 && cpu < CPU_SETSIZE ? static_cast<int>(cpu) : -1;
+}
+
+void Placement::watch(const std::string &name, pid_t pid) {
+	names_.push_back(name);
+	pids_.push_back(pid);
+}
+
+void Placement::sample() {
+	std::vector<int> row;
+	for (pid_t pid : pids_) row.push_back(pid == 0 ? sched_getcpu() : last_cpu(pid));
+	rows_.push_back(std::move(row));
+}
+
+std::string Placement::shares(size_t process) const {
+	std::map<int, size_t> count;
+	size_t known = 0;
+	for (const auto &row : rows_) {
+		if (row[process] < 0) continue;
+		count[row[process]]++;
+		known++;
+	}
+	if (known == 0) return "-";
+	std::string out;
+	for (const auto &[cpu, n] : count) {
+		if (!out.empty()) out += " ";
+		long pct = std::lround(100.0 * static_cast<double>(n) / static_cast<double>(known));
+		out += std::to_string(cpu) + ":" + (pct == 0 ? std::string("<1") : std::to_string(pct));
+	}
+	return out;
+}
+
+double Placement::on_cpu(size_t process, int cpu) const {
+	if (rows_.empty()) return 0;
+	size_t n = static_cast<size_t>(std::count_if(
+		rows_.begin(), rows_.end(), [&](const std::vector<int> &r) { return r[process] == cpu; }));
+	return static_cast<double>(n) / static_cast<double>(rows_.size());
+}
+
+double Placement::together(size_t a, size_t b) const {
+	if (rows_.empty()) return 0;
+	size_t n = static_cast<size_t>(std::count_if(
+		rows_.begin(), rows_.end(), [&](const std::vector<int> &r) { return r[a] >= 0 && r[a] == r[b]; }));
+	return static_cast<double>(n) / static_cast<double>(rows_.size());
+}
+
+std::string autogroup_note() {
+	int fd = open("/proc/sys/kernel/sched_autogroup_enabled", O_RDONLY | O_CLOEXEC);
+	char c = '?';
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1) c = '?';
+		close(fd);
+	}
+	return c == '1' ? "autogroup on" : c == '0' ? "autogroup off" : "autogroup unknown";
 }
 
 std::string machine_note() {

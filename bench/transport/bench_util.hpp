@@ -200,6 +200,66 @@ CpuTime process_cpu(pid_t pid);
  */
 double host_steal_ns();
 
+/**
+ * A process that spins on one CPU until stop(): the other program keeping a core busy on a
+ * desktop. It runs in its own session (its own autogroup, as a program started elsewhere
+ * would be) and dies with this process (PR_SET_PDEATHSIG).
+ */
+class BusyLoop {
+public:
+	BusyLoop() = default;
+	~BusyLoop() { stop(); }
+	BusyLoop(const BusyLoop &) = delete;
+	BusyLoop &operator=(const BusyLoop &) = delete;
+
+	/** Starts it pinned to `cpu`, or on every CPU of the mask we started with when cpu < 0. */
+	bool start(int cpu, std::string *error);
+	/**
+	 * Ends it by its pid (SIGKILL, then reaped). Returns the share of one CPU it got since
+	 * start() (its CPU time / wall time, 10 ms ticks), 0 when it was not running.
+	 */
+	double stop();
+	bool running() const { return pid_ > 0; }
+	pid_t pid() const { return pid_; }
+	int cpu() const { return cpu_; }
+
+private:
+	pid_t pid_ = -1;
+	int cpu_ = -1;
+	uint64_t started_ns_ = 0;
+};
+
+/** CPUs this process could run on before pin_client_side() (ascending). */
+std::vector<int> usable_cpus();
+
+/**
+ * Where threads ran: the CPU each process's main thread last ran on (/proc/PID/task/PID/stat
+ * field 39, "processor") and the calling thread's current CPU (sched_getcpu()), read together
+ * by sample(). Call it between timed sections: it reads a few small files.
+ */
+class Placement {
+public:
+	/** Watched processes by name; pid 0 means the calling thread. */
+	void watch(const std::string &name, pid_t pid);
+	void sample();
+	size_t samples() const { return rows_.size(); }
+	/** "0:97 1:3": percent of samples on each CPU it was seen on; "-" with no sample. */
+	std::string shares(size_t process) const;
+	/** Fraction of samples (0..1) in which the process was on `cpu`. */
+	double on_cpu(size_t process, int cpu) const;
+	/** Fraction of samples (0..1) in which processes a and b were on the same CPU. */
+	double together(size_t a, size_t b) const;
+	const std::vector<std::string> &names() const { return names_; }
+
+private:
+	std::vector<std::string> names_;
+	std::vector<pid_t> pids_;
+	std::vector<std::vector<int>> rows_; // per sample, a CPU per process (-1: unknown)
+};
+
+/** Whether the kernel groups processes by session for CPU shares (sched_autogroup_enabled). */
+std::string autogroup_note();
+
 /** How loaded the machine was (cores, 1-minute load average) and the pinning. */
 std::string machine_note();
 

@@ -380,6 +380,38 @@ INSTANTIATE_TEST_SUITE_P(Paint, BadArguments,
 				"seed=3,damage=-65535:0:8:8,fill=damage,buffer=1,size=64X48"},
 			1, kNoDisplay}),
 	case_name);
+
+// pixelport-bench-shm: built only with Google Benchmark, after this test; bench/transport runs
+// these cases as their own meson test (bench-shm-arguments), the bad-arguments test leaves them out.
+INSTANTIATE_TEST_SUITE_P(BenchShm, BadArguments,
+	::testing::Values(Case{"small_runs_minus", "PIXELPORT_BENCH_SHM", {"--small-runs", "-1"}, 2,
+				  "pixelport-bench-shm: error: --small-runs: '-1' is not an integer in 0..1000"},
+		Case{"small_runs_hex", "PIXELPORT_BENCH_SHM", {"--small-runs", "0x10"}, 2,
+			"pixelport-bench-shm: error: --small-runs: '0x10' is not an integer in 0..1000"},
+		Case{"small_runs_over", "PIXELPORT_BENCH_SHM", {"--small-runs", "1001"}, 2,
+			"pixelport-bench-shm: error: --small-runs: '1001' is not an integer in 0..1000"},
+		Case{"busy_word", "PIXELPORT_BENCH_SHM", {"--busy", "sometimes"}, 2,
+			"pixelport-bench-shm: error: --busy: sometimes not in {off,on,alternate}"},
+		Case{"busy_alternate_alone", "PIXELPORT_BENCH_SHM", {"--busy", "alternate"}, 2,
+			"pixelport-bench-shm: error: --busy alternate needs --small-runs"},
+		Case{"busy_cpu_low", "PIXELPORT_BENCH_SHM", {"--busy-cpu", "-2"}, 2,
+			"pixelport-bench-shm: error: --busy-cpu: '-2' is not an integer in -1..1023"},
+		Case{"busy_cpu_nan", "PIXELPORT_BENCH_SHM", {"--busy-cpu", "nan"}, 2,
+			"pixelport-bench-shm: error: --busy-cpu: 'nan' is not an integer in -1..1023"},
+		Case{"busy_cpu_not_ours", "PIXELPORT_BENCH_SHM", {"--busy-cpu", "1023"}, 2,
+			"pixelport-bench-shm: error: --busy-cpu: CPU 1023 is not one this process may run on"},
+		Case{"frames_scale_nan", "PIXELPORT_BENCH_SHM", {"--frames-scale", "nan"}, 2,
+			"pixelport-bench-shm: error: --frames-scale: 'nan' is not a number in 0.01..100"},
+		Case{"frames_scale_zero", "PIXELPORT_BENCH_SHM", {"--frames-scale", "0"}, 2,
+			"pixelport-bench-shm: error: --frames-scale: '0' is not a number in 0.01..100"},
+		Case{"unknown_option", "PIXELPORT_BENCH_SHM", {"--bogus"}, 2,
+			"pixelport-bench-shm: error: The following argument was not expected: --bogus"},
+		// Goes on: the busy loop starts, the first compositor cannot, and the loop is ended.
+		Case{"good_values", "PIXELPORT_BENCH_SHM",
+			{"--small-runs", "1000", "--busy", "on", "--busy-cpu", "-1", "--quick", "--frames-scale", "100",
+				"--compositor", "{D}/no-compositor"},
+			1, "~pixelport-bench-shm: run 1: plugin: "}),
+	case_name);
 #endif
 
 } // namespace
