@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <new>
+#include <unordered_set>
 #include <utility>
 
 #include "pixelport/pixelport.h"
@@ -31,6 +32,13 @@ constexpr KindInfo kKinds[] = {
 // clang-format on
 static_assert(std::size(kKinds) == static_cast<size_t>(ClientObject::Count));
 
+// Clients being destroyed (client_going()): from their destroy listener until the next idle of
+// their loop, or until a new client at the same address makes its record.
+std::unordered_set<wl_client *> &going_clients() {
+	static std::unordered_set<wl_client *> clients;
+	return clients;
+}
+
 struct AccountLink {
 	wl_listener destroy;
 	std::shared_ptr<ClientAccount> account;
@@ -43,6 +51,13 @@ void trim_heap(void *) { trim_later(); }
 
 void account_client_destroyed(wl_listener *listener, void *data) {
 	AccountLink *link = wl_container_of(listener, link, destroy);
+	// Its objects are destroyed after this, and the client freed: forgotten at the next idle.
+	going_clients().insert(static_cast<wl_client *>(data));
+	if (link->account->loop != nullptr) {
+		wl_event_loop_add_idle(
+			link->account->loop,
+			[](void *client) { going_clients().erase(static_cast<wl_client *>(client)); }, data);
+	}
 	// The plugins it bound: each may be waiting for its last client to go.
 	for (const ClientBinding &b : std::exchange(link->account->bindings, {})) {
 		b.gone(b.owner, static_cast<wl_client *>(data));
@@ -102,6 +117,7 @@ std::shared_ptr<ClientAccount> client_account(wl_client *client) {
 	}
 	auto *link = new (std::nothrow) AccountLink();
 	if (link == nullptr) return nullptr;
+	going_clients().erase(client); // a new client at a freed one's address
 	link->account = std::make_shared<ClientAccount>();
 	link->account->loop = wl_display_get_event_loop(wl_client_get_display(client));
 	link->destroy.notify = account_client_destroyed;
@@ -115,6 +131,8 @@ ClientAccount *client_account_find(wl_client *client) {
 	AccountLink *link = wl_container_of(l, link, destroy);
 	return link->account.get();
 }
+
+bool client_going(wl_client *client) { return going_clients().contains(client); }
 
 bool client_account_bind(wl_client *client, ClientBinding binding) {
 	std::shared_ptr<ClientAccount> account = client_account(client);

@@ -104,6 +104,12 @@ std::shared_ptr<ClientAccount> client_account(wl_client *client);
 /** The client's account if it has one (nothing is made). */
 ClientAccount *client_account_find(wl_client *client);
 /**
+ * Whether the client is being destroyed: its destroy listeners ran and libwayland destroys its
+ * objects now, in any order, while wlroots may apply cached states of its surfaces as their roles
+ * go (a subsurface's, as its parent goes); nothing of it will show.
+ */
+bool client_going(wl_client *client);
+/**
  * Tells `binding` when the client goes, once however often it is asked (keyed by its owner).
  * False when out of memory (no_memory was posted).
  */

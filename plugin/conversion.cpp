@@ -453,6 +453,12 @@ void Conversions::Impl::supersede_all(SurfaceState *s) {
 
 bool Conversions::Impl::complete_now(SurfaceState *s, ConvertedView *view) {
 	SurfaceConversion &c = s->conversion;
+	// A client going shows nothing more: the cached states wlroots applies as its surfaces'
+	// roles go (a subsurface's, as its parent goes) are never converted on the main thread.
+	if (client_going(client_of(s))) return view->state == CommitState::Ready;
+	// Nor those that apply now because what follows hides them (a null attach, another buffer,
+	// a role object's destroy): should they show later, they are completed then.
+	if (owner->plugin()->holds->applying_hidden(s)) return view->state == CommitState::Ready;
 	if (view->state == CommitState::Converting) {
 		if (c.job_view() != view || workers == nullptr) return false;
 		const std::shared_ptr<ConvertJob> job = c.job();

@@ -92,16 +92,21 @@ HeldCommit *HoldLedger::find_held(SurfaceState *s, uint64_t commit) {
 	return nullptr;
 }
 
-// Whether the front of the surface's queue may be released now: it is ready, or it waits only
-// for a successor and what follows the run of such ones is ready, or is a commit made since
-// that nobody holds (it applies right after them).
-bool HoldLedger::front_releasable(const SurfaceState *s) const {
+// How many held commits at the front of the surface's queue may be released now: each ready one
+// with those before it, a commit waiting only for its successor with the first ready one after
+// it, or with a commit made since that nobody holds (it applies right after them).
+size_t HoldLedger::releasable(const SurfaceState *s) const {
 	const SurfaceHolds &h = s->holds;
-	for (const HeldCommit &held : h.held_) {
-		if (ready(held)) return true;
-		if (!successor_only(held)) return false;
+	size_t n = 0;
+	for (size_t i = 0; i < h.held_.size(); i++) {
+		if (ready(h.held_[i])) {
+			n = i + 1;
+		} else if (!successor_only(h.held_[i])) {
+			return n;
+		}
 	}
-	return !h.held_.empty() && !h.committing_ && s->commits > h.held_.back().commit;
+	if (!h.held_.empty() && !h.committing_ && s->commits > h.held_.back().commit) n = h.held_.size();
+	return n;
 }
 
 bool HoldLedger::held(const SurfaceState *s, uint64_t commit) const {
@@ -202,32 +207,42 @@ bool HoldLedger::replace(SurfaceState *s, uint64_t commit, HoldReason from, Hold
 }
 
 void HoldLedger::let_go(SurfaceState *s, LetGo why, Release when) {
-	(void)why;
 	if (s->holds.held_.empty()) return;
 	for (HeldCommit &h : s->holds.held_) h.let_go = true;
-	if (when == Release::Now) {
-		drain(s);
-	} else {
+	if (when == Release::Idle) {
 		schedule(s, false);
+		return;
 	}
+	// What follows in the same request hides what applies now.
+	const bool hidden = why == LetGo::Replaced || why == LetGo::RoleDestroyed;
+	const SurfaceRef ref = s->ref();
+	const bool was = std::exchange(s->holds.applying_hidden_, hidden);
+	drain(s);
+	if (SurfaceState *still = ref.get()) still->holds.applying_hidden_ = was;
 }
 
-// Releases the surface's releasable held commits, oldest first, one unlock each. An unlock
-// applies that commit (its older ones have applied): wlroots' handlers and ours run inside it and
-// may clear or add reasons of this surface; this loop looks at the queue again after each.
+bool HoldLedger::applying_hidden(const SurfaceState *s) const { return s->holds.applying_hidden_; }
+
+// Releases the surface's releasable held commits. A run of them is unlocked newest first, so
+// that the last unlock, the oldest's, lets wlroots apply the whole run in one call, in commit
+// order: a superseded commit and its successor apply together, and nothing shows the first.
+// wlroots' handlers and ours run inside that call and may clear or add reasons of this surface:
+// the queue is looked at again after each run.
 void HoldLedger::drain(SurfaceState *s) {
 	SurfaceHolds &h = s->holds;
 	if (h.draining_) return; // the running drain sees the change
 	h.draining_ = true;
 	const SurfaceRef ref = s->ref();
-	while (front_releasable(s)) {
-		HeldCommit front = std::move(s->holds.held_.front());
-		s->holds.held_.pop_front();
-		total_--;
-		wlr_surface_unlock_cached(s->surface, front.cached_seq);
-		// A root waits no more for this one (after its own unlock: wlroots applies the root and
+	for (size_t n = releasable(s); n > 0; n = releasable(s)) {
+		std::vector<HeldCommit> run(std::make_move_iterator(s->holds.held_.begin()),
+			std::make_move_iterator(s->holds.held_.begin() + static_cast<std::ptrdiff_t>(n)));
+		s->holds.held_.erase(s->holds.held_.begin(), s->holds.held_.begin() + static_cast<std::ptrdiff_t>(n));
+		total_ -= n;
+		wlr_surface *surface = s->surface;
+		for (auto it = run.rbegin(); it != run.rend(); ++it) wlr_surface_unlock_cached(surface, it->cached_seq);
+		// Their roots wait no more for them (after their own unlock: wlroots applies a root and
 		// its synchronized children together).
-		unroot(front.root, Release::Now);
+		for (const HeldCommit &released : run) unroot(released.root, Release::Now);
 		s = ref.get();
 		if (s == nullptr) return; // never: no apply destroys its surface; never touch a freed state
 	}
@@ -349,8 +364,8 @@ void HoldLedger::unwatch_roles(SurfaceState *s) {
 //   first applies the surface's held commits, as stock wlroots applied them long before. A
 //   destroy listener would run after wlroots' own (which resets the xdg_surface), and a held
 //   state applied then would count as the first commit of a role object made meanwhile.
-// - a wl_subsurface.set_desync first applies the held commits of the subsurface's ancestors up
-//   to its root: wlroots applies a desynchronized child's cached state only at its own commits
+// - a wl_subsurface.set_desync of a subsurface with a cached state first applies the held commits
+//   of its ancestors up to its root: wlroots applies a desynchronized child's cached state only at its own commits
 //   or when its parent applies while the child is still synchronized, so behind an ancestor's
 //   held commit that apply would come after this request and the child's state would stay
 //   cached (its client waits for its frame for ever).
@@ -359,9 +374,11 @@ void HoldLedger::request_logged(void *data, wl_protocol_logger_type type, const 
 	auto *ledger = static_cast<HoldLedger *>(data);
 	if (type != WL_PROTOCOL_LOGGER_REQUEST || ledger->total_ == 0) return;
 	if (message->message == set_desync) {
-		// wlroots' own wl_subsurface: its user data is the wlr_subsurface (null once inert).
+		// wlroots' own wl_subsurface: its user data is the wlr_subsurface (null once inert). Only
+		// a subsurface with a cached state can have it stranded.
 		auto *sub = static_cast<wlr_subsurface *>(wl_resource_get_user_data(message->resource));
-		for (wlr_surface *parent = sub != nullptr ? sub->parent : nullptr; parent != nullptr;) {
+		if (sub == nullptr || wl_list_empty(&sub->surface->cached)) return;
+		for (wlr_surface *parent = sub->parent; parent != nullptr;) {
 			if (SurfaceState *s = ledger->find_(ledger->owner_, parent)) {
 				ledger->let_go(s, LetGo::Desync, Release::Now);
 			}

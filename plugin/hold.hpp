@@ -9,7 +9,8 @@
 // releases each held commit exactly once: when its last reason clears, or when it must apply
 // before (let_go: an unmap, its role object destroyed, a descendant made desynchronized, its
 // client too many commits ahead). Releases are in commit order: a commit whose reasons cleared
-// waits for the surface's older held commits, so each unlock applies exactly that commit.
+// waits for the surface's older held commits, and a run of released commits applies in one call
+// into wlroots.
 //
 // A superseded commit (a newer one replaced it before its conversion, which will never run)
 // waits for its successor (HoldReason::Successor): it applies together with the surface's next
@@ -125,6 +126,7 @@ private:
 	bool draining_ = false;
 	bool over_limit_ = false; // past kMaxCommitsBehind: checked at idles until it is not
 	bool committing_ = false; // between client_commit() and client_commit_done()
+	bool applying_hidden_ = false; // HoldLedger::applying_hidden()
 };
 
 class HoldLedger {
@@ -171,6 +173,11 @@ public:
 	void let_go(SurfaceState *s, LetGo why, Release when);
 
 	bool held(const SurfaceState *s, uint64_t commit) const;
+	/**
+	 * The surface's states apply now because what follows hides them (a null attach or another
+	 * buffer right behind, a role object being destroyed): nothing converts them to be shown.
+	 */
+	bool applying_hidden(const SurfaceState *s) const;
 	bool waits_for(const SurfaceState *s, uint64_t commit, HoldReason reason) const;
 	/** Held commits of every surface. */
 	size_t total() const { return total_; }
@@ -196,7 +203,7 @@ public:
 private:
 	HoldLedger() = default;
 	HeldCommit *find_held(SurfaceState *s, uint64_t commit);
-	bool front_releasable(const SurfaceState *s) const;
+	size_t releasable(const SurfaceState *s) const;
 	void drain(SurfaceState *s);
 	void schedule(SurfaceState *s, bool let_go);
 	void run_idle();

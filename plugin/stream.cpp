@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <list>
+#include <utility>
 
 #include "buffer.hpp"
 #include "data_fd.hpp"
@@ -561,12 +562,16 @@ const struct pp_stream_v1_interface kStreamImpl = {
 };
 
 void drop_stream(Stream *s) {
-	// Pending writes will never complete: release their buffers. Commits they hold stay held
-	// while the client lives (wlroots frees the cached states with the surface).
+	// Pending writes will never complete: release their buffers. Commits waiting for their bytes
+	// wait no more: they apply with what arrived (at the next idle: the client may be going).
 	for (StreamWrite &w : s->writes) {
 		s->usage->inflight_bytes -= w.length;
 		s->usage->pending_writes--;
-		w.buffer->waiters.clear(); // they wait for this stream's bytes, which never come now
+		for (const Waiter &waiter : std::exchange(w.buffer->waiters, {})) {
+			if (SurfaceState *surface = waiter.surface.get()) {
+				s->plugin->holds->clear(surface, waiter.commit, HoldReason::StreamBytes, Release::Idle);
+			}
+		}
 		wlr_buffer_unlock(w.buffer->base());
 	}
 	s->writes.clear();

@@ -122,16 +122,20 @@ inline void surface_redraw(wlr_surface *surface, wlr_buffer *buffer, bool upload
 }
 
 /**
- * From inside the apply of one of `surface`'s states: whether wlroots applies another of its
- * cached states right after this one, in the same call (its next cached state holds no lock),
- * so that nothing shows this one. Reads the public `surface->cached` list and each state's
- * `cached_state_locks` (the same in 0.18 to 0.20): wlr_surface_unlock_cached() applies the front
- * of that list while it is still there, then the next one while it holds no lock.
+ * From inside the apply of one of `surface`'s states: whether wlroots applies, right after this
+ * one and in the same call, another of its cached states that attaches a buffer, so that nothing
+ * shows this one's. Reads the public `surface->cached` list and each state's
+ * `cached_state_locks` and `committed` (the same in 0.18 to 0.20): wlr_surface_unlock_cached()
+ * applies the front of that list while it is still there, then each next one that holds no lock.
  */
 inline bool another_state_applies_next(wlr_surface *surface) {
-	if (wl_list_empty(&surface->cached) || surface->cached.next->next == &surface->cached) return false;
-	wlr_surface_state *next = wl_container_of(surface->cached.next->next, next, cached_state_link);
-	return next->cached_state_locks == 0;
+	if (wl_list_empty(&surface->cached)) return false;
+	for (wl_list *link = surface->cached.next->next; link != &surface->cached; link = link->next) {
+		wlr_surface_state *next = wl_container_of(link, next, cached_state_link);
+		if (next->cached_state_locks != 0) return false;
+		if (next->committed & WLR_SURFACE_STATE_BUFFER) return true;
+	}
+	return false;
 }
 
 } // namespace pixelport::wlr_compat

@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <list>
 #include <set>
 #include <string>
 #include <thread>
@@ -212,11 +213,15 @@ struct Server {
 		wlr_compositor *compositor = wlr_compositor_create(display, 6, renderer);
 		pixelport_attach_compositor(pp, compositor);
 		wlr_subcompositor_create(display); // the surfaces are subsurfaces: a role, as shown ones have
-		std::vector<wlr_surface *> surfaces;
+		std::vector<wlr_surface *> surfaces; // alive, in creation order
+		std::list<pixelport::Listener> surface_destroys;
 		pixelport::Listener new_surface, stop;
 		new_surface.connect(&compositor->events.new_surface, [&](void *data) {
-			surfaces.push_back(static_cast<wlr_surface *>(data));
-			buffers.watch_surface(surfaces.back());
+			auto *surface = static_cast<wlr_surface *>(data);
+			surfaces.push_back(surface);
+			buffers.watch_surface(surface);
+			surface_destroys.emplace_back().connect(&surface->events.destroy,
+				[&surfaces, surface](void *) { std::erase(surfaces, surface); });
 		});
 		wl_event_loop *loop = wl_display_get_event_loop(display);
 		wl_event_source *stop_source = wl_event_loop_add_fd(
@@ -530,6 +535,48 @@ TEST(Gles2, ACommitAppliedBeforeItsConversionEndsIsUploadedComplete) {
 	wl_subsurface_destroy(sub);
 	wl_surface_destroy(child);
 	wl_surface_destroy(parent);
+}
+
+// A synchronized subsurface whose held commits were let go (its client too far ahead) stays in
+// wlroots' cache until its parent commits; when its client goes before that, wlroots applies
+// those states as the parent goes and takes the subsurface role with it. Nothing will show them:
+// none is converted on the compositor's thread.
+TEST(Gles2, CommitsAppliedAsTheirClientGoesAreNotConverted) {
+	Server server;
+	Connection conn;
+	std::string error;
+	if (!server.start(&conn, &error)) {
+		if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
+		FAIL() << error;
+	}
+	ASSERT_NE(conn.subcompositor, nullptr);
+	wl_surface *parent = wl_compositor_create_surface(conn.compositor);
+	wl_surface *child = wl_compositor_create_surface(conn.compositor);
+	wl_subsurface *sub = wl_subcompositor_get_subsurface(conn.subcompositor, child, parent);
+	const int w = 2048, h = 2048;
+	const uint32_t format = DRM_FORMAT_RGB888;
+	const size_t stride = shm_min_stride(format, w);
+	ShmPool pool;
+	ASSERT_TRUE(pool.create(&conn, stride * h, &error)) << error;
+	encode_pattern(format, w, h, stride, static_cast<uint8_t *>(pool.data), 9, 0, 0, w, h);
+	wl_buffer *buffer =
+		wl_shm_pool_create_buffer(pool.pool, 0, w, h, static_cast<int32_t>(stride), drm_to_shm(format));
+	wl_surface_attach(child, buffer, 0, 0);
+	wl_surface_damage_buffer(child, 0, 0, w, h);
+	wl_surface_commit(child);
+	for (uint64_t i = 0; i <= kMaxCommitsHeld; i++) wl_surface_commit(child);
+	ASSERT_TRUE(conn.roundtrip());
+	// The client goes (a surface destroyed before its role object is a protocol error: the
+	// compositor disconnects it), and its surfaces' roles with them, applying their cached states.
+	wl_surface_destroy(child);
+	EXPECT_FALSE(conn.roundtrip());
+	ASSERT_TRUE(server.stop());
+	if (!server.skip_reason.empty()) GTEST_SKIP() << server.skip_reason;
+	EXPECT_EQ(server.stats.early_releases, 1u);
+	EXPECT_EQ(server.stats.main_thread_completions, 0u);
+	(void)sub;
+	(void)buffer;
+	(void)parent;
 }
 
 // wp_color_representation's alpha mode on GLES2, whose textures take only the damaged rows of
