@@ -56,8 +56,8 @@
 //   The storm-* modes end with a last commit (of each toplevel) with presentation feedback,
 //   print "presented" once it is shown (60 s at most), then the verdict ("ok"), and exit.
 // Children sit at (i % 8, i / 8) (nested: at 0,0, as the middles, each covering its own).
-// Without NV12 (stock wlroots) the children's buffers are XRGB8888 of the same sizes: the same
-// attack as far as the compositor allows.
+// Without NV12 (stock wlroots) the children's, the frames' and the storms' buffers are
+// XRGB8888 of the same sizes: the same attack as far as the compositor allows.
 #include <cstdio>
 #include <cstdlib>
 #include <string>

@@ -91,10 +91,13 @@ int frames_attack(const std::string &mode, int n, int w, int h) {
 	static const wl_buffer_listener listener = {
 		.release = [](void *data, wl_buffer *) { *static_cast<bool *>(data) = false; },
 	};
+	// Stock wlroots has no NV12: the same frames in XRGB8888.
+	const uint32_t format = conn.has_shm_format(DRM_FORMAT_NV12) ? static_cast<uint32_t>(DRM_FORMAT_NV12)
+								     : static_cast<uint32_t>(WL_SHM_FORMAT_XRGB8888);
 	for (int k = 0; k < 2; k++) {
 		// small-frames: every commit a new size, a worker's job; same-frames: one size.
 		const int d = mode == "small-frames" ? 8 * k : 0;
-		buffers[k] = uniform_buffer(&pools[k], w - d, h - d, DRM_FORMAT_NV12, k == 0 ? 0x60 : 0xa0, &error);
+		buffers[k] = uniform_buffer(&pools[k], w - d, h - d, format, k == 0 ? 0x60 : 0xa0, &error);
 		if (buffers[k] == nullptr) {
 			fprintf(stderr, "%s\n", error.c_str());
 			return 1;

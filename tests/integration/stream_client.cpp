@@ -35,6 +35,10 @@
 //     a null attach ("configured" once its first configure comes), or the xdg_surface is
 //     destroyed too and a new one made (stock wlroots: xdg_wm_base error 3, the surface has a
 //     buffer); then the bytes are sent.
+//   burst-frames N W H: N W x H NV12 frames on one socket stream, each once the last was
+//     presented, as much of each as the socket holds queued before its write is announced (all
+//     of it with CAP_NET_ADMIN): prints "burst BYTES presented K", then the verdict.
+// The other modes: one function each in stream_client_*.cpp, named after the mode.
 #include <string>
 
 #include "client_modes.hpp"
@@ -86,6 +90,7 @@ const ModeTable kModes = {
 	{"held-order", mode_held_order},
 	{"interleave", mode_interleave},
 	{"churn", mode_churn},
+	{"burst-frames", mode_burst_frames},
 };
 
 // "shm" comparison runs need no stream global: they also run against stock wlroots.

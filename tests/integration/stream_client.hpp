@@ -128,5 +128,6 @@ int mode_disconnect_mid_frame(const ModeArgs &args);
 int mode_held_order(const ModeArgs &args);
 int mode_interleave(const ModeArgs &args);
 int mode_churn(const ModeArgs &args);
+int mode_burst_frames(const ModeArgs &args);
 
 } // namespace pixelport::stream_client

@@ -2,6 +2,7 @@
 #include <drm_fourcc.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -119,6 +121,60 @@ int mode_churn(const ModeArgs &) {
 	report();
 	hold();
 	return 0;
+}
+
+// N WxH NV12 frames on one socket stream, each once the last was presented. As much of a
+// frame as the socket holds is sent before its write is announced, so that the compositor
+// finds it all there at once: with a send buffer of a frame or more (SO_SNDBUFFORCE, which
+// takes CAP_NET_ADMIN; else SO_SNDBUF, capped by net.core.wmem_max), the whole frame arrives
+// in one burst. Prints "burst BYTES presented K" (BYTES: what was queued before each announce).
+int mode_burst_frames(const ModeArgs &args) {
+	const int n = static_cast<int>(args.number(0)), w = static_cast<int>(args.number(1)),
+		  h = static_cast<int>(args.number(2));
+	if (n <= 0 || w <= 0 || h <= 0 || w % 2 != 0 || h % 2 != 0) return 2;
+	const size_t frame = static_cast<size_t>(w) * static_cast<size_t>(h) * 3 / 2;
+	int fds[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0) return 3;
+	int want = static_cast<int>(std::min<size_t>(2 * frame + (1 << 20), INT32_MAX / 2));
+	if (setsockopt(fds[1], SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof want) != 0)
+		setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
+	pp_stream_v1 *s = pp_stream_manager_v1_create_stream(conn.stream_manager, fds[0]);
+	close(fds[0]);
+	const int data = fds[1];
+	fcntl(data, F_SETFL, fcntl(data, F_GETFL) | O_NONBLOCK);
+	Window win;
+	std::string e;
+	if (!win.create(&conn, "burst", &e)) return 3;
+	wl_buffer *b = pp_stream_v1_create_buffer(s, w, h, DRM_FORMAT_NV12);
+	std::vector<uint8_t> bytes(frame, 0x80);
+	size_t burst = frame;
+	int presented = 0;
+	for (int i = 0; i < n && wl_display_get_error(conn.display) == 0; i++) {
+		size_t sent = 0;
+		while (sent < frame) { // what the socket takes now
+			const ssize_t k = write(data, bytes.data() + sent, frame - sent);
+			if (k <= 0) break;
+			sent += static_cast<size_t>(k);
+		}
+		burst = std::min(burst, sent);
+		CommitWaiter shown;
+		pp_stream_v1_write(s, b, 0, 0, w, h, static_cast<uint32_t>(frame));
+		wl_surface_attach(win.surface, b, 0, 0);
+		wl_surface_damage_buffer(win.surface, 0, 0, w, h);
+		shown.arm(&conn, win.surface);
+		wl_surface_commit(win.surface);
+		wl_display_flush(conn.display);
+		while (sent < frame) { // the rest, as the compositor reads
+			pollfd pfd = {data, POLLOUT, 0};
+			if (poll(&pfd, 1, 10000) <= 0) return 3;
+			const ssize_t k = write(data, bytes.data() + sent, frame - sent);
+			if (k < 0 && errno != EAGAIN) return 3;
+			if (k > 0) sent += static_cast<size_t>(k);
+		}
+		if (shown.wait(&conn, 30000) && shown.presented) presented++;
+	}
+	printf("burst %zu presented %d\n", burst, presented);
+	return report();
 }
 
 } // namespace pixelport::stream_client
