@@ -18,8 +18,9 @@
 //     XRGB8888 frame on each, destroys them and exits without a goodbye. Prints "connected"
 //     first (its own connection is up) and starts the cycles once GO_FILE exists, then prints
 //     "ok" and "holding".
-//   big-buffers N: one stream, N buffers of the largest size the limits event allows, one
-//     roundtrip: prints "created N in US" (the roundtrip's time) then the verdict.
+//   big-buffers N [small]: one stream, N buffers of the largest size the limits event allows
+//     (small: 64x64), one roundtrip: prints "created N in US" (the roundtrip's time) then the
+//     verdict.
 //   buffer-over-limit: one buffer one row over max_buffer_bytes (limit_exceeded).
 //   role-after-held-commit [shm]: commits a stream buffer whose bytes are not sent (or a
 //     wl_shm buffer, for comparison) on a surface with no role yet, then makes it an

@@ -168,8 +168,9 @@ int mode_big_buffers(const ModeArgs &args) {
 	int n = static_cast<int>(args.number(0));
 	int data;
 	pp_stream_v1 *s = socket_stream(&data);
-	const int32_t w = 16384; // h stays under 65536 up to 4 GiB
-	int32_t h = static_cast<int32_t>(conn.stream_max_buffer_bytes / (4u * w));
+	const bool small = args.is(1, "small"); // 64x64 buffers: the baseline of the same requests
+	const int32_t w = small ? 64 : 16384; // h stays under 65536 up to 4 GiB
+	int32_t h = small ? 64 : static_cast<int32_t>(conn.stream_max_buffer_bytes / (4u * w));
 	uint64_t t0 = now_ns();
 	for (int i = 0; i < n; i++) pp_stream_v1_create_buffer(s, w, h, DRM_FORMAT_XRGB8888);
 	conn.roundtrip();
