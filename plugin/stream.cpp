@@ -31,6 +31,13 @@ namespace {
 
 constexpr size_t kWindowBytes = 1 << 20; // receive window for converted formats
 constexpr size_t kBytesPerDispatch = 4 << 20; // per stream and wake-up; then others run
+// Formats converted as they land are converted on the main thread: a wake-up takes chunks of
+// kConvertChunkBytes and stops after the one that brings it past kConvertNsPerDispatch, so that
+// other clients wait about that long for a stream, not for 4 MiB of conversion and the storage's
+// page faults (a 4K NV12 frame arriving in one burst took 92-147 ms per 4 MiB wake-up on a
+// loaded 2-core machine, bench/RESULTS.md).
+constexpr size_t kConvertChunkBytes = 256 << 10;
+constexpr uint64_t kConvertNsPerDispatch = 2'000'000;
 constexpr int kMaxIov = 64;
 // Writes announced and not yet read, per client: ~48 bytes each, so at most ~768 KiB of queue,
 // and still a write per row for four 4K frames.
@@ -385,10 +392,16 @@ ssize_t read_write(Stream *s, StreamWrite &w, size_t budget, const char **why) {
 int handle_readable(int fd, uint32_t mask, void *data) {
 	auto *s = static_cast<Stream *>(data);
 	size_t budget = kBytesPerDispatch;
-	while (!s->writes.empty() && budget > 0 && !s->failed) {
+	const uint64_t t0 = monotonic_ns();
+	bool converted = false; // and the time is spent: the rest waits for the next wake-up
+	while (!s->writes.empty() && budget > 0 && !s->failed && !converted) {
 		StreamWrite &w = s->writes.front();
 		const char *why = nullptr;
-		ssize_t n = w.done == w.length ? 0 : read_write(s, w, budget, &why);
+		const bool converts = w.buffer->assembler.converts() || !w.begun;
+		ssize_t n = w.done == w.length
+			? 0
+			: read_write(s, w, converts ? std::min(budget, kConvertChunkBytes) : budget, &why);
+		converted = w.buffer->assembler.converts() && monotonic_ns() - t0 >= kConvertNsPerDispatch;
 		if (w.done < w.length) {
 			if (n == -2) {
 				stream_fail(s, why);

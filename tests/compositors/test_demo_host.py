@@ -112,9 +112,12 @@ def check(host, results, failures):
         expect(abs(c["submit"]["ratio"] - c["submit"]["plugin_ns"] / c["submit"]["stock_ns"]) < 1e-9,
                f"{key}: the ratio is not plugin / stock")
         if presentation:
-            # Presented within a few refreshes of a 60 Hz output, in both runs.
-            for run in ("plugin_ns", "stock_ns"):
-                expect(0 < c["latency"][run] < 200e6, f"{key}: commit to presented {run} = {c['latency'][run]}")
+            # Presented in both runs, the plugin's within the latency rule against stock's of the
+            # same run (tests/integration/latency.hpp: at most max(50 ms, 2x stock)).
+            lat = c["latency"]
+            expect(lat["plugin_ns"] > 0 and lat["stock_ns"] > 0, f"{key}: commit to presented {lat}")
+            expect(lat["plugin_ns"] <= max(50e6, 2 * lat["stock_ns"]),
+                   f"{key}: commit to presented, plugin {lat['plugin_ns']} ns, stock {lat['stock_ns']} ns")
         else:
             expect(c["latency"]["ratio"] is None, f"{key}: tinywl has no presentation time: {c['latency']}")
         expect(c["plugin_upload_ns"] is not None, f"{key}: no compositor upload phase with the plugin")

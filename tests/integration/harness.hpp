@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "latency.hpp"
 #include "wait_until.hpp"
 
 namespace pixelport::test {
@@ -209,18 +210,6 @@ inline constexpr size_t kRssScale = 4;
 inline constexpr size_t kRssScale = 1;
 #endif
 
-/**
- * Latency bound for a well-behaved client while another one misbehaves: a probe roundtrip or
- * frame must come within kProbeLatencyMs. The sanitizers slow the compositor several times
- * (every byte copied and converted is checked), so their builds get kLatencyScale times as long.
- */
-#if defined(PIXELPORT_TEST_SANITIZED)
-inline constexpr int kLatencyScale = 4;
-#else
-inline constexpr int kLatencyScale = 1;
-#endif
-inline constexpr int kProbeLatencyMs = 50 * kLatencyScale;
-
 /** One line of pixelport-probe-client: what it saw since the previous line (times in us). */
 struct ProbeStats {
 	uint64_t roundtrips = 0;
@@ -254,7 +243,7 @@ bool parse_probe_line(const std::string &line, ProbeStats *stats);
  *     ... attack ...
  *     ProbeStats during;
  *     ASSERT_TRUE(probe.stop(&during));      // since the sample
- *     EXPECT_LT(during.worst_roundtrip_us, kProbeLatencyMs * 1000u);
+ *     expect_latency("probe", during.worst_roundtrip_us, baseline, during.steal_us);
  */
 class ProbeClient {
 public:
@@ -324,19 +313,37 @@ struct AttackArena {
 
 	/** Starts the compositor with `args`, warms it up, connects the probe, takes the baseline. */
 	void start(const std::vector<std::string> &args = {});
-	/** The probe's figures since start (or the last sample): roundtrips answered within
-	 * kProbeLatencyMs and frames kept coming (unless `expect_frames` is false: wlroots sends
-	 * no frame events to a surface the attacker's windows hide). The window measured lasts at
-	 * least `min_window_ms` (an attack over in a few ms leaves the probe that long to count
-	 * frames in). */
-	void expect_probe_served(
-		ProbeStats *stats, bool expect_frames = true, int min_window_ms = ProbeClient::kMinWindowMs);
+	/**
+	 * The probe's figures since start (or the last sample): its worst roundtrip within the
+	 * latency rule against `baseline` (expect_latency, named after the test), and frames kept
+	 * coming (unless `expect_frames` is false: wlroots sends no frame events to a surface the
+	 * attacker's windows hide). The window measured lasts at least `min_window_ms` (an attack
+	 * over in a few ms leaves the probe that long to count frames in).
+	 */
+	void expect_probe_served(ProbeStats *stats, const LatencyBaseline &baseline, bool expect_frames = true,
+		int min_window_ms = ProbeClient::kMinWindowMs);
+	/**
+	 * The baseline of an attack stock wlroots cannot run (the plugin's protocols, its formats,
+	 * its budgets): this compositor's probe over the last 300 ms window start() measured, with no
+	 * attack yet (`quiet`). `why` says why stock cannot serve the attack.
+	 */
+	LatencyBaseline quiet_baseline(const std::string &why) const;
+	/** The probe's figures over start()'s last window: nothing attacking yet. */
+	ProbeStats quiet;
 	/** fds and RSS back at (or below) the baseline within 1 s; `extra_fds` for clients still
 	 * connected on purpose. */
 	void expect_back_to_baseline(size_t extra_fds = 0);
 	/** One "fairness NAME ..." line: the probe's worst roundtrip and the compositor's peaks. */
 	void print(const char *name, const ProbeStats &stats);
 };
+
+/**
+ * The baseline of an attack stock wlroots can run too: the probe's worst roundtrip in an arena
+ * of stock's own (pixelport-compositor --no-plugin and `args`) while `attack` runs there (it
+ * returns when the attack is over), in the same test. `what` names the attack.
+ */
+LatencyBaseline stock_probe_baseline(const std::string &what, const std::function<void(AttackArena &)> &attack,
+	const std::vector<std::string> &args = {});
 
 /** The wl_shm formats wayland-info lists, as its four-character names (e.g. "NV12"). */
 std::set<std::string> shm_formats_from_wayland_info(const std::string &text);

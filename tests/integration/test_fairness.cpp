@@ -1,7 +1,8 @@
 // A hostile stream client cannot freeze the compositor, pin its fds or memory after it left,
-// or make it hold memory out of proportion. Each case runs beside a well-behaved probe
-// client (pixelport-probe-client) whose roundtrips must stay under kProbeLatencyMs, and
-// checks that the compositor's fd count and RSS are back at their baseline within 1 s of the
+// or make it hold memory out of proportion. Each case runs beside a well-behaved probe client
+// (pixelport-probe-client) whose roundtrips must stay within the latency rule (latency.hpp)
+// against the same compositor's probe with no attack (stock wlroots has no pixelport stream),
+// and checks that the compositor's fd count and RSS are back at their baseline within 1 s of the
 // attacker's exit. Each test prints one "fairness CASE ..." line (probe's worst roundtrip,
 // compositor's peak RSS and fds) so runs can be compared; no test gates on those peaks beyond
 // what the case is about.
@@ -23,10 +24,24 @@ using namespace pixelport::test;
 
 namespace {
 
-uint64_t now_ms() {
+uint64_t now_us() {
 	timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
+	return static_cast<uint64_t>(ts.tv_sec) * 1000000 + static_cast<uint64_t>(ts.tv_nsec) / 1000;
+}
+
+// How long a compositor with a probe client connected (and nothing else) takes to exit on
+// SIGTERM, measured now.
+LatencyBaseline plain_exit() {
+	CompositorFixture fx;
+	ProbeClient probe;
+	if (!fx.start() || !probe.start(fx)) {
+		ADD_FAILURE() << "a plain compositor and probe did not start";
+		return {};
+	}
+	const uint64_t t0 = now_us();
+	EXPECT_EQ(fx.stop(), 0);
+	return {now_us() - t0, "the same compositor's exit with only a probe client connected"};
 }
 
 using Arena = AttackArena;
@@ -77,7 +92,8 @@ TEST_P(FairnessBlockingRead, NeverStallsOthersAndSigtermStillWorks) {
 	ASSERT_TRUE(attacker.read_line(&line, 10000)) << attacker.err();
 	ASSERT_EQ(line, "attacking");
 	ProbeStats during;
-	a.expect_probe_served(&during, true, 1500); // the window measured: 1.5 s into the 4 s hold
+	// The window measured: 1.5 s into the 4 s hold.
+	a.expect_probe_served(&during, a.quiet_baseline("stock wlroots has no pixelport stream"), true, 1500);
 	EXPECT_GE(during.frames, 10u); // 1.5 s at 60 Hz is 90
 	EXPECT_EQ(attacker.wait(10000), 0);
 	a.expect_back_to_baseline();
@@ -91,9 +107,13 @@ TEST_P(FairnessBlockingRead, NeverStallsOthersAndSigtermStillWorks) {
 	ASSERT_EQ(line, "attacking");
 	// The compositor has read what the attacker sent: its event loop idle again.
 	wait_main_thread_idle(a.pid);
-	uint64_t t0 = now_ms();
+	uint64_t t0 = now_us();
 	EXPECT_EQ(a.fx.stop(), 0);
-	EXPECT_LT(now_ms() - t0, 1000u * kLatencyScale);
+	// At once: a read that blocked would hold it until the attacker's hold ends (4 s). The
+	// baseline is the same compositor's exit with only a probe client connected, in this test;
+	// the floor is 500 ms, what scheduling and tearing down the outputs may take on a busy machine.
+	expect_latency("exit on SIGTERM beside an attacker", now_us() - t0, plain_exit(), 0,
+		LatencyRule{500'000u * kLatencyScale});
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -160,7 +180,7 @@ TEST(FairnessTeardown, ManyClientsWithManyStreamsLeaveNothingBehind) {
 	for (Process &c : clients) kill(-c.pid(), SIGKILL);
 	for (Process &c : clients) c.wait(5000);
 	ProbeStats during;
-	a.expect_probe_served(&during);
+	a.expect_probe_served(&during, a.quiet_baseline("stock wlroots has no pixelport stream"));
 	a.expect_back_to_baseline();
 	a.print("many-clients-many-streams", during);
 	std::string out, err;
@@ -191,7 +211,7 @@ TEST(FairnessTeardown, DisconnectingWithWritersKeptAliveLeavesNothingBehind) {
 	ASSERT_TRUE(parent.read_line(&line, 5000));
 	EXPECT_EQ(line, "holding");
 	ProbeStats during;
-	a.expect_probe_served(&during);
+	a.expect_probe_served(&during, a.quiet_baseline("stock wlroots has no pixelport stream"));
 	a.expect_back_to_baseline(parent_fds);
 	a.print("orphan-cycles", during);
 	parent.terminate();
@@ -208,14 +228,22 @@ TEST(FairnessBudget, BuffersAtTheLimitAreCreatedAtOnceAndCostNothingUntilWritten
 	Arena a;
 	ASSERT_NO_FATAL_FAILURE(a.start({"--stream-max-client-bytes", std::to_string(64ull << 28)}));
 	std::string out, err;
+	// The baseline: the same 64 requests for 64x64 buffers, answered by the same compositor.
+	ASSERT_EQ(a.fx.run_client(
+			  {build_path("PIXELPORT_STREAM_CLIENT"), "big-buffers", "64", "small"}, 30000, &out, &err),
+		0)
+		<< err;
+	unsigned long long n = 0, small_us = 0, us = 0;
+	ASSERT_EQ(sscanf(out.c_str(), "created %llu in %llu", &n, &small_us), 2) << out;
 	ASSERT_EQ(a.fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "big-buffers", "64"}, 30000, &out, &err), 0)
 		<< err;
-	unsigned long long n = 0, us = 0;
 	ASSERT_EQ(sscanf(out.c_str(), "created %llu in %llu", &n, &us), 2) << out;
-	EXPECT_LT(us, kProbeLatencyMs * 1000u) << "64 create_buffer requests and a roundtrip";
+	expect_latency("64 create_buffer requests of the largest size and a roundtrip", us,
+		{small_us, "the same requests for 64x64 buffers, the same compositor"});
 	EXPECT_NE(out.find("\nok\n"), std::string::npos) << out;
 	ProbeStats during;
-	a.expect_probe_served(&during, true, 300); // a few frames for the probe to count
+	// A few frames for the probe to count.
+	a.expect_probe_served(&during, a.quiet_baseline("stock wlroots has no pixelport stream"), true, 300);
 	a.print("big-buffers", during);
 	EXPECT_LT(a.peaks.peak_rss_kib(), a.rss0 + 32 * 1024) << "storage is made resident only by data";
 	a.expect_back_to_baseline();
@@ -246,6 +274,41 @@ TEST(FairnessBudget, ExceedingABudgetIsLimitExceeded) {
 			std::string::npos)
 			<< out; // 1 GiB per client
 	}
+}
+
+// ---- case 5: conversion as the bytes arrive -----------------------------------------------------
+
+// 4K NV12 frames whose bytes all wait on the socket when each write is announced (as root; as
+// another user the socket holds what net.core.wmem_max allows): the stream converts what it
+// reads on the main thread, a bounded share per wake-up, so the probe is served as when the
+// same frames come over wl_shm, converted on a worker. That is the baseline, measured in the
+// same test: stock wlroots has no stream (and takes no NV12).
+TEST(FairnessStream, FramesArrivingInOneBurstCostOthersWhatTheSameFramesOverShmDo) {
+	Arena a;
+	ASSERT_NO_FATAL_FAILURE(a.start());
+	std::string out, err;
+	ASSERT_EQ(a.fx.run_client({build_path("PIXELPORT_CONVERSION_ATTACK"), "same-frames", "5", "3840", "2160"},
+			  60000, &out, &err),
+		0)
+		<< err;
+	EXPECT_EQ(out.rfind("presented 5 ", 0), 0u) << out;
+	ProbeStats shm;
+	ASSERT_TRUE(a.probe.sample(&shm));
+	ASSERT_EQ(a.fx.run_client({build_path("PIXELPORT_STREAM_CLIENT"), "burst-frames", "5", "3840", "2160"}, 60000,
+			  &out, &err),
+		0)
+		<< err;
+	unsigned long long burst = 0;
+	int presented = 0;
+	ASSERT_EQ(sscanf(out.c_str(), "burst %llu presented %d", &burst, &presented), 2) << out;
+	EXPECT_EQ(presented, 5) << out;
+	printf("stream burst of %llu bytes (a frame is %d)\n", burst, 3840 * 2160 * 3 / 2);
+	ProbeStats during;
+	a.expect_probe_served(&during,
+		{shm.worst_roundtrip_us,
+			"the same frames over wl_shm (NV12, converted on a worker), the same compositor"},
+		false);
+	a.print("stream-burst", during);
 }
 
 } // namespace

@@ -39,7 +39,7 @@ TEST_P(LifetimeOwnConnection, IsInvalidFdAndTheClientStillGoes) {
 	EXPECT_EQ(line, "error " + std::to_string(PP_STREAM_MANAGER_V1_ERROR_INVALID_FD) + " pp_stream_manager_v1");
 	EXPECT_EQ(client.wait(5000), 0);
 	ProbeStats during;
-	a.expect_probe_served(&during);
+	a.expect_probe_served(&during, a.quiet_baseline("stock wlroots has no pixelport stream to hand the fd to"));
 	a.expect_back_to_baseline();
 	a.print(GetParam(), during);
 }
@@ -66,7 +66,7 @@ TEST(LifetimeOwnConnectionLater, TheKernelRefusesItAndTheClientStillGoes) {
 	EXPECT_EQ(line, "ok");
 	EXPECT_EQ(client.wait(5000), 0);
 	ProbeStats during;
-	a.expect_probe_served(&during);
+	a.expect_probe_served(&during, a.quiet_baseline("stock wlroots has no pixelport stream to hand the fd to"));
 	a.expect_back_to_baseline();
 }
 
@@ -79,6 +79,10 @@ TEST(LifetimePoolFd, DevZeroIsInvalidFd) {
 // One pool grown by one byte 20,000 times, a 1x1 buffer made after each growth and kept, one
 // commit, exit: the pool keeps one mapping, the probe is served, nothing stays.
 TEST(LifetimePoolGrowth, TwentyThousandGrowthsKeepOneMappingAndLeaveNothing) {
+	const LatencyBaseline stock = stock_probe_baseline("the same 20,000 growths", [](AttackArena &s) {
+		std::string out, err;
+		EXPECT_EQ(s.fx.run_client({hostile(), "pool-grow-storm", "20000"}, 60000, &out, &err), 0) << err;
+	});
 	AttackArena a;
 	ASSERT_NO_FATAL_FAILURE(a.start());
 	// A small storm first: a thread's first allocation makes its malloc arena (one mapping
@@ -97,7 +101,7 @@ TEST(LifetimePoolGrowth, TwentyThousandGrowthsKeepOneMappingAndLeaveNothing) {
 	EXPECT_EQ(line, "ok");
 	EXPECT_EQ(client.wait(5000), 0);
 	ProbeStats during;
-	a.expect_probe_served(&during);
+	a.expect_probe_served(&during, stock);
 	a.expect_back_to_baseline();
 	EXPECT_LE(settle_at_most(count_maps, a.pid, maps0 + kMapsSlack, AttackArena::kSettleMs), maps0 + kMapsSlack);
 	a.print("pool-grow-storm", during);
@@ -106,6 +110,10 @@ TEST(LifetimePoolGrowth, TwentyThousandGrowthsKeepOneMappingAndLeaveNothing) {
 // Each growth's buffer committed and shown: 3,000 mappings over the client's life, more than
 // its cap of 2,048, but only the few a renderer reads at once are alive: no error.
 TEST(LifetimePoolGrowth, CommittingEachGrowthsBufferStaysUnderTheMappingCap) {
+	const LatencyBaseline stock = stock_probe_baseline("the same 3,000 growths committed", [](AttackArena &s) {
+		std::string out, err;
+		EXPECT_EQ(s.fx.run_client({hostile(), "pool-grow-commit", "3000"}, 60000, &out, &err), 0) << err;
+	});
 	AttackArena a;
 	ASSERT_NO_FATAL_FAILURE(a.start());
 	Process client;
@@ -115,7 +123,7 @@ TEST(LifetimePoolGrowth, CommittingEachGrowthsBufferStaysUnderTheMappingCap) {
 	EXPECT_EQ(line, "ok");
 	EXPECT_EQ(client.wait(5000), 0);
 	ProbeStats during;
-	a.expect_probe_served(&during);
+	a.expect_probe_served(&during, stock);
 	a.expect_back_to_baseline();
 }
 
