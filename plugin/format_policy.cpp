@@ -122,8 +122,9 @@ constexpr const char *kMislabels = "its waylandsink labels RGB bytes as RGB888 a
 // waylandsink checks the planes GStreamer laid out (gst_video_info) against the one-stride
 // layout it would send, and refuses the buffer where they differ ("Unsupported strides and
 // offsets"): 4:2:0 at odd heights (GStreamer starts the chroma plane at an even row) and
-// I420/YV12 where the chroma stride is not half the luma stride (widths 8k+1 to 8k+4). Its
-// video stops before the first frame; without these it converts to a format it lays out right.
+// I420/YV12 where the chroma stride is not half the luma stride (widths 8k+1 to 8k+4); 1.22
+// and 1.26 alike. Its video stops before the first frame; without these it converts to a
+// format it lays out right (NV16 or YUYV). P010 is one of them from 1.26 on.
 constexpr const char *kOddSizes = "its waylandsink refuses 4:2:0 planes at odd sizes";
 
 } // namespace
@@ -135,7 +136,7 @@ std::vector<WithheldFormat> WithheldFormats::auto_rule(const GstWayland &gst) {
 		out.push_back({f::RGB888, kMislabels});
 		out.push_back({f::BGR888, kMislabels});
 	}
-	for (uint32_t fourcc : {f::NV12, f::NV21, f::YUV420, f::YVU420}) {
+	for (uint32_t fourcc : {f::NV12, f::NV21, f::YUV420, f::YVU420, f::P010}) {
 		out.push_back({fourcc, kOddSizes});
 	}
 	return out;

@@ -444,16 +444,23 @@ std::unique_ptr<Shm> Shm::create(pixelport_plugin *plugin) {
 	for (uint32_t fourcc : plugin->formats->served()) {
 		shm->formats_.push_back(core::shm_format_from_fourcc(fourcc));
 	}
-	const char *spec = plugin->options.gstreamer_withhold;
-	const char *from = "pixelport_options.gstreamer_withhold";
-	if (spec == nullptr) {
-		spec = getenv("PIXELPORT_GSTREAMER_WITHHOLD");
-		from = "PIXELPORT_GSTREAMER_WITHHOLD";
-	}
+	// The host's option is the host's word: a bad one stops the plugin. The environment's is
+	// the user's, read by whatever compositor runs us: a bad one is ignored, as the preload
+	// module ignores its bad variables, so that a typo does not cost the compositor wl_shm.
 	std::string error;
-	if (!WithheldFormats::parse(spec != nullptr ? spec : "", &shm->withheld_, &error)) {
-		wlr_log(WLR_ERROR, "pixelport: %s: %s", from, error.c_str());
-		return nullptr;
+	if (const char *option = plugin->options.gstreamer_withhold; option != nullptr) {
+		if (!WithheldFormats::parse(option, &shm->withheld_, &error)) {
+			wlr_log(WLR_ERROR, "pixelport: pixelport_options.gstreamer_withhold: %s", error.c_str());
+			return nullptr;
+		}
+	} else if (const char *env = getenv("PIXELPORT_GSTREAMER_WITHHOLD"); env != nullptr) {
+		if (!WithheldFormats::parse(env, &shm->withheld_, &error)) {
+			wlr_log(WLR_ERROR, "pixelport: PIXELPORT_GSTREAMER_WITHHOLD ignored (auto instead): %s",
+				error.c_str());
+			WithheldFormats::parse("", &shm->withheld_, &error);
+		}
+	} else {
+		WithheldFormats::parse("", &shm->withheld_, &error);
 	}
 	return shm;
 }

@@ -20,7 +20,8 @@ public:
 	/**
 	 * The formats to serve, and the switch that withholds some from GStreamer's clients
 	 * (pixelport_options.gstreamer_withhold, else PIXELPORT_GSTREAMER_WITHHOLD). Null if the
-	 * renderer cannot show ARGB8888 and XRGB8888, or the switch names an unknown format.
+	 * renderer cannot show ARGB8888 and XRGB8888, or the option names an unknown format (the
+	 * variable's bad value is ignored, logged).
 	 */
 	static std::unique_ptr<Shm> create(pixelport_plugin *plugin);
 	/** A wl_shm global (version 1 or 2) serving them; its owner destroys it (pixelport.cpp). */

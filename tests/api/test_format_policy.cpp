@@ -36,8 +36,8 @@ WithheldFormats parsed(const std::string &spec) {
 	return w;
 }
 
-const std::vector<uint32_t> kOld = {f::RGB888, f::BGR888, f::NV12, f::NV21, f::YUV420, f::YVU420};
-const std::vector<uint32_t> kPlanar420 = {f::NV12, f::NV21, f::YUV420, f::YVU420};
+const std::vector<uint32_t> kOld = {f::RGB888, f::BGR888, f::NV12, f::NV21, f::YUV420, f::YVU420, f::P010};
+const std::vector<uint32_t> kPlanar420 = {f::NV12, f::NV21, f::YUV420, f::YVU420, f::P010};
 
 } // namespace
 
@@ -94,7 +94,7 @@ TEST(WithheldFormats, NamesAddRemoveAndNoneClears) {
 	EXPECT_EQ(fourccs(parsed("rgb888,BGR888").for_client({true, 26, 0})),
 		(std::vector<uint32_t>{f::RGB888, f::BGR888}));
 	EXPECT_EQ(fourccs(parsed("auto,-NV12,-yuv420").for_client({true, 26, 0})),
-		(std::vector<uint32_t>{f::NV21, f::YVU420}));
+		(std::vector<uint32_t>{f::NV21, f::YVU420, f::P010}));
 	EXPECT_EQ(fourccs(parsed("auto,none,UYVY").for_client({true, 22, 0})), (std::vector<uint32_t>{f::UYVY}));
 	EXPECT_FALSE(parsed("RGB888,-RGB888").can_withhold());
 	// Each withheld format says why, for the log line.

@@ -144,9 +144,9 @@ struct pixelport_options {
 	 * Wayland library (docs/design.md, "Formats withheld from a client"): comma-separated DRM
 	 * format names (RGB888), "-NAME" to take one out again, "auto" for the rule by that
 	 * library's version (RGB888 and BGR888 before 1.26, which mislabels them; NV12, NV21,
-	 * YUV420 and YVU420, which its waylandsink cannot lay out at odd sizes), "none". NULL: the
-	 * environment variable PIXELPORT_GSTREAMER_WITHHOLD, else "auto". Read by
-	 * pixelport_create() only; an unknown name makes it fail (logged).
+	 * YUV420, YVU420 and P010, which its waylandsink cannot lay out at odd sizes), "none". NULL: the
+	 * environment variable PIXELPORT_GSTREAMER_WITHHOLD (a bad value there is ignored, logged),
+	 * else "auto". Read by pixelport_create() only; an unknown name here makes it fail (logged).
 	 */
 	const char *gstreamer_withhold;
 };
