@@ -287,8 +287,10 @@ Shown show(CompositorFixture &fx, const ClientCase &c) {
 	return s;
 }
 
-// Pixels within `r` of a colour edge of `img` (a neighbour more than 24 levels off in a channel):
-// where the two sides' chroma upsampling and scaling may differ most.
+// Pixels within `r` of a colour edge of `img` (a neighbour more than 24 levels off in a channel)
+// or of the window's own edge: where the two sides' chroma upsampling and scaling may differ
+// most. At the window's edge chroma has no neighbour to interpolate with, and at an odd width
+// the last column's chroma is half a macropixel, which videotestsrc leaves as it finds it.
 std::vector<uint8_t> near_edges(const Image &img, const Box &box, int r) {
 	const int w = box.width(), h = box.height();
 	auto far_apart = [](uint32_t p, uint32_t q) {
@@ -301,7 +303,8 @@ std::vector<uint8_t> near_edges(const Image &img, const Box &box, int r) {
 	for (int y = 0; y < h; y++) {
 		for (int x = 0; x < w; x++) {
 			uint32_t p = img.pixel(box.x0 + x, box.y0 + y);
-			if ((x + 1 < w && far_apart(p, img.pixel(box.x0 + x + 1, box.y0 + y))) ||
+			if (x == 0 || y == 0 || x == w - 1 || y == h - 1 ||
+				(x + 1 < w && far_apart(p, img.pixel(box.x0 + x + 1, box.y0 + y))) ||
 				(y + 1 < h && far_apart(p, img.pixel(box.x0 + x, box.y0 + y + 1)))) {
 				edge[static_cast<size_t>(y) * w + x] = 1;
 			}
