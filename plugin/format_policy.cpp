@@ -144,6 +144,7 @@ std::vector<WithheldFormat> WithheldFormats::auto_rule(const GstWayland &gst) {
 
 bool WithheldFormats::parse(std::string_view spec, WithheldFormats *out, std::string *error) {
 	out->items_.clear();
+	out->can_withhold_ = false;
 	auto lower_is = [](std::string_view s, std::string_view word) {
 		return s.size() == word.size() && std::equal(s.begin(), s.end(), word.begin(), [](char a, char b) {
 			return std::tolower(static_cast<unsigned char>(a)) == b;
@@ -176,6 +177,8 @@ bool WithheldFormats::parse(std::string_view spec, WithheldFormats *out, std::st
 		out->items_.push_back({remove ? Item::Remove : Item::Add, info->fourcc});
 	}
 	if (out->items_.empty()) out->items_.push_back({Item::Auto, 0});
+	// Version 0 (unknown) gets every part of the automatic rule.
+	out->can_withhold_ = !out->for_client(GstWayland{.found = true}).empty();
 	return true;
 }
 
@@ -206,11 +209,6 @@ std::vector<WithheldFormat> WithheldFormats::for_client(const GstWayland &gst) c
 		}
 	}
 	return ordered;
-}
-
-bool WithheldFormats::can_withhold() const {
-	// Version 0 (unknown) gets every part of the automatic rule.
-	return !for_client(GstWayland{.found = true}).empty();
 }
 
 } // namespace pixelport

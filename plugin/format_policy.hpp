@@ -86,7 +86,7 @@ public:
 	/** What is withheld from a client with `gst` (nothing when !gst.found), in table order. */
 	std::vector<WithheldFormat> for_client(const GstWayland &gst) const;
 	/** Whether any client can have a format withheld (else no client's maps need reading). */
-	bool can_withhold() const;
+	bool can_withhold() const { return can_withhold_; }
 	/** The version-dependent part: what GStreamer 1.`minor` cannot use right. */
 	static std::vector<WithheldFormat> auto_rule(const GstWayland &gst);
 
@@ -96,6 +96,7 @@ private:
 		uint32_t fourcc;
 	};
 	std::vector<Item> items_;
+	bool can_withhold_ = false;
 };
 
 } // namespace pixelport
