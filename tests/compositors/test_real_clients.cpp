@@ -274,7 +274,7 @@ Shown show(CompositorFixture &fx, const ClientCase &c) {
 			before = std::move(shot);
 			return same;
 		},
-		20000, 100);
+		30000, 100);
 	client.terminate();
 	s.declared = declared_format(client.err());
 	if (!steady || exited) {
