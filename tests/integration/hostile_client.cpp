@@ -608,6 +608,23 @@ int mode_many_color_surfaces(const ModeArgs &args) {
 	return made(count);
 }
 
+// shm-formats-mapping FILE [hold]: FILE was mapped before connecting (connect() below), as a
+// library of that name is in the memory map of a process that loaded it; prints the wl_shm
+// formats the compositor told this client, as wayland-info names them (the fourcc's four
+// characters), one a line, then the verdict, and with `hold` stays connected until killed.
+int mode_shm_formats_mapping(const ModeArgs &args) {
+	for (uint32_t shm : conn.shm_formats) {
+		uint32_t code = shm == WL_SHM_FORMAT_ARGB8888 ? DRM_FORMAT_ARGB8888
+			: shm == WL_SHM_FORMAT_XRGB8888       ? DRM_FORMAT_XRGB8888
+							      : shm;
+		printf("%c%c%c%c\n", static_cast<char>(code), static_cast<char>(code >> 8),
+			static_cast<char>(code >> 16), static_cast<char>(code >> 24));
+	}
+	int status = report();
+	if (status == 0 && args.is(1, "hold")) hold();
+	return status;
+}
+
 const ModeTable kModes = {
 	{"pool-size-zero", mode_pool_size_zero},
 	{"pool-size-negative", mode_pool_size_negative},
@@ -639,6 +656,7 @@ const ModeTable kModes = {
 	{"color-coefficients-on-rgb", mode_color_coefficients_on_rgb},
 	{"color-location-on-yuyv", mode_color_location_on_yuyv},
 	{"color-list", mode_color_list},
+	{"shm-formats-mapping", mode_shm_formats_mapping},
 	{"color-yuv-ok", mode_color_yuv_ok},
 	{"stream-own-connection-fd", mode_stream_own_connection_fd},
 	{"stream-display-socket-fd", mode_stream_display_socket_fd},
@@ -653,7 +671,18 @@ const ModeTable kModes = {
 	{"many-color-surfaces", mode_many_color_surfaces},
 };
 
-bool connect(const std::string &, const ModeArgs &, std::string *error) { return conn.connect(error); }
+bool connect(const std::string &mode, const ModeArgs &args, std::string *error) {
+	if (mode == "shm-formats-mapping") {
+		int fd = open(args.at(0), O_RDONLY | O_CLOEXEC);
+		void *at = fd >= 0 ? mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+		if (fd >= 0) close(fd);
+		if (at == MAP_FAILED) {
+			*error = std::string("cannot map ") + args.at(0) + ": " + strerror(errno);
+			return false;
+		}
+	}
+	return conn.connect(error);
+}
 
 } // namespace
 
