@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace pixelport {
@@ -44,6 +46,57 @@ private:
 	std::vector<uint32_t> served_;
 	std::vector<uint32_t> targets_; // parallel to served_
 	size_t native_count_ = 0;
+};
+
+/**
+ * GStreamer's Wayland code as found in a client's process: libgstwayland-1.0 (1.22 and later)
+ * or the waylandsink plugin mapped, from the text of /proc/PID/maps. Its version is read from
+ * the library's file name (libgstwayland-1.0.so.0.2200.0 is 1.22.0; GStreamer numbers its
+ * libraries so.0.MMmm.0), else from libgstreamer-1.0's; 0.0 when no name carries one.
+ */
+struct GstWayland {
+	bool found = false;
+	uint32_t minor = 0; // GStreamer 1.minor.micro
+	uint32_t micro = 0;
+};
+GstWayland find_gst_wayland(std::string_view maps);
+
+/** A format left out of a client's wl_shm format list, and why (for the log line). */
+struct WithheldFormat {
+	uint32_t fourcc = 0;
+	const char *why = "";
+};
+
+/**
+ * Which wl_shm formats a client that maps GStreamer's Wayland code is not told about
+ * (docs/design.md, "Formats withheld from a client"): a format it mislabels or cannot lay out
+ * would show wrong or not at all, where without it the client converts to a format it fills
+ * right, as it does without the plugin. Only the format list changes: a client that uses a
+ * withheld format anyway gets it converted, as any other client.
+ *
+ * The switch (pixelport_options.gstreamer_withhold, PIXELPORT_GSTREAMER_WITHHOLD): items
+ * separated by commas, applied left to right to an empty set: "auto" adds the rule for the
+ * client's GStreamer version (auto_rule()), a DRM format name (RGB888) adds that format,
+ * "-NAME" takes it out again, "none" empties the set. Empty or absent means "auto".
+ */
+class WithheldFormats {
+public:
+	/** Parses `spec`; false with `error` (the item, and why) for an unknown name or item. */
+	static bool parse(std::string_view spec, WithheldFormats *out, std::string *error);
+	/** What is withheld from a client with `gst` (nothing when !gst.found), in table order. */
+	std::vector<WithheldFormat> for_client(const GstWayland &gst) const;
+	/** Whether any client can have a format withheld (else no client's maps need reading). */
+	bool can_withhold() const { return can_withhold_; }
+	/** The version-dependent part: what GStreamer 1.`minor` cannot use right. */
+	static std::vector<WithheldFormat> auto_rule(const GstWayland &gst);
+
+private:
+	struct Item {
+		enum Kind : uint8_t { Auto, Add, Remove, Clear } kind;
+		uint32_t fourcc;
+	};
+	std::vector<Item> items_;
+	bool can_withhold_ = false;
 };
 
 } // namespace pixelport

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "buffer.hpp"
 #include "client_account.hpp"
@@ -320,7 +323,115 @@ const struct wl_shm_interface kShmImpl = {
 	.release = shm_release,
 };
 
+// ---- formats withheld from a client -------------------------------------------------------
+
+// What wl_shm knows of a client that bound it: whether its process maps GStreamer's Wayland
+// code, and so which formats its format list leaves out. One per client, found through a
+// destroy listener on it (wl_client_get_destroy_listener), as ClientAccount is.
+struct ShmClient {
+	wl_listener destroy;
+	std::vector<WithheldFormat> withheld;
+	GstWayland gst;
+	uint8_t scans = 0;
+	bool logged = false;
+};
+
+// A client's process is read again at a later bind while GStreamer was not found in it (a
+// toolkit binds wl_shm before the application loads GStreamer on the same connection), at
+// most this many times: a client binding without end costs one read each, not more.
+constexpr uint8_t kMaxScans = 4;
+// /proc/PID/maps is read up to this much (a GStreamer player's is 15-200 KiB); beyond it the
+// process counts as having no GStreamer. Its read takes the client's mmap lock for reading.
+constexpr size_t kMaxMapsBytes = size_t{1} << 20;
+
+void shm_client_destroyed(wl_listener *listener, void *) {
+	ShmClient *c = wl_container_of(listener, c, destroy);
+	wl_list_remove(&c->destroy.link);
+	delete c;
+}
+
+ShmClient *shm_client(wl_client *client) {
+	if (wl_listener *l = wl_client_get_destroy_listener(client, shm_client_destroyed)) {
+		ShmClient *c = wl_container_of(l, c, destroy);
+		return c;
+	}
+	auto *c = new ShmClient();
+	c->destroy.notify = shm_client_destroyed;
+	wl_client_add_destroy_listener(client, &c->destroy);
+	return c;
+}
+
+// The client's process's memory map, at most kMaxMapsBytes; "" when it cannot be read (the
+// process is gone, belongs to another user, or lives in a PID namespace we cannot see).
+std::string read_maps(pid_t pid) {
+	std::string text;
+	if (pid <= 0) return text;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", static_cast<int>(pid));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return text;
+	text.resize(kMaxMapsBytes);
+	size_t have = 0;
+	while (have < text.size()) {
+		ssize_t n = read(fd, text.data() + have, text.size() - have);
+		if (n <= 0) break;
+		have += static_cast<size_t>(n);
+	}
+	close(fd);
+	text.resize(have == kMaxMapsBytes ? 0 : have);
+	return text;
+}
+
+std::string process_name(pid_t pid) {
+	char path[64], name[32] = {};
+	snprintf(path, sizeof path, "/proc/%d/comm", static_cast<int>(pid));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return "?";
+	ssize_t n = read(fd, name, sizeof name - 1);
+	close(fd);
+	std::string s(name, n > 0 ? static_cast<size_t>(n) : 0);
+	while (!s.empty() && (s.back() == '\n' || s.back() == '\0')) s.pop_back();
+	return s.empty() ? "?" : s;
+}
+
+// Once per client that has formats withheld: which, and why.
+void log_withheld(wl_client *client, const ShmClient &c) {
+	pid_t pid = 0;
+	wl_client_get_credentials(client, &pid, nullptr, nullptr);
+	std::string text;
+	for (size_t i = 0; i < c.withheld.size(); i++) {
+		const WithheldFormat &w = c.withheld[i];
+		text += core::format_name(w.fourcc);
+		bool last_of_reason = i + 1 == c.withheld.size() || std::string(c.withheld[i + 1].why) != w.why;
+		text += last_of_reason ? std::string(" (") + w.why + ")" + (i + 1 < c.withheld.size() ? "; " : "")
+				       : ", ";
+	}
+	char version[32] = "unknown version";
+	if (c.gst.minor != 0) snprintf(version, sizeof version, "1.%u.%u", c.gst.minor, c.gst.micro);
+	wlr_log(WLR_INFO,
+		"pixelport: client %d (%s) maps GStreamer's Wayland library (%s): wl_shm formats withheld from it: %s; "
+		"PIXELPORT_GSTREAMER_WITHHOLD changes this",
+		static_cast<int>(pid), process_name(pid).c_str(), version, text.c_str());
+}
+
 } // namespace
+
+std::vector<WithheldFormat> Shm::withheld_for(wl_client *client) {
+	if (!withheld_.can_withhold()) return {};
+	ShmClient *c = shm_client(client);
+	if (!c->gst.found && c->scans < kMaxScans) {
+		c->scans++;
+		pid_t pid = 0;
+		wl_client_get_credentials(client, &pid, nullptr, nullptr);
+		c->gst = find_gst_wayland(read_maps(pid));
+		if (c->gst.found) c->withheld = withheld_.for_client(c->gst);
+	}
+	if (!c->logged && !c->withheld.empty()) {
+		c->logged = true;
+		log_withheld(client, *c);
+	}
+	return c->withheld;
+}
 
 std::unique_ptr<Shm> Shm::create(pixelport_plugin *plugin) {
 	std::unique_ptr<Shm> shm(new Shm());
@@ -332,6 +443,24 @@ std::unique_ptr<Shm> Shm::create(pixelport_plugin *plugin) {
 	}
 	for (uint32_t fourcc : plugin->formats->served()) {
 		shm->formats_.push_back(core::shm_format_from_fourcc(fourcc));
+	}
+	// The host's option is the host's word: a bad one stops the plugin. The environment's is
+	// the user's, read by whatever compositor runs us: a bad one is ignored, as the preload
+	// module ignores its bad variables, so that a typo does not cost the compositor wl_shm.
+	std::string error;
+	if (const char *option = plugin->options.gstreamer_withhold; option != nullptr) {
+		if (!WithheldFormats::parse(option, &shm->withheld_, &error)) {
+			wlr_log(WLR_ERROR, "pixelport: pixelport_options.gstreamer_withhold: %s", error.c_str());
+			return nullptr;
+		}
+	} else if (const char *env = getenv("PIXELPORT_GSTREAMER_WITHHOLD"); env != nullptr) {
+		if (!WithheldFormats::parse(env, &shm->withheld_, &error)) {
+			wlr_log(WLR_ERROR, "pixelport: PIXELPORT_GSTREAMER_WITHHOLD ignored (auto instead): %s",
+				error.c_str());
+			WithheldFormats::parse("", &shm->withheld_, &error);
+		}
+	} else {
+		WithheldFormats::parse("", &shm->withheld_, &error);
 	}
 	return shm;
 }
@@ -345,7 +474,11 @@ void Shm::bind(wl_client *client, void *data, uint32_t version, uint32_t id) {
 	wl_resource *resource = shm->plugin_->bind_resource(client, &wl_shm_interface, version, id);
 	if (resource == nullptr) return;
 	wl_resource_set_implementation(resource, &kShmImpl, shm, nullptr);
+	std::vector<WithheldFormat> withheld = shm->withheld_for(client);
 	for (uint32_t format : shm->formats_) {
+		uint32_t fourcc = core::fourcc_from_shm_format(format);
+		auto same = [fourcc](const WithheldFormat &w) { return w.fourcc == fourcc; };
+		if (std::find_if(withheld.begin(), withheld.end(), same) != withheld.end()) continue;
 		wl_shm_send_format(resource, format);
 	}
 }

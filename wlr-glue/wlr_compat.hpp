@@ -14,6 +14,8 @@
 //                     calling impl->destroy; from 0.19 impl->destroy must call wlr_buffer_finish()
 //                     (buffer_finish()), or listeners such as wlr_client_buffer's are left on
 //                     freed memory.
+//   window geometry   wlr_xdg_surface_get_geometry() in 0.18, the wlr_xdg_surface.geometry
+//                     field from 0.19 (xdg_geometry()).
 //   pkg-config        wlroots-0.MINOR, range >=0.MINOR.0 <0.(MINOR+1).0: meson.build only.
 //   colour global     0.20 serves wp_color_representation_manager_v1 itself when the compositor
 //                     asks (wlr_color_representation_manager_v1_create, sway and labwc do); the
@@ -136,6 +138,21 @@ inline bool another_state_applies_next(wlr_surface *surface) {
 		if (next->committed & WLR_SURFACE_STATE_BUFFER) return true;
 	}
 	return false;
+}
+
+/**
+ * The xdg_surface's window geometry, as the client set it or defaulted to its bounds. A
+ * template so that only code with wlr_xdg_shell.h included instantiates it.
+ */
+template <typename XdgSurface>
+wlr_box xdg_geometry(XdgSurface *surface) {
+#if WLR_VERSION_MINOR >= 19
+	return surface->geometry;
+#else
+	wlr_box box{};
+	wlr_xdg_surface_get_geometry(surface, &box);
+	return box;
+#endif
 }
 
 } // namespace pixelport::wlr_compat

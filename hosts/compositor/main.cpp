@@ -78,6 +78,9 @@ int main(int argc, char *argv[]) {
 		->transform(cli::Range(0u, 1u << 20));
 	app.add_option("--client-max-images", options.client_max_images, "converted images per client (default 4096)")
 		->transform(cli::Range(0u, 1u << 20));
+	app.add_option("--gstreamer-withhold", options.gstreamer_withhold,
+		"wl_shm formats left out for clients that map GStreamer's Wayland library: auto (default), none, or "
+		"DRM format names (RGB888,-NV12)");
 	app.add_option("--timing-log", options.timing_log,
 		"write every commit's and frame's timing as JSON Lines (docs/timing.md); summary at exit");
 	app.add_option("--timing-trace", options.timing_trace, "write a Chrome trace-event JSON (Perfetto UI)");

@@ -1,7 +1,8 @@
 // pixelport-compositor: a small wlroots (0.18 or 0.19) compositor that exists to host the plugin.
 //
-// It follows tinywl: a wlr_scene draws every xdg toplevel at the output's origin, outputs
-// are headless by default, and the renderer is pixman by default. What it adds is the
+// It follows tinywl: a wlr_scene draws every xdg toplevel at the output's origin (a fullscreen
+// or maximized one fills its output), outputs are headless by default, and the renderer is
+// pixman by default. What it adds is the
 // plugin: instead of wlroots' own wl_shm it lets libpixelport.so serve wl_shm, so the
 // same binary runs both the plugin and (with --no-plugin) the stock wlroots baseline.
 #include "server.hpp"
@@ -32,7 +33,13 @@ struct Toplevel {
 	Server *server = nullptr;
 	wlr_xdg_toplevel *xdg_toplevel = nullptr;
 	wlr_scene_tree *scene_tree = nullptr;
+	// Fullscreen or maximized: it fills an output. `restore` is where it was and the size it
+	// had before (0x0 when it had none yet: the client picks again), for when it leaves.
+	bool fills_output = false;
+	wlr_box restore{};
 	Listener commit;
+	Listener request_fullscreen;
+	Listener request_maximize;
 	Listener destroy;
 };
 
@@ -137,6 +144,8 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 		plugin_options.client_max_subscriptions = options.client_max_subscriptions;
 		plugin_options.client_max_color_surfaces = options.client_max_color_surfaces;
 		plugin_options.client_max_images = options.client_max_images;
+		if (options_.gstreamer_withhold)
+			plugin_options.gstreamer_withhold = options_.gstreamer_withhold->c_str();
 		if (!options.timing_log.empty()) plugin_options.timing_log_path = options_.timing_log.c_str();
 		if (!options.timing_trace.empty()) plugin_options.timing_trace_path = options_.timing_trace.c_str();
 		plugin_ = plugin_api_.create(display_, renderer_, &plugin_options);
@@ -367,13 +376,58 @@ void Server::handle_new_toplevel(wlr_xdg_toplevel *xdg_toplevel) {
 	t->scene_tree = wlr_scene_xdg_surface_create(&scene_->tree, xdg_toplevel->base);
 	xdg_toplevel->base->data = t->scene_tree;
 	t->commit.connect(&xdg_toplevel->base->surface->events.commit, [t](void *) {
-		// The client maps only after answering a configure; 0x0 lets it pick its size.
+		// The client maps only after answering a configure: 0x0 lets it pick its size, unless
+		// it asked to be fullscreen or maximized before.
 		if (t->xdg_toplevel->base->initial_commit) {
 			wlr_xdg_toplevel_set_size(t->xdg_toplevel, 0, 0);
+			t->server->apply_toplevel_state(t);
 		}
 	});
+	// Before the initial commit the request is only noted (wlroots keeps it in `requested`);
+	// the initial commit's configure answers it.
+	auto requested = [t](void *) {
+		if (t->xdg_toplevel->base->initialized) t->server->apply_toplevel_state(t);
+	};
+	t->request_fullscreen.connect(&xdg_toplevel->events.request_fullscreen, requested);
+	t->request_maximize.connect(&xdg_toplevel->events.request_maximize, requested);
 	t->destroy.connect(&xdg_toplevel->events.destroy, [t](void *) { t->server->remove_toplevel(t); });
 	toplevels_.push_back(std::move(toplevel));
+}
+
+void Server::apply_toplevel_state(Toplevel *t) {
+	wlr_xdg_toplevel *xdg = t->xdg_toplevel;
+	const bool fullscreen = xdg->requested.fullscreen, maximized = xdg->requested.maximized;
+	wlr_scene_node *node = &t->scene_tree->node;
+	if (fullscreen || maximized) {
+		// The output it asked for, else the one under its top-left corner, else the first.
+		wlr_output *output = fullscreen ? xdg->requested.fullscreen_output : nullptr;
+		if (output == nullptr) output = wlr_output_layout_output_at(output_layout_, node->x, node->y);
+		if (output == nullptr && !outputs_.empty()) output = outputs_.front()->output;
+		wlr_box box{};
+		if (output != nullptr) wlr_output_layout_get_box(output_layout_, output, &box);
+		if (wlr_box_empty(&box)) {
+			// No output to fill: it keeps the size it picks.
+			wlr_xdg_toplevel_set_fullscreen(xdg, fullscreen);
+			wlr_xdg_toplevel_set_maximized(xdg, maximized);
+			return;
+		}
+		if (!t->fills_output) {
+			const wlr_box geometry = wlr_compat::xdg_geometry(xdg->base);
+			t->restore = {node->x, node->y, geometry.width, geometry.height};
+			t->fills_output = true;
+		}
+		wlr_scene_node_set_position(node, box.x, box.y);
+		wlr_scene_node_raise_to_top(node);
+		wlr_xdg_toplevel_set_size(xdg, box.width, box.height);
+	} else if (t->fills_output) {
+		t->fills_output = false;
+		wlr_scene_node_set_position(node, t->restore.x, t->restore.y);
+		wlr_xdg_toplevel_set_size(xdg, t->restore.width, t->restore.height);
+	}
+	// One configure carries the size and both states (wlroots sends it when idle).
+	wlr_xdg_toplevel_set_fullscreen(xdg, fullscreen);
+	wlr_xdg_toplevel_set_maximized(xdg, maximized);
+	wlr_xdg_surface_schedule_configure(xdg->base);
 }
 
 bool Server::move_toplevel(wlr_surface *surface, int x, int y) {

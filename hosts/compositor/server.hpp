@@ -6,6 +6,7 @@
 
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,11 @@ struct ServerOptions {
 	uint32_t client_max_subscriptions = 0;
 	uint32_t client_max_color_surfaces = 0;
 	uint32_t client_max_images = 0;
+	/**
+	 * pixelport_options.gstreamer_withhold: formats left out of GStreamer clients' wl_shm
+	 * format lists; unset: the plugin reads PIXELPORT_GSTREAMER_WITHHOLD, else "auto".
+	 */
+	std::optional<std::string> gstreamer_withhold;
 	/** The plugin's timing logs (JSON Lines, Chrome trace); "" for none. */
 	std::string timing_log;
 	std::string timing_trace;
@@ -94,6 +100,12 @@ public:
 	wlr_xdg_shell *xdg_shell() const { return xdg_shell_; }
 	/** Moves the toplevel whose wl_surface is `surface` to layout (x, y); false if none. */
 	bool move_toplevel(wlr_surface *surface, int x, int y);
+	/**
+	 * Answers the toplevel's requested fullscreen and maximized states: either fills its output
+	 * (a configure of the output's size, placed at the output's corner, on top); leaving both
+	 * gives back the place and size it had before.
+	 */
+	void apply_toplevel_state(Toplevel *toplevel);
 	void remove_output(Output *output);
 	void remove_toplevel(Toplevel *toplevel);
 

@@ -103,7 +103,9 @@ class Reference(Peer):
 
     def argv(self, runtime, width, height):
         a = [self.bin, "--socket", SOCKET, "--output", f"{width}x{height}@60", "--log-level", "error"]
-        return a if self.plugin else a + ["--no-plugin"]
+        # The video workload sends NV12 wherever it is advertised (Weston too): the plugin's
+        # default withholds 4:2:0 from GStreamer's clients (docs/design.md), not here.
+        return a + ["--gstreamer-withhold", "none"] if self.plugin else a + ["--no-plugin"]
 
 
 class Wlroots(Peer):
@@ -133,6 +135,7 @@ class Wlroots(Peer):
             self.env["LD_LIBRARY_PATH"] = lib
         if self.plugin:
             self.env["LD_PRELOAD"] = preload
+            self.env["PIXELPORT_GSTREAMER_WITHHOLD"] = "none"  # as Reference.argv
         v = version_of([self.bin, "-v" if self.host == "cage" else "--version"], dict(os.environ, **self.env))
         self.label = f"{self.host} {v}".strip() + (" + pixelport (LD_PRELOAD)" if self.plugin else " stock")
 

@@ -3,6 +3,9 @@
 
 Plays the same NV12 clip (videotestsrc, the size and rate asked) in alternating rounds:
   pixelport  with the plugin; waylandsink sends NV12 over wl_shm, the plugin converts it
+             (--gstreamer-withhold none, the default here: the plugin's own default withholds
+             4:2:0 from GStreamer's clients, docs/design.md; with another SPEC the client gets
+             videoconvert too and sends what it is offered, NV16 under "auto")
   stock      --no-plugin (stock wlroots 0.18 has no YUV on pixman); the client converts to BGRx
              first (videoconvert), as it must there
 and prints, per variant, the frames shown and dropped (fpsdisplaysink's QoS drops) and the CPU
@@ -43,6 +46,8 @@ def one_round(args, variant, runtime):
            "--log-level", "error"]
     if variant == "stock":
         cmd.append("--no-plugin")
+    else:
+        cmd += ["--gstreamer-withhold", args.gstreamer_withhold]
     env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
     env.pop("WAYLAND_DISPLAY", None)
     comp = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -54,8 +59,12 @@ def one_round(args, variant, runtime):
             time.sleep(0.05)
         else:
             raise RuntimeError(f"{variant}: the compositor did not start: {comp.stderr.read().decode()[-400:]}")
-        argv = videoplay.pipeline(args.width, args.height, args.rate, args.frames,
-                                  convert_to="BGRx" if variant == "stock" else None)
+        convert_to = None
+        if variant == "stock":
+            convert_to = "BGRx"
+        elif args.gstreamer_withhold.strip().lower() != "none":
+            convert_to = ""  # videoconvert picks among what this client is offered
+        argv = videoplay.pipeline(args.width, args.height, args.rate, args.frames, convert_to=convert_to)
         client_env = dict(env, WAYLAND_DISPLAY=socket)
         try:
             return videoplay.play(argv, client_env, comp.pid, args.frames, args.rate, args.probe, args.probe_size)
@@ -80,6 +89,9 @@ def main():
                    "else tests/integration/pixelport-probe-client in the compositor's build tree)")
     p.add_argument("--no-probe", action="store_true", help="no second client (no roundtrip columns)")
     p.add_argument("--probe-size", type=int, default=64, help="the second client's window side (default 64)")
+    p.add_argument("--gstreamer-withhold", default="none", metavar="SPEC",
+                   help="the plugin variant's pixelport-compositor --gstreamer-withhold (default none: NV12 "
+                        "reaches the plugin; auto: the plugin's default rule, the client converts to what it is offered)")
     args = p.parse_args()
     if args.output is None:
         args.output = f"{args.width}x{args.height}@{args.rate}"
@@ -153,7 +165,9 @@ def main():
         f"median of {args.rounds} alternating rounds",
         f"  {'':10} {'shown':>8} {'dropped':>7} {'compositor':>11} {'client':>8} {'both':>8}  (CPU ms per frame)",
     ]
-    for name, s, how in (("pixelport", a, "NV12 over wl_shm, converted by the plugin"),
+    plugin_how = ("NV12 over wl_shm, converted by the plugin" if args.gstreamer_withhold.strip().lower() == "none"
+                  else f"--gstreamer-withhold {args.gstreamer_withhold}: what videoconvert picks, then the plugin")
+    for name, s, how in (("pixelport", a, plugin_how),
                          ("stock", b, "client converts to BGRx (videoconvert), stock wlroots")):
         lines.append(f"  {name:10} {s['rendered']:8.0f} {s['dropped']:7.0f} {s['compositor_ms_per_frame']:11.2f} "
                      f"{s['client_ms_per_frame']:8.2f} {s['total_ms_per_frame']:8.2f}  {how}")
@@ -188,6 +202,7 @@ def main():
         f.write(text + "\n")
     with open(os.path.join(args.out, "real-client.json"), "w") as f:
         json.dump({"width": args.width, "height": args.height, "rate": args.rate, "frames": args.frames,
+                   "gstreamer_withhold": args.gstreamer_withhold,
                    "rounds": args.rounds, "output": args.output,
                    "probe": {"path": args.probe, "size": args.probe_size} if args.probe else None,
                    "ratio_total": ratio, **summary, "ratios": ratios}, f, indent=1)

@@ -79,11 +79,12 @@ def probe_line(lines, timeout):
 
 def pipeline(width, height, rate, frames, convert_to=None):
     """gst-launch-1.0 arguments: NV12 test video into waylandsink, converted first to convert_to
-    (e.g. BGRx) in the client when the compositor cannot take NV12."""
+    (e.g. BGRx) in the client when the compositor cannot take NV12; "" lets videoconvert pick
+    among the formats the sink is offered (passing NV12 through where it is one)."""
     caps = f"video/x-raw,format=NV12,width={width},height={height},framerate={rate}/1"
     p = ["gst-launch-1.0", "-v", "videotestsrc", "pattern=smpte100", f"num-buffers={frames}", "!", caps]
-    if convert_to:
-        p += ["!", "videoconvert", "!", f"video/x-raw,format={convert_to}"]
+    if convert_to is not None:
+        p += ["!", "videoconvert"] + (["!", f"video/x-raw,format={convert_to}"] if convert_to else [])
     return p + ["!", "fpsdisplaysink", "video-sink=waylandsink", "text-overlay=false", "fps-update-interval=100"]
 
 

@@ -1,6 +1,12 @@
 // pixelport-hostile-client: does one thing a well-behaved wl_shm client never does, then reports
 // how the compositor answered: "error CODE INTERFACE" for a protocol error, "ok" otherwise.
 // Usage: pixelport-hostile-client MODE [COUNT]   (one function a mode, mode_NAME, listed in kModes).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <string>
 
 #include "hostile_client.hpp"
@@ -43,6 +49,7 @@ const ModeTable kModes = {
 	{"color-coefficients-on-rgb", mode_color_coefficients_on_rgb},
 	{"color-location-on-yuyv", mode_color_location_on_yuyv},
 	{"color-list", mode_color_list},
+	{"shm-formats-mapping", mode_shm_formats_mapping},
 	{"color-yuv-ok", mode_color_yuv_ok},
 	{"stream-own-connection-fd", mode_stream_own_connection_fd},
 	{"stream-display-socket-fd", mode_stream_display_socket_fd},
@@ -57,7 +64,19 @@ const ModeTable kModes = {
 	{"many-color-surfaces", mode_many_color_surfaces},
 };
 
-bool connect(const std::string &, const ModeArgs &, std::string *error) { return conn.connect(error); }
+bool connect(const std::string &mode, const ModeArgs &args, std::string *error) {
+	if (mode == "shm-formats-mapping") {
+		// A library of that name is in the memory map of a process that loaded it.
+		int fd = open(args.at(0), O_RDONLY | O_CLOEXEC);
+		void *at = fd >= 0 ? mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+		if (fd >= 0) close(fd);
+		if (at == MAP_FAILED) {
+			*error = std::string("cannot map ") + args.at(0) + ": " + strerror(errno);
+			return false;
+		}
+	}
+	return conn.connect(error);
+}
 
 } // namespace
 

@@ -63,6 +63,7 @@ int mode_color_straight_on_rgba8888(const ModeArgs &args);
 int mode_color_inert(const ModeArgs &args);
 int mode_color_coefficients_on_rgb(const ModeArgs &args);
 int mode_color_location_on_yuyv(const ModeArgs &args);
+int mode_shm_formats_mapping(const ModeArgs &args);
 int mode_color_list(const ModeArgs &args);
 int mode_color_yuv_ok(const ModeArgs &args);
 // hostile_client_lifetime.cpp

@@ -263,4 +263,22 @@ int mode_churn(const ModeArgs &) {
 	return 0;
 }
 
+// shm-formats-mapping FILE [hold]: FILE was mapped before connecting (connect() in
+// hostile_client.cpp), as a library of that name is in the memory map of a process that loaded
+// it; prints the wl_shm formats the compositor told this client, as wayland-info names them (the
+// fourcc's four characters), one a line, then the verdict, and with `hold` stays connected until
+// killed.
+int mode_shm_formats_mapping(const ModeArgs &args) {
+	for (uint32_t shm : conn.shm_formats) {
+		uint32_t code = shm == WL_SHM_FORMAT_ARGB8888 ? DRM_FORMAT_ARGB8888
+			: shm == WL_SHM_FORMAT_XRGB8888       ? DRM_FORMAT_XRGB8888
+							      : shm;
+		printf("%c%c%c%c\n", static_cast<char>(code), static_cast<char>(code >> 8),
+			static_cast<char>(code >> 16), static_cast<char>(code >> 24));
+	}
+	int status = report();
+	if (status == 0 && args.is(1, "hold")) hold();
+	return status;
+}
+
 } // namespace pixelport::hostile_client

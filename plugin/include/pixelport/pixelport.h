@@ -139,6 +139,16 @@ struct pixelport_options {
 	uint32_t client_max_color_surfaces; /* wp_color_representation_surface_v1 objects; 0 means 4096 */
 	/** Converted images (each an anonymous mapping; their bytes have budgets of their own); 0 means 4096 */
 	uint32_t client_max_images;
+	/**
+	 * wl_shm formats left out of the format list of a client whose process maps GStreamer's
+	 * Wayland library (docs/design.md, "Formats withheld from a client"): comma-separated DRM
+	 * format names (RGB888), "-NAME" to take one out again, "auto" for the rule by that
+	 * library's version (RGB888 and BGR888 before 1.26, which mislabels them; NV12, NV21,
+	 * YUV420, YVU420 and P010, which its waylandsink cannot lay out at odd sizes), "none". NULL: the
+	 * environment variable PIXELPORT_GSTREAMER_WITHHOLD (a bad value there is ignored, logged),
+	 * else "auto". Read by pixelport_create() only; an unknown name here makes it fail (logged).
+	 */
+	const char *gstreamer_withhold;
 };
 
 /** Counters since pixelport_create(), for tests and hosts that want them. */
