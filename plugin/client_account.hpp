@@ -50,6 +50,8 @@ struct ImageBudget {
 
 /** A client's streams and stream buffers, against the stream limits (stream.cpp). */
 struct ClientUsage;
+/** What wl_shm knows of a client: the formats withheld from it and why (shm.cpp). */
+struct ShmClient;
 
 /**
  * Something that must hear of the client's going: a plugin the client bound a global of
@@ -76,6 +78,8 @@ struct ClientAccount {
 	uint32_t peak[static_cast<int>(ClientObject::Count)] = {};
 	/** Its converted images' bytes (made on first use). */
 	std::shared_ptr<ImageBudget> images;
+	/** Its wl_shm format list's exceptions (made when it binds wl_shm). */
+	std::shared_ptr<ShmClient> shm;
 	/** Its streams (made when it makes the first), and what ends them when the client goes. */
 	std::shared_ptr<ClientUsage> streams;
 	void (*end_streams)(ClientAccount *account) = nullptr;

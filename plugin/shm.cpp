@@ -325,16 +325,19 @@ const struct wl_shm_interface kShmImpl = {
 
 // ---- formats withheld from a client -------------------------------------------------------
 
+} // namespace
+
 // What wl_shm knows of a client that bound it: whether its process maps GStreamer's Wayland
-// code, and so which formats its format list leaves out. One per client, found through a
-// destroy listener on it (wl_client_get_destroy_listener), as ClientAccount is.
+// code, and so which formats its format list leaves out. Kept in the client's record
+// (ClientAccount::shm).
 struct ShmClient {
-	wl_listener destroy;
 	std::vector<WithheldFormat> withheld;
 	GstWayland gst;
 	uint8_t scans = 0;
 	bool logged = false;
 };
+
+namespace {
 
 // A client's process is read again at a later bind while GStreamer was not found in it (a
 // toolkit binds wl_shm before the application loads GStreamer on the same connection), at
@@ -344,21 +347,12 @@ constexpr uint8_t kMaxScans = 4;
 // process counts as having no GStreamer. Its read takes the client's mmap lock for reading.
 constexpr size_t kMaxMapsBytes = size_t{1} << 20;
 
-void shm_client_destroyed(wl_listener *listener, void *) {
-	ShmClient *c = wl_container_of(listener, c, destroy);
-	wl_list_remove(&c->destroy.link);
-	delete c;
-}
-
+// The client's wl_shm record, made on first use; null when out of memory.
 ShmClient *shm_client(wl_client *client) {
-	if (wl_listener *l = wl_client_get_destroy_listener(client, shm_client_destroyed)) {
-		ShmClient *c = wl_container_of(l, c, destroy);
-		return c;
-	}
-	auto *c = new ShmClient();
-	c->destroy.notify = shm_client_destroyed;
-	wl_client_add_destroy_listener(client, &c->destroy);
-	return c;
+	std::shared_ptr<ClientAccount> account = client_account(client);
+	if (account == nullptr) return nullptr;
+	if (account->shm == nullptr) account->shm = std::make_shared<ShmClient>();
+	return account->shm.get();
 }
 
 // The client's process's memory map, at most kMaxMapsBytes; "" when it cannot be read (the
@@ -419,6 +413,7 @@ void log_withheld(wl_client *client, const ShmClient &c) {
 std::vector<WithheldFormat> Shm::withheld_for(wl_client *client) {
 	if (!withheld_.can_withhold()) return {};
 	ShmClient *c = shm_client(client);
+	if (c == nullptr) return {};
 	if (!c->gst.found && c->scans < kMaxScans) {
 		c->scans++;
 		pid_t pid = 0;
