@@ -63,6 +63,8 @@ const char *hold_reason_name(HoldReason reason) {
 	case HoldReason::StreamBytes: return "StreamBytes";
 	case HoldReason::SyncChild: return "SyncChild";
 	case HoldReason::Successor: return "Successor";
+	case HoldReason::FifoBarrier: return "FifoBarrier";
+	case HoldReason::TargetTime: return "TargetTime";
 	case HoldReason::Count: break;
 	}
 	return "?";

@@ -73,6 +73,11 @@ struct CommitSample {
 	std::uint64_t t_upload_start = 0;
 	std::uint64_t t_upload_end = 0;
 	std::uint64_t t_present = 0;
+	// Frame pacing: the target time the client gave the commit (wp_commit_timer_v1), CLOCK_MONOTONIC
+	// ns, 0 = none; and how long it waited for a fifo barrier (wp_fifo_v1) once every older commit
+	// of its surface had applied, ns, 0 = not at all.
+	std::uint64_t t_target = 0;
+	std::uint64_t barrier_wait = 0;
 	FixedString<32> output; // output the commit was presented on; empty = absent
 	bool discarded = false; // replaced by a newer commit before it was shown
 };
