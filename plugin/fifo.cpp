@@ -93,8 +93,8 @@ void bind_manager(wl_client *client, void *data, uint32_t version, uint32_t id) 
 } // namespace
 
 wl_global *Pacing::create_fifo_global(uint32_t version) {
-	return wl_global_create(plugin_->display, &wp_fifo_manager_v1_interface, static_cast<int>(version), this,
-		bind_manager);
+	return wl_global_create(
+		plugin_->display, &wp_fifo_manager_v1_interface, static_cast<int>(version), this, bind_manager);
 }
 
 } // namespace pixelport

@@ -190,6 +190,12 @@ public:
 	 */
 	bool applying_hidden(const SurfaceState *s) const;
 	bool waits_for(const SurfaceState *s, uint64_t commit, HoldReason reason) const;
+	/**
+	 * Every commit numbered after `after` and before `before` is held and waits for nothing but
+	 * a successor: released with `before`, they apply with it, and nothing shows them (true
+	 * when there is none).
+	 */
+	bool successors_only_between(const SurfaceState *s, uint64_t after, uint64_t before) const;
 	/** Held commits of every surface. */
 	size_t total() const { return total_; }
 
@@ -203,6 +209,16 @@ public:
 	void set_cheap_release(bool (*check)(void *data, SurfaceState *surface), void *data) {
 		cheap_release_ = check;
 		cheap_release_data_ = data;
+	}
+
+	/**
+	 * `changed(data, surface)` after the reasons of one of the surface's held commits changed
+	 * (clear, replace): frame pacing looks again whether a later held commit's turn came (one
+	 * superseded, or released, before it).
+	 */
+	void set_on_change(void (*changed)(void *data, SurfaceState *surface), void *data) {
+		on_change_ = changed;
+		on_change_data_ = data;
 	}
 
 	/**
@@ -231,6 +247,8 @@ private:
 	const void *owner_ = nullptr;
 	bool (*cheap_release_)(void *, SurfaceState *) = nullptr;
 	void *cheap_release_data_ = nullptr;
+	void (*on_change_)(void *, SurfaceState *) = nullptr;
+	void *on_change_data_ = nullptr;
 	size_t total_ = 0;
 	wl_protocol_logger *logger_ = nullptr;
 	wl_event_source *idle_ = nullptr;

@@ -34,8 +34,7 @@ const wlr_surface_synced_impl kRequestImpl = {
 	.move_state = move_request,
 };
 
-// A subsurface in synchronized mode, itself or through an ancestor (wlroots' own rule): its
-// wait_barrier is ignored, as the protocol says.
+// A subsurface in synchronized mode, itself or through an ancestor (wlroots' own rule).
 bool synchronized(wlr_surface *surface) {
 	for (wlr_subsurface *sub = wlr_subsurface_try_from_wlr_surface(surface); sub != nullptr;) {
 		if (sub->synchronized) return true;
@@ -71,10 +70,19 @@ std::unique_ptr<Pacing> Pacing::create(pixelport_plugin *plugin) {
 	p->timer_source_ = wl_event_loop_add_fd(
 		wl_display_get_event_loop(plugin->display), p->timer_fd_, WL_EVENT_READABLE, timer_fired, p.get());
 	if (p->timer_source_ == nullptr) return nullptr;
+	// A held commit superseded or released before a later one that waits: that one's turn may
+	// have come (decided at the next idle, as a change may come from inside wlroots).
+	plugin->holds->set_on_change(
+		[](void *data, SurfaceState *s) {
+			if (s->pacing != nullptr && !s->pacing->waiting.empty())
+				static_cast<Pacing *>(data)->decide(s, false);
+		},
+		p.get());
 	return p;
 }
 
 Pacing::~Pacing() {
+	plugin_->holds->set_on_change(nullptr, nullptr);
 	barriers_.for_each([this](SurfacePacing *p) { barriers_.remove(p); });
 	if (timer_source_ != nullptr) wl_event_source_remove(timer_source_);
 	if (timer_fd_ >= 0) close(timer_fd_);
@@ -83,8 +91,8 @@ Pacing::~Pacing() {
 SurfacePacing *Pacing::pacing_of(SurfaceState *s) {
 	if (s->pacing != nullptr) return s->pacing.get();
 	auto p = std::make_unique<SurfacePacing>(this, s);
-	p->synced_ok_ =
-		wlr_surface_synced_init(&p->synced_, s->surface, &kRequestImpl, &p->pending_request, &p->current_request);
+	p->synced_ok_ = wlr_surface_synced_init(
+		&p->synced_, s->surface, &kRequestImpl, &p->pending_request, &p->current_request);
 	if (!p->synced_ok_) return nullptr;
 	s->pacing = std::move(p);
 	return s->pacing.get();
@@ -120,13 +128,18 @@ void Pacing::client_commit(SurfaceState *s) {
 	SurfacePacing *p = s->pacing.get();
 	if (p == nullptr) return;
 	const PacingRequest &request = p->pending_request;
-	bool fifo = request.wait_barrier && !synchronized(s->surface);
+	// A synchronized subsurface's state applies with its parent's: its wait_barrier is ignored
+	// (the protocol says so), and so is its target (its parent's commit, and its target, decide
+	// when both apply; held here, it would wait for an apply that waits for it).
+	if (!request.wait_barrier && !request.has_target) return;
+	if (synchronized(s->surface)) return;
+	bool fifo = request.wait_barrier;
 	bool timed = request.has_target;
 	if (!fifo && !timed) return;
 	const uint64_t now = monotonic_ns();
 	// Decided now only if it would apply now: nothing of the surface's older is still to apply.
-	const bool turn = p->waiting.empty() && s->applied_commit() + 1 == s->commits &&
-		wl_list_empty(&s->surface->cached);
+	const bool turn =
+		p->waiting.empty() && s->applied_commit() + 1 == s->commits && wl_list_empty(&s->surface->cached);
 	if (turn) {
 		fifo = fifo && barrier_in_force(p);
 		timed = timed && !target_ready(s, request.target_ns, now);
@@ -180,7 +193,8 @@ void Pacing::decide(SurfaceState *s, bool now) {
 		}
 		if (p->waiting.empty()) break;
 		SurfacePacing::Waiting &w = p->waiting.front();
-		if (w.commit != s->applied_commit() + 1) break; // older commits are still to apply
+		// Its turn: every older commit applied, or superseded and waiting to apply with it.
+		if (!plugin_->holds->successors_only_between(s, s->applied_commit(), w.commit)) break;
 		const uint64_t t = monotonic_ns();
 		if (w.turn_ns == 0) w.turn_ns = t;
 		const bool clear_fifo = w.fifo && !barrier_in_force(p);
@@ -204,6 +218,8 @@ void Pacing::decide(SurfaceState *s, bool now) {
 		if (clear_fifo) plugin_->holds->clear(s, commit, HoldReason::FifoBarrier, when);
 		if (clear_time) plugin_->holds->clear(s, commit, HoldReason::TargetTime, when);
 		if (ref.get() == nullptr) return; // never: no apply destroys its surface
+		// The next one's turn may have come too: this one, released, may wait only for it.
+		p->decide_again = true;
 	} while (p->decide_again);
 	p->deciding = false;
 }
@@ -274,9 +290,8 @@ std::unique_ptr<Pacing::OutputPacing> Pacing::attach_output(wlr_output *output) 
 		auto *event = static_cast<wlr_output_event_commit *>(data);
 		if (event->state->committed & WLR_OUTPUT_STATE_BUFFER) o->pacing->output_committed(o);
 	});
-	o->present.connect(&output->events.present, [o](void *data) {
-		o->pacing->output_presented(o, static_cast<wlr_output_event_present *>(data));
-	});
+	o->present.connect(&output->events.present,
+		[o](void *data) { o->pacing->output_presented(o, static_cast<wlr_output_event_present *>(data)); });
 	return state;
 }
 
@@ -314,7 +329,8 @@ void Pacing::output_presented(OutputPacing *o, const wlr_output_event_present *e
 		o->committed.pop_front();
 		const timespec *when = wlr_compat::present_when(event);
 		if (seq != event->commit_seq || !event->presented || when == nullptr || frame_ns == 0) continue;
-		const uint64_t at = static_cast<uint64_t>(when->tv_sec) * 1000000000u + static_cast<uint64_t>(when->tv_nsec);
+		const uint64_t at =
+			static_cast<uint64_t>(when->tv_sec) * 1000000000u + static_cast<uint64_t>(when->tv_nsec);
 		o->delays[o->delay_next] = at > frame_ns ? at - frame_ns : 0;
 		o->delay_next = (o->delay_next + 1) % std::size(o->delays);
 		o->delay_count = std::min(o->delay_count + 1, std::size(o->delays));

@@ -121,7 +121,11 @@ Frame frame(uint32_t drm_format, int w, int h, uint32_t seed) {
 	if (stride == 0 || !shm_layout(drm_format, w, h, stride, &layout)) return f;
 	f.bytes.resize(layout.size);
 	encode_pattern(drm_format, w, h, stride, f.bytes.data(), seed, 0, 0, w, h);
-	f.pixels = {.format = drm_format, .width = w, .height = h, .stride = stride, .data = f.bytes.data(),
+	f.pixels = {.format = drm_format,
+		.width = w,
+		.height = h,
+		.stride = stride,
+		.data = f.bytes.data(),
 		.size = f.bytes.size()};
 	return f;
 }
@@ -176,7 +180,8 @@ int mode_fifo(const ModeArgs &args) {
 	for (long i = 0; i < frames; i++) {
 		if (period > 0) {
 			// Our own clock, as a player's: the compositor paces what gets ahead of it.
-			while (now_ns() < next) conn.dispatch_timeout(static_cast<int>((next - now_ns()) / 1000000u) + 1);
+			while (now_ns() < next)
+				conn.dispatch_timeout(static_cast<int>((next - now_ns()) / 1000000u) + 1);
 			next += period;
 		}
 		if (f != nullptr) {
@@ -242,7 +247,8 @@ int mode_sync_subsurface(const ModeArgs &args) {
 	// Each commit needs a buffer of its own (a cached state keeps its buffer): K buffers.
 	std::vector<std::unique_ptr<SurfaceWriter>> writers;
 	std::vector<Frame> frames;
-	for (long i = 0; i < k; i++) frames.push_back(frame(DRM_FORMAT_XRGB8888, 32, 32, static_cast<uint32_t>(10 + i)));
+	for (long i = 0; i < k; i++)
+		frames.push_back(frame(DRM_FORMAT_XRGB8888, 32, 32, static_cast<uint32_t>(10 + i)));
 	std::deque<Shown> children(static_cast<size_t>(k));
 	for (long i = 0; i < k; i++) {
 		writers.push_back(std::make_unique<SurfaceWriter>(&conn, child, TransportChoice::ShmReused));
@@ -325,7 +331,8 @@ int mode_timed(const ModeArgs &args) {
 			static_cast<uint32_t>(target % 1000000000u));
 		std::deque<Shown> s(1);
 		watch(window.surface, &s[0]);
-		if (!writer.put((i % 2 ? a : b).pixels, nullptr, &error) || !wait_all(s, 10000)) return fail("timed frame");
+		if (!writer.put((i % 2 ? a : b).pixels, nullptr, &error) || !wait_all(s, 10000))
+			return fail("timed frame");
 		printf("timed %ld target %llu present %llu refresh %llu\n", i, static_cast<unsigned long long>(target),
 			static_cast<unsigned long long>(s[0].ns), static_cast<unsigned long long>(refresh));
 		if (s[0].presented) last = s[0].ns;
