@@ -2,10 +2,12 @@
 // wp_presentation says of each commit, one line each, for tests/integration/test_pacing.cpp and
 // the real-compositor suite to judge. Usage: pixelport-pacing-client MODE [ARG...]
 //
-//   fifo FORMAT TRANSPORT FRAMES WxH HZ [nofifo]
+//   fifo FORMAT TRANSPORT FRAMES WxH HZ [nofifo|auto]
 //       FRAMES frames, each committed with set_barrier + wait_barrier (not with nofifo), at HZ
 //       (0: as fast as the transport's buffers come back); "frame I presented NS REFRESH" or
-//       "frame I discarded" per frame, in commit order
+//       "frame I discarded" per frame, in commit order. auto: where the compositor lacks
+//       wp_fifo_v1, each frame waits for the last one's frame callback instead, as Mesa's FIFO
+//       present mode does ("pacing fifo" or "pacing frame-callbacks" first)
 //   fifo-held [nofifo]
 //       a 1920x1080 NV12 frame (converted on a worker, its commit held) with set_barrier, then
 //       at once a 64x48 NV12 frame with wait_barrier: both lines as in fifo
@@ -164,8 +166,10 @@ int mode_fifo(const ModeArgs &args) {
 		return 2;
 	}
 	const long frames = args.number(2), hz = args.number(4);
-	const bool fifo = !args.is(5, "nofifo");
+	const bool fifo = !args.is(5, "nofifo") && !(args.is(5, "auto") && conn.fifo_manager == nullptr);
+	const bool callbacks = args.is(5, "auto") && !fifo;
 	if (!need(fifo, false)) return 3;
+	if (args.is(5, "auto")) printf("pacing %s\n", fifo ? "fifo" : "frame-callbacks");
 	Window window;
 	std::string error;
 	if (!window.create(&conn, "pacing fifo", &error)) return fail(error);
@@ -187,6 +191,7 @@ int mode_fifo(const ModeArgs &args) {
 	std::deque<Shown> shown(static_cast<size_t>(frames));
 	const uint64_t period = hz > 0 ? 1000000000u / static_cast<uint64_t>(hz) : 0;
 	uint64_t next = now_ns();
+	std::deque<bool> framed_flags(static_cast<size_t>(frames)); // outlive a callback that comes late
 	for (long i = 0; i < frames; i++) {
 		if (period > 0) {
 			// Our own clock, as a player's: the compositor paces what gets ahead of it.
@@ -199,7 +204,21 @@ int mode_fifo(const ModeArgs &args) {
 			wp_fifo_v1_wait_barrier(f);
 		}
 		watch(window.surface, &shown[static_cast<size_t>(i)]);
+		bool &framed = framed_flags[static_cast<size_t>(i)];
+		if (callbacks) {
+			static const wl_callback_listener kDone = {
+				.done = [](void *data, wl_callback *cb, uint32_t) {
+					*static_cast<bool *>(data) = true;
+					wl_callback_destroy(cb);
+				},
+			};
+			wl_callback_add_listener(wl_surface_frame(window.surface), &kDone, &framed);
+		}
 		if (!writer.put(content[static_cast<size_t>(i) % 2].pixels, nullptr, &error)) return fail(error);
+		// Without the protocol: the next frame once this one's callback came (at most a second).
+		for (uint64_t end = now_ns() + 1000000000u; callbacks && !framed && now_ns() < end;) {
+			if (!conn.dispatch_timeout(100) && wl_display_get_error(conn.display) != 0) return fail("dispatch");
+		}
 	}
 	bool all = wait_all(shown, 10000);
 	for (size_t i = 0; i < shown.size(); i++) print_shown("frame", i, shown[i]);
