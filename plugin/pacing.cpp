@@ -233,6 +233,8 @@ void Pacing::applied(SurfaceState *s) {
 	if (timing::CommitSample *r = plugin_->timing->applying(s); r != nullptr && r->seq == commit) {
 		r->t_target = request.has_target ? request.target_ns : 0;
 		r->barrier_wait = p->released_commit == commit ? p->released_wait_ns : 0;
+		r->fifo = static_cast<uint8_t>((request.set_barrier ? timing::kFifoSetBarrier : 0) |
+			(request.wait_barrier ? timing::kFifoWaitBarrier : 0));
 	}
 	if (request.set_barrier) set_barrier(p);
 	decide(s, false);
@@ -290,8 +292,16 @@ std::unique_ptr<Pacing::OutputPacing> Pacing::attach_output(wlr_output *output) 
 		auto *event = static_cast<wlr_output_event_commit *>(data);
 		if (event->state->committed & WLR_OUTPUT_STATE_BUFFER) o->pacing->output_committed(o);
 	});
-	o->present.connect(&output->events.present,
-		[o](void *data) { o->pacing->output_presented(o, static_cast<wlr_output_event_present *>(data)); });
+	o->present.connect(&output->events.present, [o](void *data) {
+		auto *event = static_cast<wlr_output_event_present *>(data);
+		// A backend that presents with refresh 0 ("unknown": wlroots' headless) while its mode has
+		// one: the listeners after this one (wp_presentation's, timing's) report the mode's, so
+		// that clients pacing by it (Mesa's commit-timing targets) can.
+		if (event->refresh == 0 && o->output->refresh > 0) {
+			event->refresh = static_cast<int>(int64_t{1000000000000} / o->output->refresh);
+		}
+		o->pacing->output_presented(o, event);
+	});
 	return state;
 }
 

@@ -141,7 +141,10 @@ public:
 		Listener frame, commit, present;
 		uint64_t min_delay() const;
 	};
-	/** Follows an output's frames until the returned state is freed (before the host's listeners). */
+	/**
+	 * Follows an output's frames until the returned state is freed (before the host's listeners
+	 * and wp_presentation's: a present event with refresh 0 gets the output mode's refresh).
+	 */
 	std::unique_ptr<OutputPacing> attach_output(wlr_output *output);
 	/** The output is going: barriers it latched clear. */
 	void detach_output(OutputPacing &output);

@@ -373,8 +373,9 @@ PIXELPORT_API void pixelport_attach_output(struct pixelport_plugin *pp, struct w
 		auto o = std::make_unique<pixelport_plugin::Output>();
 		pixelport_plugin::Output *raw = o.get();
 		raw->output = output;
-		raw->timing = pp->timing->attach_output(output);
+		// Pacing first: its present listener fills a missing refresh for those after it.
 		raw->pacing = pp->pacing->attach_output(output);
+		raw->timing = pp->timing->attach_output(output);
 		raw->destroy.connect(&output->events.destroy, [pp, raw](void *) {
 			pp->timing->detach_output(*raw->timing);
 			pp->pacing->detach_output(*raw->pacing);

@@ -115,6 +115,7 @@ void TraceWriter::add(const CommitRecord &r) {
 			extra["latency_us"] = us(*latency);
 		}
 		if (r.barrier_wait) extra["barrier_wait_us"] = us(r.barrier_wait);
+		if (const char *fifo = fifo_name(r.fifo)) extra["fifo"] = fifo;
 		if (r.t_target) {
 			extra["target_error_us"] =
 				(static_cast<double>(r.t_present) - static_cast<double>(r.t_target)) / 1000.0;

@@ -53,8 +53,8 @@ void Fuzzer::pace(Surf &s) {
 		// From 5 ms ago (applies at once) to 40 ms ahead.
 		const uint64_t target = now_ns() - 5000000 + static_cast<uint64_t>(when) * 1000000;
 		const uint64_t sec = target / 1000000000u;
-		wp_commit_timer_v1_set_timestamp(timer_of(), static_cast<uint32_t>(sec >> 32), static_cast<uint32_t>(sec),
-			static_cast<uint32_t>(target % 1000000000u));
+		wp_commit_timer_v1_set_timestamp(timer_of(), static_cast<uint32_t>(sec >> 32),
+			static_cast<uint32_t>(sec), static_cast<uint32_t>(target % 1000000000u));
 	} else if (timing && what >= 95 && what < 97 && pacing->timer.count(s.id)) {
 		wp_commit_timer_v1_destroy(pacing->timer[s.id]);
 		pacing->timer.erase(s.id);

@@ -183,7 +183,8 @@ int mode_fifo(const ModeArgs &args) {
 	for (int tries = 0; tries < 20; tries++) {
 		std::deque<Shown> first(1);
 		watch(window.surface, &first[0]);
-		if (!writer.put(content[static_cast<size_t>(tries) % 2].pixels, nullptr, &error) || !wait_all(first, 5000)) {
+		if (!writer.put(content[static_cast<size_t>(tries) % 2].pixels, nullptr, &error) ||
+			!wait_all(first, 5000)) {
 			return fail("first frame");
 		}
 		if (first[0].presented) break;
@@ -207,17 +208,19 @@ int mode_fifo(const ModeArgs &args) {
 		bool &framed = framed_flags[static_cast<size_t>(i)];
 		if (callbacks) {
 			static const wl_callback_listener kDone = {
-				.done = [](void *data, wl_callback *cb, uint32_t) {
-					*static_cast<bool *>(data) = true;
-					wl_callback_destroy(cb);
-				},
+				.done =
+					[](void *data, wl_callback *cb, uint32_t) {
+						*static_cast<bool *>(data) = true;
+						wl_callback_destroy(cb);
+					},
 			};
 			wl_callback_add_listener(wl_surface_frame(window.surface), &kDone, &framed);
 		}
 		if (!writer.put(content[static_cast<size_t>(i) % 2].pixels, nullptr, &error)) return fail(error);
 		// Without the protocol: the next frame once this one's callback came (at most a second).
 		for (uint64_t end = now_ns() + 1000000000u; callbacks && !framed && now_ns() < end;) {
-			if (!conn.dispatch_timeout(100) && wl_display_get_error(conn.display) != 0) return fail("dispatch");
+			if (!conn.dispatch_timeout(100) && wl_display_get_error(conn.display) != 0)
+				return fail("dispatch");
 		}
 	}
 	bool all = wait_all(shown, 10000);

@@ -86,7 +86,8 @@ inline std::string timed_verdict(const std::string &out, int expected) {
 		}
 		seen++;
 		if (present < target) why << "frame " << i << " " << (target - present) / 1000 << " us early; ";
-		if (present >= target + refresh) why << "frame " << i << " " << (present - target) / 1000 << " us late; ";
+		if (present >= target + refresh)
+			why << "frame " << i << " " << (present - target) / 1000 << " us late; ";
 	}
 	if (seen != expected) why << seen << " timed frames reported, " << expected << " made; ";
 	return why.str();
