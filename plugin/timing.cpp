@@ -374,6 +374,9 @@ void Timing::applied(SurfaceState *s, TimedBuffer *buffer) {
 	if (s->timing == nullptr || s->timing->unapplied.empty()) return;
 	SurfaceTiming &st = *s->timing;
 	timing::CommitSample &r = st.unapplied.front();
+	// A commit without a buffer (no record) applied before the next one with a record (held
+	// commits make that order visible: a fifo client's empty wait_barrier commits).
+	if (r.seq > s->applied_commit()) return;
 	if (buffer != nullptr) buffer->applied(&r);
 	// A record no output has shown yet is replaced by this one: discarded.
 	for (SurfaceTiming::Shown &shown : st.shown) {

@@ -37,7 +37,7 @@ def check(cond, what):
         failures.append(what)
 
 
-icd = sorted(glob.glob("/usr/share/vulkan/icd.d/lvp_icd.*.json"))
+icd = sorted(glob.glob("/usr/share/vulkan/icd.d/lvp_icd*.json"))
 vkcube = ["vkcube-wayland"] if shutil.which("vkcube-wayland") else ["vkcube", "--wsi", "wayland"]
 missing = [what for what, there in (("sway", shutil.which("sway")), ("swaymsg", shutil.which("swaymsg")),
                                      ("vkcube", shutil.which(vkcube[0])), ("lavapipe", icd)) if not there]
