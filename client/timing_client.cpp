@@ -11,8 +11,8 @@ uint64_t split_ns(uint32_t hi, uint32_t lo, uint32_t nsec) {
 	return ((static_cast<uint64_t>(hi) << 32) | lo) * 1000000000ull + nsec;
 }
 
-// Entries of the value enum: sizes and formats, then one time per phase.
-constexpr size_t kValues = PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT + 7;
+// Entries of the value enum: sizes and formats, one time per phase, then frame pacing's.
+constexpr size_t kValues = PP_SURFACE_TIMING_V1_VALUE_BARRIER_WAIT + 1;
 
 // A commit from version 2's report array or the values of a version 3 record (kValues entries).
 CommitTiming commit_from_values(uint32_t seq, uint32_t flags, const uint64_t *v, std::string output) {
@@ -25,6 +25,8 @@ CommitTiming commit_from_values(uint32_t seq, uint32_t flags, const uint64_t *v,
 	c.bytes = v[PP_SURFACE_TIMING_V1_VALUE_BYTES];
 	c.damage_bytes = v[PP_SURFACE_TIMING_V1_VALUE_DAMAGE_BYTES];
 	memcpy(c.t, v + PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT, sizeof(c.t));
+	c.target = v[PP_SURFACE_TIMING_V1_VALUE_TARGET];
+	c.barrier_wait = v[PP_SURFACE_TIMING_V1_VALUE_BARRIER_WAIT];
 	c.presented = (flags & PP_SURFACE_TIMING_V1_FLAGS_PRESENTED) != 0;
 	c.output = std::move(output);
 	return c;
@@ -103,10 +105,10 @@ const pp_surface_timing_v1_listener kSurfaceListener = {
 void registry_global(void *data, wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
 	auto *tc = static_cast<TimingClient *>(data);
 	if (strcmp(interface, pp_timing_manager_v1_interface.name) == 0 && tc->manager_ == nullptr) {
-		// Version 3 batches reports (asked for), 2 sends one per commit, 1 (older plugins)
+		// Version 3 and 4 batch reports (asked for), 2 sends one per commit, 1 (older plugins)
 		// info/timestamp/done.
 		tc->manager_ = static_cast<pp_timing_manager_v1 *>(wl_registry_bind(
-			registry, name, &pp_timing_manager_v1_interface, std::min(version, tc->batched_ ? 3u : 2u)));
+			registry, name, &pp_timing_manager_v1_interface, std::min(version, tc->batched_ ? 4u : 2u)));
 	}
 }
 
@@ -143,6 +145,8 @@ timing::CommitRecord CommitTiming::record() const {
 	r.t_upload_start = t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_START];
 	r.t_upload_end = t[PP_SURFACE_TIMING_V1_PHASE_UPLOAD_END];
 	r.t_present = t[PP_SURFACE_TIMING_V1_PHASE_PRESENT];
+	r.t_target = target;
+	r.barrier_wait = barrier_wait;
 	r.output = output;
 	r.discarded = !presented;
 	return r;

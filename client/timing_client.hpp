@@ -30,6 +30,8 @@ struct CommitTiming {
 	int width = 0, height = 0;
 	uint64_t bytes = 0, damage_bytes = 0;
 	uint64_t t[7] = {}; // indexed by pp_surface_timing_v1_phase
+	/** Version 4: the commit's target time (0: none) and its wait for a fifo barrier, ns. */
+	uint64_t target = 0, barrier_wait = 0;
 	bool presented = false;
 	std::string output;
 

@@ -78,6 +78,12 @@ static void registry_global(void *data, wl_registry *registry, uint32_t name, co
 			.done = [](void *, wp_color_representation_manager_v1 *) {},
 		};
 		wp_color_representation_manager_v1_add_listener(c->color_representation, &listener, c);
+	} else if (strcmp(interface, wp_fifo_manager_v1_interface.name) == 0) {
+		c->fifo_manager = static_cast<wp_fifo_manager_v1 *>(
+			wl_registry_bind(registry, name, &wp_fifo_manager_v1_interface, 1));
+	} else if (strcmp(interface, wp_commit_timing_manager_v1_interface.name) == 0) {
+		c->commit_timing = static_cast<wp_commit_timing_manager_v1 *>(
+			wl_registry_bind(registry, name, &wp_commit_timing_manager_v1_interface, 1));
 	} else if (strcmp(interface, wp_presentation_interface.name) == 0) {
 		c->presentation =
 			static_cast<wp_presentation *>(wl_registry_bind(registry, name, &wp_presentation_interface, 1));
@@ -126,6 +132,8 @@ void Connection::disconnect() {
 	if (presentation) wp_presentation_destroy(presentation);
 	if (viewporter) wp_viewporter_destroy(viewporter);
 	if (color_representation) wp_color_representation_manager_v1_destroy(color_representation);
+	if (fifo_manager) wp_fifo_manager_v1_destroy(fifo_manager);
+	if (commit_timing) wp_commit_timing_manager_v1_destroy(commit_timing);
 	if (stream_manager) pp_stream_manager_v1_destroy(stream_manager);
 	if (wm_base) xdg_wm_base_destroy(wm_base);
 	if (shm) wl_shm_destroy(shm);

@@ -11,6 +11,8 @@
 #include <wayland-client.h>
 
 #include "color-representation-v1-client-protocol.h"
+#include "commit-timing-v1-client-protocol.h"
+#include "fifo-v1-client-protocol.h"
 #include "pixelport-stream-v1-client-protocol.h"
 #include "presentation-time-client-protocol.h"
 #include "viewporter-client-protocol.h"
@@ -42,6 +44,9 @@ struct Connection {
 	wp_color_representation_manager_v1 *color_representation = nullptr;
 	std::vector<std::pair<uint32_t, uint32_t>> color_coefficients_and_ranges;
 	std::vector<uint32_t> color_alpha_modes;
+	/** wp_fifo_v1 and wp_commit_timing_v1 (frame pacing), when the compositor has them. */
+	wp_fifo_manager_v1 *fifo_manager = nullptr;
+	wp_commit_timing_manager_v1 *commit_timing = nullptr;
 
 	/** Connects to $WAYLAND_DISPLAY and binds globals; false with `error` set on failure. */
 	bool connect(std::string *error);

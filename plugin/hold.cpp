@@ -63,6 +63,8 @@ const char *hold_reason_name(HoldReason reason) {
 	case HoldReason::StreamBytes: return "StreamBytes";
 	case HoldReason::SyncChild: return "SyncChild";
 	case HoldReason::Successor: return "Successor";
+	case HoldReason::FifoBarrier: return "FifoBarrier";
+	case HoldReason::TargetTime: return "TargetTime";
 	case HoldReason::Count: break;
 	}
 	return "?";
@@ -121,6 +123,17 @@ bool HoldLedger::waits_for(const SurfaceState *s, uint64_t commit, HoldReason re
 		if (h.commit == commit) return h.reasons[static_cast<size_t>(reason)] != 0;
 	}
 	return false;
+}
+
+bool HoldLedger::successors_only_between(const SurfaceState *s, uint64_t after, uint64_t before) const {
+	if (before <= after + 1) return true;
+	uint64_t found = 0;
+	for (const HeldCommit &h : s->holds.held_) {
+		if (h.commit <= after || h.commit >= before) continue;
+		if (h.let_go || !successor_only(h)) return false;
+		found++;
+	}
+	return found == before - after - 1;
 }
 
 void HoldLedger::client_commit(SurfaceState *s) {
@@ -190,11 +203,13 @@ bool HoldLedger::clear(SurfaceState *s, uint64_t commit, HoldReason reason, Rele
 	HeldCommit *h = find_held(s, commit);
 	if (h == nullptr || h->reasons[static_cast<size_t>(reason)] == 0) return false;
 	h->reasons[static_cast<size_t>(reason)]--;
+	const SurfaceRef ref = s->ref();
 	if (when == Release::Now) {
 		drain(s);
 	} else {
 		schedule(s, false);
 	}
+	if (on_change_ != nullptr && ref.get() != nullptr) on_change_(on_change_data_, s);
 	return true;
 }
 
@@ -203,6 +218,7 @@ bool HoldLedger::replace(SurfaceState *s, uint64_t commit, HoldReason from, Hold
 	if (h == nullptr || h->reasons[static_cast<size_t>(from)] == 0) return false;
 	h->reasons[static_cast<size_t>(from)]--;
 	h->reasons[static_cast<size_t>(to)]++;
+	if (on_change_ != nullptr) on_change_(on_change_data_, s);
 	return true;
 }
 

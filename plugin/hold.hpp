@@ -1,8 +1,9 @@
 // The hold ledger: every commit the plugin keeps from applying, and why.
 //
 // A commit is held while its converted image is not complete, while stream bytes it shows are
-// still arriving, or while a synchronized descendant's held commit must apply with it (the
-// reasons below; a commit may wait for several at once). A held commit is one entry here: the
+// still arriving, while a synchronized descendant's held commit must apply with it, or while
+// its client asked it to wait for a fifo barrier or a target time (the reasons below; a commit
+// may wait for several at once). A held commit is one entry here: the
 // surface's commit number, the one wlroots lock (wlr_surface_lock_pending at the client's
 // commit) and the count of each reason it waits for. Modules add and clear reasons; the ledger
 // alone locks and unlocks (wlr_surface_unlock_cached is called from hold.cpp only), and
@@ -62,6 +63,16 @@ enum class HoldReason : uint8_t {
 	 * the same call into wlroots, so nothing shows it), whenever that one applies.
 	 */
 	Successor,
+	/**
+	 * wp_fifo_v1.wait_barrier: its surface's fifo barrier is set, or older commits of the
+	 * surface (one of which may set it) are still to apply (pacing.hpp).
+	 */
+	FifoBarrier,
+	/**
+	 * wp_commit_timer_v1.set_timestamp: the next frame would show it before its target time, or
+	 * older commits of the surface are still to apply (pacing.hpp).
+	 */
+	TargetTime,
 	Count,
 };
 inline constexpr size_t kHoldReasons = static_cast<size_t>(HoldReason::Count);
@@ -179,6 +190,12 @@ public:
 	 */
 	bool applying_hidden(const SurfaceState *s) const;
 	bool waits_for(const SurfaceState *s, uint64_t commit, HoldReason reason) const;
+	/**
+	 * Every commit numbered after `after` and before `before` is held and waits for nothing but
+	 * a successor: released with `before`, they apply with it, and nothing shows them (true
+	 * when there is none).
+	 */
+	bool successors_only_between(const SurfaceState *s, uint64_t after, uint64_t before) const;
 	/** Held commits of every surface. */
 	size_t total() const { return total_; }
 
@@ -192,6 +209,16 @@ public:
 	void set_cheap_release(bool (*check)(void *data, SurfaceState *surface), void *data) {
 		cheap_release_ = check;
 		cheap_release_data_ = data;
+	}
+
+	/**
+	 * `changed(data, surface)` after the reasons of one of the surface's held commits changed
+	 * (clear, replace): frame pacing looks again whether a later held commit's turn came (one
+	 * superseded, or released, before it).
+	 */
+	void set_on_change(void (*changed)(void *data, SurfaceState *surface), void *data) {
+		on_change_ = changed;
+		on_change_data_ = data;
 	}
 
 	/**
@@ -220,6 +247,8 @@ private:
 	const void *owner_ = nullptr;
 	bool (*cheap_release_)(void *, SurfaceState *) = nullptr;
 	void *cheap_release_data_ = nullptr;
+	void (*on_change_)(void *, SurfaceState *) = nullptr;
+	void *on_change_data_ = nullptr;
 	size_t total_ = 0;
 	wl_protocol_logger *logger_ = nullptr;
 	wl_event_source *idle_ = nullptr;

@@ -1,5 +1,5 @@
-// The public C API (pixelport.h): the plugin, its globals (made by shm.cpp, stream.cpp, timing.cpp
-// and color_representation.cpp, owned here) and their lifetimes. Each surface's state and commit
+// The public C API (pixelport.h): the plugin, its globals (made by shm.cpp, stream.cpp, timing.cpp,
+// color_representation.cpp, fifo.cpp and commit_timing.cpp, owned here) and their lifetimes. Each surface's state and commit
 // hooks are in surface.cpp.
 #include "pixelport/pixelport.h"
 
@@ -12,6 +12,7 @@
 #include "color_representation.hpp"
 #include "conversion.hpp"
 #include "format_policy.hpp"
+#include "pacing.hpp"
 #include "plugin.hpp"
 #include "shm.hpp"
 #include "stream.hpp"
@@ -45,6 +46,8 @@ struct pixelport_shm : PluginGlobal {};
 struct pixelport_stream_manager : PluginGlobal {};
 struct pixelport_timing_manager : PluginGlobal {};
 struct pixelport_color_representation_manager : PluginGlobal {};
+struct pixelport_fifo_manager : PluginGlobal {};
+struct pixelport_commit_timing_manager : PluginGlobal {};
 
 pixelport_plugin::pixelport_plugin() { wl_signal_init(&destroy_signal); }
 pixelport_plugin::~pixelport_plugin() = default;
@@ -211,6 +214,12 @@ PIXELPORT_API struct pixelport_plugin *pixelport_create(
 		return nullptr;
 	}
 	pp->colors = ColorRepresentation::create(pp);
+	pp->pacing = Pacing::create(pp);
+	if (pp->pacing == nullptr) {
+		wlr_log(WLR_ERROR, "pixelport: failed to set up frame pacing (no timer)");
+		delete pp;
+		return nullptr;
+	}
 	// Destroyed with the display, as wlroots' globals are; the display is still whole here.
 	pp->display_destroy.connect_display_destroy(display, [pp](void *) {
 		if (!pp->retiring) {
@@ -252,7 +261,7 @@ PIXELPORT_API void pixelport_stream_manager_add_destroy_listener(
 
 PIXELPORT_API struct pixelport_timing_manager *pixelport_timing_manager_create(
 	struct pixelport_plugin *pp, uint32_t version) {
-	return global_create<pixelport_timing_manager>(pp, "pp_timing_manager_v1", version, 3,
+	return global_create<pixelport_timing_manager>(pp, "pp_timing_manager_v1", version, 4,
 		[](pixelport_plugin *p, uint32_t v) { return p->timing->create_global(v); });
 }
 
@@ -281,15 +290,51 @@ PIXELPORT_API void pixelport_color_representation_manager_add_destroy_listener(
 	global_add_destroy_listener(manager, listener);
 }
 
+PIXELPORT_API struct pixelport_fifo_manager *pixelport_fifo_manager_create(
+	struct pixelport_plugin *pp, uint32_t version) {
+	return global_create<pixelport_fifo_manager>(pp, "wp_fifo_manager_v1", version, 1,
+		[](pixelport_plugin *p, uint32_t v) { return p->pacing->create_fifo_global(v); });
+}
+
+PIXELPORT_API void pixelport_fifo_manager_destroy(struct pixelport_fifo_manager *manager) { global_destroy(manager); }
+
+PIXELPORT_API void pixelport_fifo_manager_add_destroy_listener(
+	struct pixelport_fifo_manager *manager, struct wl_listener *listener) {
+	global_add_destroy_listener(manager, listener);
+}
+
+PIXELPORT_API struct pixelport_commit_timing_manager *pixelport_commit_timing_manager_create(
+	struct pixelport_plugin *pp, uint32_t version) {
+	return global_create<pixelport_commit_timing_manager>(pp, "wp_commit_timing_manager_v1", version, 1,
+		[](pixelport_plugin *p, uint32_t v) { return p->pacing->create_commit_timing_global(v); });
+}
+
+PIXELPORT_API void pixelport_commit_timing_manager_destroy(struct pixelport_commit_timing_manager *manager) {
+	global_destroy(manager);
+}
+
+PIXELPORT_API void pixelport_commit_timing_manager_add_destroy_listener(
+	struct pixelport_commit_timing_manager *manager, struct wl_listener *listener) {
+	global_add_destroy_listener(manager, listener);
+}
+
 PIXELPORT_API bool pixelport_create_globals(struct pixelport_plugin *pp) {
 	if (pp == nullptr) return false;
 	uint32_t shm_version = pp->options.shm_version == 0 ? 2 : pp->options.shm_version;
 	pixelport_shm *shm = pixelport_shm_create(pp, shm_version);
 	pixelport_stream_manager *streams = shm != nullptr ? pixelport_stream_manager_create(pp, 1) : nullptr;
-	pixelport_timing_manager *timing = streams != nullptr ? pixelport_timing_manager_create(pp, 3) : nullptr;
+	pixelport_timing_manager *timing = streams != nullptr ? pixelport_timing_manager_create(pp, 4) : nullptr;
 	pixelport_color_representation_manager *colors =
 		timing != nullptr ? pixelport_color_representation_manager_create(pp, 1) : nullptr;
-	if (colors == nullptr) {
+	// The pacing globals unless the options leave them out.
+	const bool want_fifo = pp->options.fifo_off == 0, want_timing = pp->options.commit_timing_off == 0;
+	pixelport_fifo_manager *fifo = colors != nullptr && want_fifo ? pixelport_fifo_manager_create(pp, 1) : nullptr;
+	pixelport_commit_timing_manager *timer = colors != nullptr && (fifo != nullptr || !want_fifo) && want_timing
+		? pixelport_commit_timing_manager_create(pp, 1)
+		: nullptr;
+	if (colors == nullptr || (want_fifo && fifo == nullptr) || (want_timing && timer == nullptr)) {
+		pixelport_fifo_manager_destroy(fifo);
+		pixelport_color_representation_manager_destroy(colors);
 		pixelport_timing_manager_destroy(timing);
 		pixelport_stream_manager_destroy(streams);
 		pixelport_shm_destroy(shm);
@@ -297,8 +342,9 @@ PIXELPORT_API bool pixelport_create_globals(struct pixelport_plugin *pp) {
 	}
 	wlr_log(WLR_INFO,
 		"pixelport: serving wl_shm v%u, pp_stream_manager_v1, pp_timing_manager_v1, "
-		"wp_color_representation_manager_v1",
-		shm_version);
+		"wp_color_representation_manager_v1%s%s",
+		shm_version, fifo != nullptr ? ", wp_fifo_manager_v1" : "",
+		timer != nullptr ? ", wp_commit_timing_manager_v1" : "");
 	return true;
 }
 
@@ -327,9 +373,12 @@ PIXELPORT_API void pixelport_attach_output(struct pixelport_plugin *pp, struct w
 		auto o = std::make_unique<pixelport_plugin::Output>();
 		pixelport_plugin::Output *raw = o.get();
 		raw->output = output;
+		// Pacing first: its present listener fills a missing refresh for those after it.
+		raw->pacing = pp->pacing->attach_output(output);
 		raw->timing = pp->timing->attach_output(output);
 		raw->destroy.connect(&output->events.destroy, [pp, raw](void *) {
 			pp->timing->detach_output(*raw->timing);
+			pp->pacing->detach_output(*raw->pacing);
 			std::erase_if(pp->outputs, [raw](const auto &p) { return p.get() == raw; });
 		});
 		pp->outputs.push_back(std::move(o));

@@ -12,6 +12,7 @@
 #include "conversion.hpp"
 #include "hold.hpp"
 #include "listener.hpp"
+#include "pacing.hpp"
 #include "pixelport/core/convert.hpp"
 #include "pixelport/pixelport.h"
 #include "stats.hpp"
@@ -46,6 +47,8 @@ struct pixelport_plugin {
 	std::unique_ptr<pixelport::Timing> timing;
 	std::unique_ptr<pixelport::Conversions> conversions;
 	std::unique_ptr<pixelport::ColorRepresentation> colors;
+	/** wp_fifo_v1 and wp_commit_timing_v1 (pacing.hpp). */
+	std::unique_ptr<pixelport::Pacing> pacing;
 	uint64_t next_surface_id = 1;
 	wlr_compositor *compositor = nullptr;
 	pixelport::Stats stats;
@@ -59,6 +62,7 @@ struct pixelport_plugin {
 	struct Output {
 		wlr_output *output;
 		std::unique_ptr<pixelport::Timing::OutputTiming> timing;
+		std::unique_ptr<pixelport::Pacing::OutputPacing> pacing;
 		pixelport::Listener destroy;
 	};
 	std::vector<std::unique_ptr<Output>> outputs;

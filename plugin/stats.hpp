@@ -24,6 +24,8 @@ enum class Stat : uint8_t {
 	EarlyReleases,
 	Redraws,
 	MainThreadCompletions,
+	PacedCommits,
+	BarrierTimeouts,
 	Count,
 };
 
@@ -46,6 +48,8 @@ public:
 		out->early_releases = get(Stat::EarlyReleases);
 		out->redraws = get(Stat::Redraws);
 		out->main_thread_completions = get(Stat::MainThreadCompletions);
+		out->paced_commits = get(Stat::PacedCommits);
+		out->barrier_timeouts = get(Stat::BarrierTimeouts);
 	}
 
 private:

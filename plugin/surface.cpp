@@ -1,7 +1,7 @@
 // Each wl_surface's state (SurfaceState), attached to the wlr_surface as a wlr_addon, and its
-// commit hooks: at the client's commit they hand the attached buffer to the hold ledger, timing,
-// the colour representation, the stream and the conversion, in that order; after the apply, to
-// timing and the conversion.
+// commit hooks: at the client's commit they hand the commit to the hold ledger, the frame
+// pacing, timing, the colour representation, the conversion and the stream, in that order;
+// after the apply, to the pacing, timing and the conversion.
 #include "surface_state.hpp"
 
 #include <type_traits>
@@ -12,6 +12,7 @@
 #include "conversion.hpp"
 #include "format_policy.hpp"
 #include "hold.hpp"
+#include "pacing.hpp"
 #include "plugin.hpp"
 #include "stream.hpp"
 #include "timing.hpp"
@@ -93,6 +94,7 @@ void handle_client_commit(SurfaceState *s) {
 	s->commits++;
 	SurfaceStateAccess::stamp(s);
 	pp->holds->client_commit(s);
+	pp->pacing->client_commit(s);
 	if (pp->timing->active(s)) {
 		pp->timing->client_commit(s, pixel_buffer_from_wlr(surface->pending.buffer));
 	}
@@ -158,6 +160,7 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 	// After the state is applied.
 	s->commit.connect(&surface->events.commit, [s](void *) {
 		if (s->redrawing) return;
+		s->plugin->pacing->applied(s);
 		s->plugin->timing->applied(s, pixel_buffer_from_wlr(s->surface->current.buffer));
 		s->plugin->conversions->surface_committed(s);
 	});
@@ -165,6 +168,7 @@ void pixelport_plugin::track_surface(wlr_surface *surface) {
 
 void pixelport_plugin::forget_surface(SurfaceState *s) {
 	holds->surface_destroyed(s);
+	pacing->surface_destroyed(s);
 	timing->surface_destroyed(s);
 	conversions->surface_destroyed(s);
 	surface_list.erase(s->link);

@@ -1,7 +1,7 @@
 // Each wl_surface's plugin state (SurfaceState): attached to its wlr_surface as a wlr_addon,
 // made when the compositor makes the surface and destroyed with it (surface.cpp). Split by
 // owner: the held commits (hold.hpp), the converted image and its commits (conversion.hpp),
-// timing's records (timing.hpp) and the colour representation.
+// timing's records (timing.hpp), frame pacing (pacing.hpp) and the colour representation.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "conversion.hpp"
 #include "hold.hpp"
 #include "listener.hpp"
+#include "pacing.hpp"
 #include "surface_ref.hpp"
 #include "timing.hpp"
 #include "wlr.hpp"
@@ -55,6 +56,8 @@ struct SurfaceState {
 
 	/** Timing's own state of this surface (timing.hpp), made when first needed. */
 	std::unique_ptr<SurfaceTiming> timing;
+	/** Frame pacing (pacing.hpp): made by the surface's first wp_fifo_v1 or wp_commit_timer_v1. */
+	std::unique_ptr<SurfacePacing> pacing;
 
 	/** The commit number of the state wlroots applied last (0: none yet). */
 	uint64_t applied_commit() const;

@@ -50,14 +50,16 @@ void send_v1(wl_resource *sub, const timing::CommitSample &r) {
 // Version 2: the whole commit in one report event of four arguments; the array points at the
 // stack (libwayland copies it into the connection buffer while marshalling).
 // The value enum's entries of a record (version 2's report array, the tail of a version 3 record).
-constexpr size_t kReportValues =
-	size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1;
+constexpr size_t kReportValues = size_t{PP_SURFACE_TIMING_V1_VALUE_BARRIER_WAIT} + 1;
+static_assert(PP_SURFACE_TIMING_V1_VALUE_TARGET ==
+	size_t{PP_SURFACE_TIMING_V1_VALUE_PHASE_COMMIT} + PP_SURFACE_TIMING_V1_PHASE_PRESENT + 1);
 
 // Writes kReportValues values at `values`.
 void fill_values(const timing::CommitSample &r, uint64_t *values) {
 	const uint64_t v[] = {protocol_transport(r.transport), r.format, static_cast<uint32_t>(r.width),
 		static_cast<uint32_t>(r.height), r.bytes, r.damage_bytes, r.t_commit, r.t_data_complete,
-		r.t_convert_start, r.t_convert_end, r.t_upload_start, r.t_upload_end, r.t_present};
+		r.t_convert_start, r.t_convert_end, r.t_upload_start, r.t_upload_end, r.t_present, r.t_target,
+		r.barrier_wait};
 	static_assert(std::size(v) == kReportValues);
 	std::copy(std::begin(v), std::end(v), values);
 }
@@ -75,7 +77,7 @@ constexpr size_t kReportStride = PP_SURFACE_TIMING_V1_RECORD_VALUE_TRANSPORT + k
 // libwayland's messages are at most 4096 bytes (clients such as Debian 12's 1.21 cannot read
 // longer ones): 8-byte header, the stride, the array's length, then the records.
 constexpr size_t kReportsPerEvent = (4096 - 8 - 4 - 4) / (kReportStride * sizeof(uint64_t));
-static_assert(kReportStride == 16 && kReportsPerEvent == 31); // as the protocol says
+static_assert(kReportStride == 18 && kReportsPerEvent == 28); // as the protocol says
 // A queued record waits at most this long (protocol: flush request).
 constexpr int kBatchMs = 10;
 
@@ -372,6 +374,9 @@ void Timing::applied(SurfaceState *s, TimedBuffer *buffer) {
 	if (s->timing == nullptr || s->timing->unapplied.empty()) return;
 	SurfaceTiming &st = *s->timing;
 	timing::CommitSample &r = st.unapplied.front();
+	// A commit without a buffer (no record) applied before the next one with a record (held
+	// commits make that order visible: a fifo client's empty wait_barrier commits).
+	if (r.seq > s->applied_commit()) return;
 	if (buffer != nullptr) buffer->applied(&r);
 	// A record no output has shown yet is replaced by this one: discarded.
 	for (SurfaceTiming::Shown &shown : st.shown) {

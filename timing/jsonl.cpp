@@ -233,6 +233,12 @@ CommitRecord parse_commit(const LineReader &in) {
 	r.t_upload_start = in.ts("t_upload_start");
 	r.t_upload_end = in.ts("t_upload_end");
 	r.t_present = in.ts("t_present");
+	// Frame pacing's keys: absent from logs written before them.
+	if (in.j.contains("t_target")) r.t_target = in.ts("t_target");
+	if (in.j.contains("barrier_wait_ns")) r.barrier_wait = in.u64("barrier_wait_ns");
+	if (in.j.contains("fifo") && !in.j["fifo"].is_null() && !parse_fifo(in.str("fifo"), r.fifo)) {
+		in.fail("unknown fifo requests");
+	}
 	r.output = in.str_or_null("output");
 	r.discarded = in.boolean("discarded");
 	return r;
@@ -308,7 +314,15 @@ void CommitLines::append(std::string &out, const CommitSample &r) {
 	l.lit(",\"t_convert_end\":").ts_near(r.t_convert_end, base);
 	l.lit(",\"t_upload_start\":").ts_near(r.t_upload_start, base);
 	l.lit(",\"t_upload_end\":").ts_near(r.t_upload_end, base);
-	l.lit(",\"t_present\":").ts_near(r.t_present, base).text(output_text_).boolean(r.discarded);
+	l.lit(",\"t_present\":").ts_near(r.t_present, base);
+	l.lit(",\"t_target\":").ts_near(r.t_target, base).lit(",\"barrier_wait_ns\":").u64(r.barrier_wait);
+	l.lit(",\"fifo\":");
+	if (const char *fifo = fifo_name(r.fifo)) {
+		l.lit("\"").text(fifo).lit("\"");
+	} else {
+		l.lit("null");
+	}
+	l.text(output_text_).boolean(r.discarded);
 	l.done();
 }
 

@@ -18,6 +18,25 @@ bool printable(char c) { return c >= 0x20 && c <= 0x7e; }
 
 } // namespace
 
+const char *fifo_name(std::uint8_t fifo) {
+	switch (fifo & (kFifoSetBarrier | kFifoWaitBarrier)) {
+	case kFifoSetBarrier: return "set";
+	case kFifoWaitBarrier: return "wait";
+	case kFifoSetBarrier | kFifoWaitBarrier: return "set+wait";
+	default: return nullptr;
+	}
+}
+
+bool parse_fifo(std::string_view name, std::uint8_t &out) {
+	for (std::uint8_t f = 1; f <= (kFifoSetBarrier | kFifoWaitBarrier); f++) {
+		if (name == fifo_name(f)) {
+			out = f;
+			return true;
+		}
+	}
+	return false;
+}
+
 std::string_view transport_name(Transport t) {
 	auto i = static_cast<std::size_t>(t);
 	return i < std::size(kTransportNames) ? kTransportNames[i] : "unknown";

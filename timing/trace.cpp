@@ -107,10 +107,18 @@ void TraceWriter::add(const CommitRecord &r) {
 	complete(Phase::Transfer, r.t_commit);
 	complete(Phase::Convert, r.t_convert_start);
 	complete(Phase::Upload, r.t_upload_start);
+	// Frame pacing: the target as an instant of its own, and both beside the presentation.
+	if (r.t_target) instant("target", r.t_target, {{"seq", r.seq}});
 	if (r.t_present) {
 		ojson extra = {{"seq", r.seq}, {"output", r.output.view()}};
 		if (const auto &latency = d[static_cast<std::size_t>(Phase::Present)]) {
 			extra["latency_us"] = us(*latency);
+		}
+		if (r.barrier_wait) extra["barrier_wait_us"] = us(r.barrier_wait);
+		if (const char *fifo = fifo_name(r.fifo)) extra["fifo"] = fifo;
+		if (r.t_target) {
+			extra["target_error_us"] =
+				(static_cast<double>(r.t_present) - static_cast<double>(r.t_target)) / 1000.0;
 		}
 		instant("present", r.t_present, std::move(extra));
 	}

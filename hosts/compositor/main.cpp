@@ -25,10 +25,10 @@ int main(int argc, char *argv[]) {
 		"plugin to load (default: libpixelport.so built or installed beside this binary)");
 	app.add_flag("--no-plugin", options.no_plugin, "stock wlroots behaviour: wlroots' own wl_shm, no plugin");
 	app.add_option("--without", options.without_globals,
-		   "leave out one of the plugin's globals (repeatable): pp_stream_manager_v1, pp_timing_manager_v1 or "
-		   "wp_color_representation_manager_v1")
-		->check(CLI::IsMember(
-			{"pp_stream_manager_v1", "pp_timing_manager_v1", "wp_color_representation_manager_v1"}));
+		   "leave out one of the plugin's globals (repeatable): pp_stream_manager_v1, pp_timing_manager_v1, "
+		   "wp_color_representation_manager_v1, wp_fifo_manager_v1 or wp_commit_timing_manager_v1")
+		->check(CLI::IsMember({"pp_stream_manager_v1", "pp_timing_manager_v1",
+			"wp_color_representation_manager_v1", "wp_fifo_manager_v1", "wp_commit_timing_manager_v1"}));
 	app.add_option("-s,--startup", options.startup_command,
 		"command run with WAYLAND_DISPLAY set; the compositor exits with its status when it ends");
 	app.add_option("--socket", options.socket_name, "socket name under $XDG_RUNTIME_DIR (default: wayland-N)");

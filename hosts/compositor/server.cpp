@@ -24,6 +24,7 @@ struct Output {
 	wlr_output *output = nullptr;
 	wlr_scene_output *scene_output = nullptr;
 	Listener frame;
+	Listener present;
 	Listener request_state;
 	Listener destroy;
 };
@@ -158,10 +159,19 @@ bool Server::init(const ServerOptions &options, std::string *error) {
 		started = started &&
 			(!wanted("pp_stream_manager_v1") || plugin_api_.stream_manager_create(plugin_, 1) != nullptr);
 		started = started &&
-			(!wanted("pp_timing_manager_v1") || plugin_api_.timing_manager_create(plugin_, 3) != nullptr);
+			(!wanted("pp_timing_manager_v1") || plugin_api_.timing_manager_create(plugin_, 4) != nullptr);
 		started = started &&
 			(!wanted("wp_color_representation_manager_v1") ||
 				plugin_api_.color_representation_manager_create(plugin_, 1) != nullptr);
+		// Frame pacing: in every plugin of this ABI, looked up as optional all the same.
+		started = started &&
+			(!wanted("wp_fifo_manager_v1") ||
+				(plugin_api_.fifo_manager_create != nullptr &&
+					plugin_api_.fifo_manager_create(plugin_, 1) != nullptr));
+		started = started &&
+			(!wanted("wp_commit_timing_manager_v1") ||
+				(plugin_api_.commit_timing_manager_create != nullptr &&
+					plugin_api_.commit_timing_manager_create(plugin_, 1) != nullptr));
 		if (!started) {
 			*error = "the plugin " + path + " failed to start (see the log above)";
 			return false;
@@ -335,15 +345,27 @@ void Server::handle_new_output(wlr_output *wlr_output) {
 	wlr_output_commit_state(wlr_output, &state);
 	wlr_output_state_finish(&state);
 
+	auto output = std::make_unique<Output>();
+	output->server = this;
+	output->output = wlr_output;
+	Output *o = output.get();
+	// wlroots' headless output presents with refresh 0 ("unknown"): clients that pace by the
+	// refresh (Mesa's Vulkan WSI sends commit-timing targets only with one) get the mode's, in
+	// every listener after this one (wp_presentation's, the plugin's).
+	if (wlr_output_is_headless(wlr_output)) {
+		o->present.connect(&wlr_output->events.present, [o](void *data) {
+			auto *event = static_cast<wlr_output_event_present *>(data);
+			if (event->refresh == 0 && o->output->refresh > 0) {
+				event->refresh = static_cast<int>(int64_t{1000000000000} / o->output->refresh);
+			}
+		});
+	}
+
 	// Before our frame listener: the plugin measures render start on the frame event.
 	if (plugin_ != nullptr && plugin_api_.attach_output != nullptr) {
 		plugin_api_.attach_output(plugin_, wlr_output);
 	}
 
-	auto output = std::make_unique<Output>();
-	output->server = this;
-	output->output = wlr_output;
-	Output *o = output.get();
 	// Each frame event renders the scene and tells clients their frame was shown.
 	o->frame.connect(&wlr_output->events.frame, [o](void *) {
 		wlr_scene_output_commit(o->scene_output, nullptr);

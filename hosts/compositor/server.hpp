@@ -28,7 +28,8 @@ struct ServerOptions {
 	bool no_plugin = false;
 	/**
 	 * The plugin's globals left out (pp_stream_manager_v1, pp_timing_manager_v1,
-	 * wp_color_representation_manager_v1); wl_shm is always the plugin's.
+	 * wp_color_representation_manager_v1, wp_fifo_manager_v1, wp_commit_timing_manager_v1);
+	 * wl_shm is always the plugin's.
 	 */
 	std::vector<std::string> without_globals;
 	/** Socket name under $XDG_RUNTIME_DIR; "" picks wayland-N. */

@@ -80,6 +80,10 @@ bool load_plugin(const std::string &path, PluginApi *api, std::string *error) {
 	api->attach_output = reinterpret_cast<decltype(api->attach_output)>(dlsym(handle, "pixelport_attach_output"));
 	api->timing_summary =
 		reinterpret_cast<decltype(api->timing_summary)>(dlsym(handle, "pixelport_timing_summary"));
+	api->fifo_manager_create =
+		reinterpret_cast<decltype(api->fifo_manager_create)>(dlsym(handle, "pixelport_fifo_manager_create"));
+	api->commit_timing_manager_create = reinterpret_cast<decltype(api->commit_timing_manager_create)>(
+		dlsym(handle, "pixelport_commit_timing_manager_create"));
 	api->handle = handle;
 	return true;
 }
@@ -99,7 +103,8 @@ std::string stats_json(const pixelport_stats &stats) {
 		"{\"native_uploads\":%llu,\"converted_uploads\":%llu,\"converted_pixels\":%llu,"
 		"\"shm_buffers\":%llu,\"sigbus_faults\":%llu,\"stream_bytes\":%llu,\"stream_writes\":%llu,"
 		"\"held_commits\":%llu,\"skipped_conversions\":%llu,\"budget_refusals\":%llu,\"image_bytes\":%llu,"
-		"\"early_releases\":%llu,\"redraws\":%llu,\"main_thread_completions\":%llu}",
+		"\"early_releases\":%llu,\"redraws\":%llu,\"main_thread_completions\":%llu,\"paced_commits\":%llu,"
+		"\"barrier_timeouts\":%llu}",
 		static_cast<unsigned long long>(stats.native_uploads),
 		static_cast<unsigned long long>(stats.converted_uploads),
 		static_cast<unsigned long long>(stats.converted_pixels),
@@ -112,7 +117,9 @@ std::string stats_json(const pixelport_stats &stats) {
 		static_cast<unsigned long long>(stats.budget_refusals),
 		static_cast<unsigned long long>(stats.image_bytes),
 		static_cast<unsigned long long>(stats.early_releases), static_cast<unsigned long long>(stats.redraws),
-		static_cast<unsigned long long>(stats.main_thread_completions));
+		static_cast<unsigned long long>(stats.main_thread_completions),
+		static_cast<unsigned long long>(stats.paced_commits),
+		static_cast<unsigned long long>(stats.barrier_timeouts));
 	return line;
 }
 

@@ -21,6 +21,8 @@ struct PluginApi {
 	decltype(&pixelport_get_stats) get_stats = nullptr; // optional
 	decltype(&pixelport_attach_output) attach_output = nullptr; // optional
 	decltype(&pixelport_timing_summary) timing_summary = nullptr; // optional
+	decltype(&pixelport_fifo_manager_create) fifo_manager_create = nullptr; // optional
+	decltype(&pixelport_commit_timing_manager_create) commit_timing_manager_create = nullptr; // optional
 };
 
 /** The plugin built or installed beside this executable, or "" if none is found. */

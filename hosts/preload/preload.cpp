@@ -8,7 +8,8 @@
 // without -Bsymbolic, so they go through its PLT):
 //
 //   wlr_shm_create_with_renderer  (wlr_renderer_init_wl_display/_wl_shm call it)
-//       -> pixelport_create() and the plugin's globals: its wl_shm instead of wlroots' own
+//       -> pixelport_create() and the plugin's globals: its wl_shm instead of wlroots' own, and
+//          wp_fifo_v1 and wp_commit_timing_v1, which no wlroots release serves
 //   wlr_compositor_create
 //       -> the real one, then pixelport_attach_compositor(): the plugin's per-surface state
 //   wlr_color_representation_manager_v1_create (0.20; _with_renderer calls it)
@@ -185,6 +186,8 @@ void read_options(pixelport_options *options) {
 		{"PIXELPORT_CLIENT_MAX_SUBSCRIPTIONS", &pixelport_options::client_max_subscriptions, 1u << 20},
 		{"PIXELPORT_CLIENT_MAX_COLOR_SURFACES", &pixelport_options::client_max_color_surfaces, 1u << 20},
 		{"PIXELPORT_CLIENT_MAX_IMAGES", &pixelport_options::client_max_images, 1u << 20},
+		{"PIXELPORT_FIFO_OFF", &pixelport_options::fifo_off, 1},
+		{"PIXELPORT_COMMIT_TIMING_OFF", &pixelport_options::commit_timing_off, 1},
 	};
 	for (const Row &row : kRows) {
 		const char *value = getenv(row.name);
@@ -435,10 +438,14 @@ PRELOAD_API struct wlr_shm *wlr_shm_create_with_renderer(
 	// wl_shm at the compositor's version unless PIXELPORT_SHM_VERSION says otherwise, and the
 	// plugin's other globals.
 	uint32_t shm_version = p.options.shm_version != 0 ? p.options.shm_version : version;
+	const bool fifo = p.options.fifo_off == 0 && p.api.fifo_manager_create != nullptr;
+	const bool commit_timing = p.options.commit_timing_off == 0 && p.api.commit_timing_manager_create != nullptr;
 	if (p.plugin == nullptr || p.api.shm_create(p.plugin, shm_version) == nullptr ||
 		p.api.stream_manager_create(p.plugin, 1) == nullptr ||
-		p.api.timing_manager_create(p.plugin, 3) == nullptr ||
-		p.api.color_representation_manager_create(p.plugin, 1) == nullptr) {
+		p.api.timing_manager_create(p.plugin, 4) == nullptr ||
+		p.api.color_representation_manager_create(p.plugin, 1) == nullptr ||
+		(fifo && p.api.fifo_manager_create(p.plugin, 1) == nullptr) ||
+		(commit_timing && p.api.commit_timing_manager_create(p.plugin, 1) == nullptr)) {
 		log_line(1, "the plugin failed to start (see above): wlroots' own wl_shm instead");
 		p.api.destroy(p.plugin);
 		p.plugin = nullptr;
@@ -468,7 +475,8 @@ PRELOAD_API struct wlr_shm *wlr_shm_create_with_renderer(
 		if (p.wl.add_signal != nullptr) p.summary_signal = p.wl.add_signal(loop, SIGUSR1, summary_signal, &p);
 		write_summary(&p);
 	}
-	log_line(2, "pixelport serves wl_shm on display %p", static_cast<void *>(display));
+	log_line(2, "pixelport serves wl_shm on display %p%s%s", static_cast<void *>(display),
+		fifo ? ", and wp_fifo_v1" : "", commit_timing ? ", and wp_commit_timing_v1" : "");
 	return &p.placeholder;
 }
 

@@ -15,6 +15,12 @@ all alike). Workloads, all measured from the client side so that they mean the s
   present  pixelport-sweep's client view over wl_shm (XRGB8888, and NV12 where advertised) at
            the video's size: commit to presented (wp_presentation), the frame callbacks'
            interval, commit to the buffer's release, and the client's submit time
+  pacing   a FIFO client (pixelport-pacing-client, from a build: $PIXELPORT_PACING_CLIENT or
+           BUILD/tests/integration): 60 frames as fast as its two buffers come back, with
+           wp_fifo_v1 where advertised, else each after the last one's frame callback (Mesa's
+           FIFO present mode either way): intervals between presentations, frames skipped
+           (more than 1.5 refreshes apart) or never shown; and where wp_commit_timing_v1 is
+           advertised, 12 timed commits: how far from its target each showed
 A compositor that is missing or does not start gets a row with the reason; one that starts and
 then gives no numbers (or dies) is an error: exit status 1. Writes compositors.json, then the
 report (compositors_report.py: compositors.txt, .csv and the plots).
@@ -449,6 +455,39 @@ def run_sweep(args, running, outdir, formats, width, height):
     return points
 
 
+def run_pacing(client, running, logpath):
+    """The FIFO client's frames and, with commit-timing, its timed commits: a dict for the row."""
+    env = {k: v for k, v in running.client_env.items() if k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+    r = subprocess.run([client, "fifo", "XRGB8888", "shm", "60", "256x192", "0", "auto"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    with open(logpath, "a") as log_file:
+        log_file.write(r.stdout + r.stderr)
+    if r.returncode != 0:
+        raise videoplay.PlayError(f"pixelport-pacing-client failed ({r.returncode}); see {logpath}")
+    how, frames, refresh = "", [], 0
+    for line in r.stdout.splitlines():
+        w = line.split()
+        if w[:1] == ["pacing"]:
+            how = w[1]
+        elif w[:1] == ["frame"] and len(w) >= 3:
+            frames.append(int(w[3]) if w[2] == "presented" else None)
+            refresh = refresh or (int(w[4]) if w[2] == "presented" and len(w) > 4 else 0)
+    shown = [t for t in frames if t is not None]
+    gaps = [b - a for a, b in zip(shown, shown[1:])]
+    out = {"how": how, "frames": len(frames), "shown": len(shown), "intervals_ns": gaps,
+           "refresh_ns": refresh, "target_error_ns": None}
+    t = subprocess.run([client, "timed", "12"], env=env, capture_output=True, text=True, timeout=120)
+    if t.returncode == 0:
+        errs = []
+        for line in t.stdout.splitlines():
+            m = re.match(r"timed \d+ target (\d+) present (\d+) refresh (\d+)", line)
+            if m:
+                errs.append(int(m.group(2)) - int(m.group(1)))
+                out["refresh_ns"] = out["refresh_ns"] or int(m.group(3))
+        out["target_error_ns"] = errs
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(prog=os.path.basename(sys.argv[0]), description="The same video and presentation workloads in several compositors, side by side.",
                                  epilog="pixelport-compositors(1) says how to read the answer.")
@@ -484,6 +523,9 @@ def main():
     probe = os.environ.get("PIXELPORT_PROBE_CLIENT") or (
         os.path.join(build, "tests", "integration", "pixelport-probe-client") if build else "")
     probe = probe if probe and os.access(probe, os.X_OK) else None
+    pacer = os.environ.get("PIXELPORT_PACING_CLIENT") or (
+        os.path.join(build, "tests", "integration", "pixelport-pacing-client") if build else "")
+    pacer = pacer if pacer and os.access(pacer, os.X_OK) else None
     prefix = os.environ.get("PIXELPORT_HOSTS_PREFIX", "")
     if not prefix and build:
         prefix = next(iter(sorted(glob.glob(os.path.join(build, "compositors", "wlr-*", "prefix")))), "")
@@ -503,12 +545,14 @@ def main():
     peers = make_peers(names, build, prefix)
     results = {"machine": args.machine, "quick": args.quick, "rounds": args.rounds, "seconds": seconds,
                "video_missing": video_missing, "probe": os.path.basename(probe) if probe else None,
+               "pacing_client": os.path.basename(pacer) if pacer else None,
                "workloads": [{"name": w[0], "width": w[1], "height": w[2], "rate": w[3]} for w in workloads],
                "compositors": []}
     state = {}
     for p in peers:
         row = {"name": p.name, "label": p.label, "notes": p.notes, "status": "ok" if not p.reason else "unavailable",
-               "reason": p.reason, "video": {w[0]: [] for w in workloads}, "present": {}, "info": {}, "errors": []}
+               "reason": p.reason, "video": {w[0]: [] for w in workloads}, "present": {}, "pacing": [], "info": {},
+               "errors": []}
         results["compositors"].append(row)
         state[p.name] = row
         if p.reason:
@@ -551,6 +595,8 @@ def main():
                             for ph in PRESENT_PHASES:
                                 acc[ph + "_ns"] = acc.get(ph + "_ns", []) + pt[ph + "_ns"]
                             acc["note"] = acc["note"] or pt["note"]
+                    if wname == workloads[0][0] and pacer:
+                        row["pacing"].append(run_pacing(pacer, running, logfile))
                     if not running.alive():
                         raise videoplay.PlayError(f"exited during {wname} (status {running.proc.returncode})")
                 except (videoplay.PlayError, subprocess.TimeoutExpired, OSError) as e:

@@ -156,6 +156,19 @@ def verdict(results):
         if without:
             line += f"; not measured in {', '.join(without)}" + (" (no NV12 in wl_shm)" if fmt == "NV12" else "")
         out.append(line + ".")
+    paced = [(r, pacing_summary(r.get("pacing"))) for r in rows if r["status"] == "ok" and r.get("pacing")]
+    if paced:
+        steady = [r["label"] for r, p in paced if p["shown"] == p["frames"] and not p["skipped"]]
+        others = [f"{r['label']} ({p['frames'] - p['shown']} not shown, {p['skipped']} skipped)" for r, p in paced
+                  if r["label"] not in steady]
+        line = ("a FIFO client's frames, one per refresh with none skipped or lost: "
+                + (", ".join(steady) if steady else "nowhere"))
+        if others:
+            line += "; not so: " + ", ".join(others)
+        timed = [f"{r['label']} {p['target_p50_ms']:.2f} ms" for r, p in paced if p["timed"] and p["targets"]]
+        if timed:
+            line += "; commit-timing targets, shown after them by (median): " + ", ".join(timed)
+        out.append(line + ".")
     return out
 
 
@@ -212,9 +225,54 @@ def table(results):
                 head = f"{fmt}: {p['note'] or 'no presentation times'}"
             cells.append(", ".join([head] + client) + (f" (the plugin's timing: {', '.join(own)})" if own else ""))
         lines.append(f"   {r['label']:<50} " + ("; ".join(cells) if cells else "not measured"))
+    lines += pacing_table(results)
     notes = sorted({n for r in rows for n in r["notes"]})
     for n in notes:
         lines.append(f"   note: {n}")
+    return lines
+
+
+def pacing_summary(runs):
+    """One compositor's pacing rounds together: how it paced, frames shown of those made, intervals
+    between presentations, skipped (over 1.5 refreshes apart) and target errors, or None."""
+    if not runs:
+        return None
+    gaps = [g for r in runs for g in r["intervals_ns"]]
+    refresh = next((r["refresh_ns"] for r in runs if r["refresh_ns"]), 0) or (median(gaps) if gaps else 0)
+    errs = [e for r in runs for e in (r["target_error_ns"] or [])]
+    return {"how": runs[0]["how"], "frames": sum(r["frames"] for r in runs), "shown": sum(r["shown"] for r in runs),
+            "refresh_ms": refresh / 1e6 if refresh else None,
+            "interval_p50_ms": median(gaps) / 1e6 if gaps else None, "interval_max_ms": max(gaps) / 1e6 if gaps else None,
+            "skipped": sum(1 for g in gaps if refresh and g > 1.5 * refresh),
+            "timed": any(r["target_error_ns"] is not None for r in runs),
+            "early": sum(1 for e in errs if e < 0), "late": sum(1 for e in errs if refresh and e >= refresh),
+            "target_p50_ms": median(errs) / 1e6 if errs else None, "target_max_ms": max(errs) / 1e6 if errs else None,
+            "targets": len(errs)}
+
+
+def pacing_table(results):
+    rows = [r for r in results["compositors"] if r["status"] == "ok"]
+    if not any(r.get("pacing") for r in rows):
+        why = "no pixelport-pacing-client (a build's, or $PIXELPORT_PACING_CLIENT)" if not results.get(
+            "pacing_client") else "not run"
+        return ["", f"frame pacing: {why}"]
+    lines = ["", "frame pacing: a FIFO client, 60 frames of 256x192 XRGB8888 as fast as its two buffers come back "
+             "(wp_fifo_v1 where advertised, else a frame callback per frame); frames shown of those made, "
+             "interval between presentations p50 / max ms, skipped (over 1.5 refreshes apart); "
+             "12 commit-timing targets: shown after the target by p50 / max ms, early or a refresh late"]
+    for r in rows:
+        s = pacing_summary(r.get("pacing"))
+        if s is None:
+            lines.append(f"   {r['label']:<50} not measured")
+            continue
+        cell = (f"{s['how']}: {s['shown']}/{s['frames']} shown, interval {s['interval_p50_ms'] or 0:.1f} / "
+                f"{s['interval_max_ms'] or 0:.1f}, {s['skipped']} skipped")
+        if s["timed"]:
+            cell += (f"; targets {s['target_p50_ms'] or 0:.2f} / {s['target_max_ms'] or 0:.2f}, "
+                     f"{s['early']} early, {s['late']} late of {s['targets']}")
+        else:
+            cell += "; no commit-timing"
+        lines.append(f"   {r['label']:<50} {cell}")
     return lines
 
 
@@ -313,11 +371,16 @@ def write(results, out):
                     "compositor_ms_per_frame", "client_ms_per_frame", "total_ms_per_frame", "probe_p50_ms",
                     "probe_p99_ms", "probe_worst_ms", "peak_rss_mib", "present_xrgb_p50_ms", "present_nv12_p50_ms",
                     "frame_interval_xrgb_p50_ms", "frame_interval_nv12_p50_ms", "release_xrgb_p50_ms",
-                    "release_nv12_p50_ms"])
+                    "release_nv12_p50_ms", "pacing", "pacing_frames", "pacing_shown", "pacing_interval_p50_ms",
+                    "pacing_skipped", "target_error_p50_ms"])
         for r in results["compositors"]:
             pres = [median((r["present"].get(f) or {}).get(ph + "_ns") or [None])
                     for ph in ("latency", "frame_interval", "release") for f in ("XRGB8888", "NV12")]
             pres = ["" if p is None else f"{p / 1e6:.3f}" for p in pres]
+            ps = pacing_summary(r.get("pacing")) if r["status"] == "ok" else None
+            pres += ["", "", "", "", "", ""] if not ps else [
+                ps["how"], ps["frames"], ps["shown"], "" if ps["interval_p50_ms"] is None else f"{ps['interval_p50_ms']:.3f}",
+                ps["skipped"], "" if ps["target_p50_ms"] is None else f"{ps['target_p50_ms']:.3f}"]
             for w in results["workloads"]:
                 s = summarize(r, w["name"]) if r["status"] == "ok" else None
                 vals = [""] * 10 if not s else [s["how"], s["rounds"], s["shown"], s["dropped"]] + [

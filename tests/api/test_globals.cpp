@@ -24,6 +24,8 @@ TEST(ApiGlobals, OnlyTheGlobalsAskedForAreAdvertisedAtTheirVersions) {
 	EXPECT_EQ(seen->versions["pp_timing_manager_v1"], 2u);
 	EXPECT_EQ(seen->versions.count("pp_stream_manager_v1"), 0u);
 	EXPECT_EQ(seen->versions.count("wp_color_representation_manager_v1"), 0u);
+	EXPECT_EQ(seen->versions.count("wp_fifo_manager_v1"), 0u);
+	EXPECT_EQ(seen->versions.count("wp_commit_timing_manager_v1"), 0u);
 	// A global made later is announced to clients already connected.
 	ASSERT_NE(pixelport_color_representation_manager_create(pp, 1), nullptr);
 	host.roundtrip();
@@ -38,8 +40,16 @@ TEST(ApiGlobals, VersionsTheProtocolsLackAndSecondGlobalsAreRefused) {
 	EXPECT_EQ(pixelport_shm_create(pp, 0), nullptr);
 	EXPECT_EQ(pixelport_shm_create(pp, 3), nullptr);
 	EXPECT_EQ(pixelport_stream_manager_create(pp, 2), nullptr);
-	EXPECT_EQ(pixelport_timing_manager_create(pp, 4), nullptr);
+	EXPECT_EQ(pixelport_timing_manager_create(pp, 5), nullptr);
 	EXPECT_EQ(pixelport_color_representation_manager_create(pp, 2), nullptr);
+	EXPECT_EQ(pixelport_fifo_manager_create(pp, 2), nullptr);
+	EXPECT_EQ(pixelport_commit_timing_manager_create(pp, 0), nullptr);
+	EXPECT_EQ(pixelport_commit_timing_manager_create(pp, 2), nullptr);
+	EXPECT_EQ(pixelport_fifo_manager_create(nullptr, 1), nullptr);
+	pixelport_fifo_manager *fifo = pixelport_fifo_manager_create(pp, 1);
+	ASSERT_NE(fifo, nullptr);
+	EXPECT_EQ(pixelport_fifo_manager_create(pp, 1), nullptr);
+	pixelport_fifo_manager_destroy(fifo);
 	EXPECT_EQ(pixelport_shm_create(nullptr, 2), nullptr);
 	pixelport_shm *shm = pixelport_shm_create(pp, 2);
 	ASSERT_NE(shm, nullptr);
@@ -52,7 +62,28 @@ TEST(ApiGlobals, VersionsTheProtocolsLackAndSecondGlobalsAreRefused) {
 	pixelport_stream_manager_destroy(nullptr);
 	pixelport_timing_manager_destroy(nullptr);
 	pixelport_color_representation_manager_destroy(nullptr);
+	pixelport_fifo_manager_destroy(nullptr);
+	pixelport_commit_timing_manager_destroy(nullptr);
 	pixelport_destroy(nullptr);
+}
+
+// pixelport_create_globals() makes the pacing globals unless the options leave them out.
+TEST(ApiGlobals, TheOptionsLeaveEachPacingGlobalOut) {
+	for (int off = 0; off < 4; off++) {
+		Host host;
+		pixelport_options options{};
+		options.struct_size = sizeof options;
+		options.convert_threads = 1;
+		options.fifo_off = off & 1;
+		options.commit_timing_off = off & 2;
+		pixelport_plugin *pp = pixelport_create(host.display, host.renderer, &options);
+		ASSERT_NE(pp, nullptr);
+		ASSERT_TRUE(pixelport_create_globals(pp));
+		Registry *seen = host.listen();
+		EXPECT_EQ(seen->versions.count("wp_fifo_manager_v1"), (off & 1) ? 0u : 1u) << off;
+		EXPECT_EQ(seen->versions.count("wp_commit_timing_manager_v1"), (off & 2) ? 0u : 1u) << off;
+		EXPECT_EQ(seen->versions["pp_timing_manager_v1"], 4u);
+	}
 }
 
 TEST(ApiGlobals, ADestroyedGlobalLeavesClientsViewButWhatTheyMadeOfItWorks) {
@@ -97,7 +128,7 @@ TEST(ApiLifetime, ThePluginAndItsGlobalsGoWithTheDisplay) {
 	pixelport_timing_manager *timing = pixelport_timing_manager_create(pp, 3);
 	EXPECT_EQ(timing, nullptr); // pixelport_create_globals made it
 	Registry *seen = host.listen();
-	EXPECT_EQ(seen->versions.size(), 4u);
+	EXPECT_EQ(seen->versions.size(), 6u);
 	host.destroy_display(); // no pixelport_destroy: the display takes the plugin
 	EXPECT_EQ(plugin_gone.calls, 1);
 	EXPECT_EQ(worker_threads(0), 0);

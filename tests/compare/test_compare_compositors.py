@@ -126,6 +126,26 @@ try:
     rel = {f: statistics.median(rows["reference"]["present"][f].get("release_ns") or [0]) for f in ("NV12", "XRGB8888")}
     check(0 < rel["NV12"] < rel["XRGB8888"], f"reference: release medians {rel}")
     check(not rows["reference-stock"]["present"]["XRGB8888"].get("upload_ns"), "stock has no timing protocol")
+    # The FIFO client: wp_fifo_v1 and commit-timing with the plugin, frame callbacks without it;
+    # every frame shown, one a refresh; timed commits at or after their targets.
+    for name in ran:
+        runs = rows[name].get("pacing", [])
+        check(len(runs) == 2, f"{name}: {len(runs)} pacing rounds")
+        for p in runs:
+            want = "fifo" if name == "reference" else "frame-callbacks"
+            check(p["how"] == want, f"{name}: paced by {p['how']}")
+            check(p["frames"] == 60 and p["shown"] == 60 or name != "reference",
+                  f"{name}: {p['shown']} of {p['frames']} shown")
+            gaps = p["intervals_ns"]
+            # Presentations a refresh apart on the reference's 60 Hz output; elsewhere at its own pace
+            # (Weston 10's headless output presents about every 26 ms).
+            top = 25e6 if name.startswith("reference") else 100e6
+            check(gaps and 10e6 < statistics.median(gaps) < top, f"{name}: interval median {gaps and statistics.median(gaps)}")
+            if name == "reference":
+                check(p["target_error_ns"] and min(p["target_error_ns"]) >= 0, f"reference: target errors {p['target_error_ns']}")
+            elif name == "reference-stock":
+                check(p["target_error_ns"] is None, "stock has no commit-timing")
+    check("frame pacing: a FIFO client" in r.stdout and "a FIFO client's frames" in r.stdout, "pacing in the report")
     if video:
         check("least " in r.stdout and "others to it: " in r.stdout and "x (" in r.stdout, "a verdict with ratios")
     if shutil.which("gnuplot"):

@@ -20,6 +20,7 @@
 #include <wlr/version.h>
 
 #include "harness.hpp"
+#include "pacing_verdict.hpp"
 #include "reference.hpp"
 
 using namespace pixelport::test;
@@ -352,6 +353,70 @@ TEST_P(RealCompositor, RunsAQuickSweep) {
 	EXPECT_EQ(measured, GetParam().preload ? 16u : 4u) << out;
 	EXPECT_TRUE(fx_.compositor().running());
 	EXPECT_EQ(stop(), 0) << fx_.compositor().err();
+}
+
+// No wlroots release serves wp_fifo_v1 or wp_commit_timing_v1: with the module the plugin does.
+// The same pacing client as against the reference compositor (tests/integration/test_pacing.cpp):
+// fifo frames one per refresh (native, converted on the workers at the client's 60 Hz, streamed),
+// a synchronized subsurface's barrier ignored, a hidden window not stalled, timed commits at or
+// after their target within a refresh, and each protocol error. Stock: neither is advertised.
+TEST_P(RealCompositor, PacesFifoAndTimedCommitsWithThePlugin) {
+	ASSERT_TRUE(start()) << fx_.compositor().err();
+	const std::string client = build_path("PIXELPORT_PACING_CLIENT");
+	std::string out, err;
+	if (!GetParam().preload) {
+		EXPECT_EQ(fx_.run_client({client, "fifo", "XRGB8888", "shm", "2", "8x8", "0"}, 10000, &out, &err), 3)
+			<< err;
+		EXPECT_EQ(out, "no fifo\n");
+		EXPECT_EQ(fx_.run_client({client, "timed", "1"}, 10000, &out, &err), 3) << err;
+		EXPECT_EQ(out, "no commit-timing\n");
+		EXPECT_EQ(stop(), 0) << fx_.compositor().err();
+		return;
+	}
+	for (const std::vector<std::string> &args : std::vector<std::vector<std::string>>{
+		     {"fifo", "XRGB8888", "shm", "30", "64x48", "0"}, {"fifo", "NV12", "shm", "30", "320x240", "60"},
+		     {"fifo", "XRGB8888", "socket", "20", "64x48", "0"}}) {
+		std::vector<std::string> argv = {client};
+		argv.insert(argv.end(), args.begin(), args.end());
+		ASSERT_EQ(fx_.run_client(argv, 30000, &out, &err), 0) << err;
+		std::vector<PacedFrame> frames = parse_paced(out);
+		EXPECT_EQ(paced_verdict(frames, std::stoul(args[3]), paced_refresh(frames)), "")
+			<< args[1] << " " << args[2];
+	}
+	ASSERT_EQ(fx_.run_client({client, "sync-subsurface", "4"}, 30000, &out, &err), 0) << err;
+	std::vector<PacedFrame> children = parse_paced(out, "child"), parent = parse_paced(out, "parent");
+	ASSERT_EQ(children.size(), 4u) << out;
+	ASSERT_EQ(parent.size(), 1u) << out;
+	EXPECT_TRUE(parent[0].presented && children[3].presented && children[3].ns == parent[0].ns) << out;
+	for (size_t i = 0; i < 3; i++) EXPECT_FALSE(children[i].presented) << out;
+	// Under an opaque window the scene sends the surface no output: its 20 frames take less
+	// than half the 20 refreshes they would take shown.
+	// (Where the scene keeps the covered window on its output, there is no hidden window to test:
+	// said, as test_pacing.cpp does.)
+	ASSERT_EQ(fx_.run_client({client, "hidden", "20"}, 30000, &out, &err), 0) << err;
+	size_t at = out.find(" frames in ");
+	ASSERT_NE(at, std::string::npos) << out;
+	if (out.find("covered: on 0 output(s)") != std::string::npos) {
+		EXPECT_LT(std::stoull(out.substr(at + 11)), 20u * 16667u / 2) << out;
+	} else {
+		printf("%s: the covered window stays on its output; its barrier is in force\n", GetParam().name);
+	}
+	ASSERT_EQ(fx_.run_client({client, "timed", "8"}, 30000, &out, &err), 0) << err;
+	EXPECT_EQ(timed_verdict(out, 8), "") << out;
+	for (const auto &[misuse, line] : std::vector<std::pair<const char *, const char *>>{
+		     {"error-already-exists", "error 0 wp_fifo_manager_v1\n"},
+		     {"error-commit-timer-exists", "error 0 wp_commit_timing_manager_v1\n"},
+		     {"error-invalid-timestamp", "error 0 wp_commit_timer_v1\n"},
+		     {"error-timestamp-exists", "error 1 wp_commit_timer_v1\n"},
+		     {"error-fifo-surface-destroyed", "error 0 wp_fifo_v1\n"},
+		     {"error-timer-surface-destroyed", "error 2 wp_commit_timer_v1\n"}}) {
+		ASSERT_EQ(fx_.run_client({client, misuse}, 10000, &out, &err), 0) << err;
+		EXPECT_EQ(out, line) << misuse;
+	}
+	EXPECT_TRUE(fx_.compositor().running());
+	EXPECT_EQ(stop(), 0) << fx_.compositor().err();
+	std::string stats = read_file(dir_ + "/stats.json");
+	EXPECT_NE(stats.find("\"barrier_timeouts\":0"), std::string::npos) << stats;
 }
 
 INSTANTIATE_TEST_SUITE_P(Hosts, RealCompositor,

@@ -2,7 +2,8 @@
 // slot may show (tests/fuzz/README.md, "The commit fuzzer"). The program is split by concern:
 // commit_fuzz_colours.cpp (solid colours and their expected reading), commit_fuzz_model.cpp
 // (surfaces, roles, buffers, commits), commit_fuzz_checks.cpp (screenshots and quiescent
-// points), commit_fuzz_ops.cpp (the random operations), commit_fuzz_client.cpp (main).
+// points), commit_fuzz_ops.cpp (the random operations), commit_fuzz_pacing.cpp (frame pacing
+// requests on the commits), commit_fuzz_client.cpp (main).
 #pragma once
 
 #include <drm_fourcc.h>
@@ -214,6 +215,11 @@ struct Fuzzer {
 	// show one colour committed (the one before the burst, or one of the burst) in every one:
 	// never nothing (black), never part of an image.
 	void size_bursts();
+
+	// ---- frame pacing requests on commits (commit_fuzz_pacing.cpp) ----
+	std::shared_ptr<struct PacingObjects> pacing;
+	// Before a commit of s: maybe set_barrier / wait_barrier, a target time, an object destroyed.
+	void pace(Surf &s);
 
 	// ---- the run (commit_fuzz_client.cpp) ----
 	int run();

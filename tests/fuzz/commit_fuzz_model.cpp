@@ -127,6 +127,7 @@ void Fuzzer::commit(Surf &s) {
 	wl_callback *cb = wl_surface_frame(s.surface);
 	wl_callback_add_listener(cb, &listener, new Frame{&s, s.seq});
 	s.frames.insert(cb);
+	pace(s);
 	wl_surface_commit(s.surface);
 }
 

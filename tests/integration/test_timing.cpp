@@ -154,14 +154,14 @@ TEST(TimingProtocol, ASubscriberGetsExactlyItsSurfacesEvents) {
 	EXPECT_EQ(out, "info 3 done 3 presented 3 ordered 1\nok\n");
 }
 
-// Version 2: one report per commit with its sizes and all seven phases (13 x 8 bytes), nothing
-// of version 1.
+// Version 2: one report per commit with its sizes, all seven phases and frame pacing's two values
+// (15 x 8 bytes: version 4's array, which a version 2 client accepts), nothing of version 1.
 TEST(TimingProtocol, AVersionTwoSubscriberGetsOneReportPerCommit) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
 	std::string out, err;
 	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_TIMING_CLIENT"), "subscribe-v2"}, 20000, &out, &err), 0) << err;
-	EXPECT_EQ(out, "report 3 presented 3 ordered 1 checked 3 values 104 output HEADLESS-1 v1 0\nok\n");
+	EXPECT_EQ(out, "report 3 presented 3 ordered 1 checked 3 values 120 output HEADLESS-1 v1 0\nok\n");
 }
 
 // Commits faster than the output: every one reported once, in commit order; the replaced ones
@@ -176,8 +176,8 @@ TEST(TimingProtocol, AVersionTwoBurstIsReportedOnceEachInOrder) {
 }
 
 // Version 3 next to version 2 on one surface: 41 commits, each v3 record equal to the v2
-// report of the same commit (flags, output, all 13 values), in order, several per event and at
-// most 31 (the 4096-byte message limit); a flush after the burst brings all 40 finished ones,
+// report of the same commit (flags, output, all 15 values), in order, several per event and at
+// most 28 (the 4096-byte message limit at version 4's stride, 18); a flush after the burst brings all 40 finished ones,
 // the last commit's record comes without one (batch timer); no v1/v2 events on the v3 object.
 TEST(TimingProtocol, AVersionThreeSubscriberGetsTheSameRecordsBatched) {
 	CompositorFixture fx;
@@ -185,7 +185,7 @@ TEST(TimingProtocol, AVersionThreeSubscriberGetsTheSameRecordsBatched) {
 	std::string out, err;
 	ASSERT_EQ(fx.run_client({build_path("PIXELPORT_TIMING_CLIENT"), "subscribe-v3"}, 20000, &out, &err), 0) << err;
 	EXPECT_EQ(out,
-		"flushed 40 records 41 batched 1 max<=31 1 stride 16 ordered 1 equal 41 presented>=2 1 outputs 1 "
+		"flushed 40 records 41 batched 1 max<=28 1 stride 18 ordered 1 equal 41 presented>=2 1 outputs 1 "
 		"other 0\nok\n");
 }
 

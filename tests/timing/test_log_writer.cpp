@@ -76,7 +76,8 @@ TEST_F(LogWriterTest, RecordsWrittenParseLineByLineAndCarryThePushedValues) {
 		{"height", 600}, {"bytes", 1'920'000}, {"damage_bytes", 4096}, {"t_commit", 1'000'000},
 		{"t_data_complete", nullptr}, {"t_convert_start", 1'000'100}, {"t_convert_end", 1'001'100},
 		{"t_upload_start", 1'002'000}, {"t_upload_end", 1'052'000}, {"t_present", 9'000'000},
-		{"output", "HEADLESS-1"}, {"discarded", false}};
+		{"t_target", nullptr}, {"barrier_wait_ns", 0}, {"fifo", nullptr}, {"output", "HEADLESS-1"},
+		{"discarded", false}};
 	EXPECT_EQ(lines[1], expected_commit);
 	const json expected_frame = {{"v", 1}, {"type", "frame"}, {"output", "HEADLESS-1"}, {"seq", 9},
 		{"t_render_start", 2'000'000}, {"t_render_end", 2'300'000}, {"t_present", 6'000'000},

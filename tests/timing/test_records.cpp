@@ -107,6 +107,9 @@ TEST_F(JsonlRoundTrip, ReadLogGivesBackTheRecordsThatTheLineFormattersWrote) {
 	c.t_upload_start = c.t_upload_end = 0; // absent: written as null, read back as 0
 	c.output = "";
 	c.discarded = true;
+	c.t_target = c.t_commit + 16'000'000;
+	c.barrier_wait = 7'000'000;
+	c.fifo = kFifoSetBarrier;
 	const FrameRecord f = test::sample_frame(3, 20'000);
 	test::write_file(path("log.jsonl"),
 		header_line(99, 5) + commit_line(c) + frame_line(f) + drops_line(4, 6) + drops_line(1, 8));
@@ -124,6 +127,9 @@ TEST_F(JsonlRoundTrip, ReadLogGivesBackTheRecordsThatTheLineFormattersWrote) {
 	EXPECT_EQ(back.t_convert_end, c.t_convert_end);
 	EXPECT_TRUE(back.output.empty());
 	EXPECT_TRUE(back.discarded);
+	EXPECT_EQ(back.t_target, c.t_target);
+	EXPECT_EQ(back.barrier_wait, 7'000'000u);
+	EXPECT_EQ(back.fifo, kFifoSetBarrier);
 	EXPECT_EQ(log.frames[0].t_render_end, f.t_render_end);
 	EXPECT_EQ(log.frames[0].refresh_ns, f.refresh_ns);
 }
@@ -162,6 +168,9 @@ std::string reference_commit_line(const CommitRecord &r) {
 	j["t_upload_start"] = ts(r.t_upload_start);
 	j["t_upload_end"] = ts(r.t_upload_end);
 	j["t_present"] = ts(r.t_present);
+	j["t_target"] = ts(r.t_target);
+	j["barrier_wait_ns"] = r.barrier_wait;
+	j["fifo"] = fifo_name(r.fifo) ? ojson(fifo_name(r.fifo)) : ojson(nullptr);
 	j["output"] = r.output.empty() ? ojson(nullptr) : ojson(std::string(r.output.view()));
 	j["discarded"] = r.discarded;
 	return j.dump(-1, ' ', false, ojson::error_handler_t::replace) + "\n";
@@ -193,7 +202,8 @@ TEST(JsonlLines, HandWrittenLinesAreTheBytesNlohmannWrites) {
 	big.width = std::numeric_limits<std::int32_t>::max();
 	big.height = -1;
 	big.bytes = big.damage_bytes = kMax;
-	big.t_data_complete = big.t_present = kMax;
+	big.t_data_complete = big.t_present = big.t_target = big.barrier_wait = kMax;
+	big.fifo = timing::kFifoSetBarrier | timing::kFifoWaitBarrier;
 	big.app_id = std::string(63, 'a'); // every string at its longest
 	big.title = std::string(95, 'z');
 	big.output = std::string(31, 'O');
@@ -254,7 +264,11 @@ TEST(JsonlLines, HandWrittenLinesAreTheBytesNlohmannWrites) {
 		     [](CommitRecord &r) { r.width = 801; }, [](CommitRecord &r) { r.height = 601; },
 		     [](CommitRecord &r) { r.bytes = 1; }, [](CommitRecord &r) { r.damage_bytes = 2; },
 		     [](CommitRecord &r) { r.output = "HEADLESS-2"; }, [](CommitRecord &r) { r.output = ""; },
-		     [](CommitRecord &r) { r.discarded = !r.discarded; }}) {
+		     [](CommitRecord &r) { r.discarded = !r.discarded; },
+		     [](CommitRecord &r) { r.t_target = r.t_commit + 16'666'667; },
+		     [](CommitRecord &r) { r.barrier_wait = 8'000'000; },
+		     [](CommitRecord &r) { r.fifo = kFifoWaitBarrier; },
+		     [](CommitRecord &r) { r.fifo = kFifoSetBarrier | kFifoWaitBarrier; }}) {
 		change(changed);
 		std::string out;
 		lines.append(out, changed);

@@ -1,7 +1,8 @@
 /**
  * pixelport: a plugin for wlroots compositors (0.18, 0.19 and 0.20) that serves wl_shm, the
- * pixelport stream and timing protocols (pixelport-stream-v1, pixelport-timing-v1) and
- * wp_color_representation_v1, and moves client pixels into the renderer.
+ * pixelport stream and timing protocols (pixelport-stream-v1, pixelport-timing-v1),
+ * wp_color_representation_v1, wp_fifo_v1 and wp_commit_timing_v1, and moves client pixels into
+ * the renderer.
  *
  * In the wlroots shape: the plugin (its per-surface state, conversion workers, budgets,
  * counters) and one constructor per global, so a host takes the globals it wants and may keep
@@ -12,9 +13,11 @@
  *     // instead of wlr_renderer_init_wl_shm() / wlr_shm_create_with_renderer()
  *     pixelport_shm_create(pp, 2);
  *     pixelport_stream_manager_create(pp, 1);
- *     pixelport_timing_manager_create(pp, 3);
+ *     pixelport_timing_manager_create(pp, 4);
  *     pixelport_color_representation_manager_create(pp, 1);
- *     // or all four at once: pixelport_create_globals(pp)
+ *     pixelport_fifo_manager_create(pp, 1);
+ *     pixelport_commit_timing_manager_create(pp, 1);
+ *     // or all of them at once: pixelport_create_globals(pp)
  *     struct wlr_compositor *compositor = wlr_compositor_create(display, 6, renderer);
  *     pixelport_attach_compositor(pp, compositor);
  *
@@ -59,6 +62,8 @@ struct pixelport_shm;
 struct pixelport_stream_manager;
 struct pixelport_timing_manager;
 struct pixelport_color_representation_manager;
+struct pixelport_fifo_manager;
+struct pixelport_commit_timing_manager;
 
 /**
  * Bumped when a function's signature, or a field's place or meaning, changes. Fields added at
@@ -149,6 +154,12 @@ struct pixelport_options {
 	 * else "auto". Read by pixelport_create() only; an unknown name here makes it fail (logged).
 	 */
 	const char *gstreamer_withhold;
+	/**
+	 * Non-zero: pixelport_create_globals() (and the preload module) leave out
+	 * wp_fifo_manager_v1, resp. wp_commit_timing_manager_v1. 0 means each is served.
+	 */
+	uint32_t fifo_off;
+	uint32_t commit_timing_off;
 };
 
 /** Counters since pixelport_create(), for tests and hosts that want them. */
@@ -192,6 +203,13 @@ struct pixelport_stats {
 	 * blank nor a partial image shown instead).
 	 */
 	uint64_t main_thread_completions;
+	/**
+	 * Commits held for a wp_fifo_v1 barrier or a wp_commit_timer_v1 target time (those that
+	 * could apply when they arrived are not).
+	 */
+	uint64_t paced_commits;
+	/** Fifo barriers cleared by their timeout, no output frame having cleared them (100 ms). */
+	uint64_t barrier_timeouts;
 };
 
 /** The ABI version the library was built with (equal to its PIXELPORT_ABI_VERSION). */
@@ -234,7 +252,7 @@ PIXELPORT_API void pixelport_stream_manager_add_destroy_listener(
 	struct pixelport_stream_manager *manager, struct wl_listener *listener);
 
 /**
- * pp_timing_manager_v1 (protocols/pixelport-timing-v1.xml), `version` 1 to 3. The timing logs
+ * pp_timing_manager_v1 (protocols/pixelport-timing-v1.xml), `version` 1 to 4. The timing logs
  * (pixelport_options.timing_log_path) do not need it.
  */
 PIXELPORT_API struct pixelport_timing_manager *pixelport_timing_manager_create(
@@ -256,9 +274,35 @@ PIXELPORT_API void pixelport_color_representation_manager_add_destroy_listener(
 	struct pixelport_color_representation_manager *manager, struct wl_listener *listener);
 
 /**
- * The four globals above, each at the newest version the plugin speaks (wl_shm at
- * options.shm_version). Returns false, with the globals made so far destroyed again, if one
- * fails.
+ * wp_fifo_manager_v1 (wayland-protocols staging, fifo-v1), `version` 1: a surface's commits may
+ * wait for the previous one to have been shown for a refresh (set_barrier, wait_barrier).
+ * Readiness is decided when a commit would apply, through the plugin's held commits: a barrier
+ * is set when the commit carrying set_barrier applies and clears when the next frame of an
+ * output showing the surface is presented (docs/design.md, "Frame pacing": synchronized
+ * subsurfaces, hidden surfaces). Needs pixelport_attach_output() for every output.
+ */
+PIXELPORT_API struct pixelport_fifo_manager *pixelport_fifo_manager_create(
+	struct pixelport_plugin *pp, uint32_t version);
+PIXELPORT_API void pixelport_fifo_manager_destroy(struct pixelport_fifo_manager *manager);
+PIXELPORT_API void pixelport_fifo_manager_add_destroy_listener(
+	struct pixelport_fifo_manager *manager, struct wl_listener *listener);
+
+/**
+ * wp_commit_timing_manager_v1 (wayland-protocols staging, commit-timing-v1), `version` 1: a
+ * commit with a target time (CLOCK_MONOTONIC, the presentation clock) is held until the next
+ * frame would be presented at or after it. Needs pixelport_attach_output() for every output.
+ */
+PIXELPORT_API struct pixelport_commit_timing_manager *pixelport_commit_timing_manager_create(
+	struct pixelport_plugin *pp, uint32_t version);
+PIXELPORT_API void pixelport_commit_timing_manager_destroy(struct pixelport_commit_timing_manager *manager);
+PIXELPORT_API void pixelport_commit_timing_manager_add_destroy_listener(
+	struct pixelport_commit_timing_manager *manager, struct wl_listener *listener);
+
+/**
+ * The globals above, each at the newest version the plugin speaks (wl_shm at
+ * options.shm_version), the fifo and commit-timing managers unless options.fifo_off or
+ * options.commit_timing_off. Returns false, with the globals made so far destroyed again, if
+ * one fails.
  */
 PIXELPORT_API bool pixelport_create_globals(struct pixelport_plugin *pp);
 

@@ -53,6 +53,10 @@ enum class Transport : std::uint8_t {
 	Stream, // pixelport stream transport (has t_data_complete)
 };
 
+// CommitSample::fifo bits.
+inline constexpr std::uint8_t kFifoSetBarrier = 1;
+inline constexpr std::uint8_t kFifoWaitBarrier = 2;
+
 // What the compositor records of one wl_surface commit on its hot path: every field of the
 // commit's record but its surface's labels. Those change rarely and reach the log apart
 // (SurfaceLabels), so the compositor clears and copies about half the bytes per commit.
@@ -60,6 +64,7 @@ struct CommitSample {
 	std::uint64_t surface_id = 0; // compositor-unique, stable for the surface's life
 	std::uint64_t seq = 0; // per-surface commit sequence number
 	Transport transport = Transport::Unknown;
+	std::uint8_t fifo = 0; // wp_fifo_v1 requests the commit carried: kFifoSetBarrier | kFifoWaitBarrier
 	std::uint32_t format = 0; // DRM fourcc
 	std::int32_t width = 0; // pixels
 	std::int32_t height = 0; // pixels
@@ -73,6 +78,11 @@ struct CommitSample {
 	std::uint64_t t_upload_start = 0;
 	std::uint64_t t_upload_end = 0;
 	std::uint64_t t_present = 0;
+	// Frame pacing: the target time the client gave the commit (wp_commit_timer_v1), CLOCK_MONOTONIC
+	// ns, 0 = none; and how long it waited for a fifo barrier (wp_fifo_v1) once every older commit
+	// of its surface had applied, ns, 0 = not at all.
+	std::uint64_t t_target = 0;
+	std::uint64_t barrier_wait = 0;
 	FixedString<32> output; // output the commit was presented on; empty = absent
 	bool discarded = false; // replaced by a newer commit before it was shown
 };
@@ -109,6 +119,11 @@ static_assert(std::is_trivially_copyable_v<CommitRecord>);
 static_assert(std::is_trivially_copyable_v<CommitSample>);
 static_assert(std::is_trivially_copyable_v<SurfaceLabels>);
 static_assert(std::is_trivially_copyable_v<FrameRecord>);
+
+// null (as nullptr), "set", "wait", "set+wait": CommitSample::fifo as JSON Lines spell it.
+const char *fifo_name(std::uint8_t fifo);
+// Inverse of fifo_name() (null: 0); false for other text.
+bool parse_fifo(std::string_view name, std::uint8_t &out);
 
 // "shm", "shm-new", "stream", "unknown" (the JSONL spelling, the same as the clients' options).
 std::string_view transport_name(Transport t);
