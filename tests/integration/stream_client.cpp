@@ -36,6 +36,10 @@
 //     a null attach ("configured" once its first configure comes), or the xdg_surface is
 //     destroyed too and a new one made (stock wlroots: xdg_wm_base error 3, the surface has a
 //     buffer); then the bytes are sent.
+//   orphan-behind-held-commit SENT: on a configured toplevel, a 16x16 stream commit whose bytes
+//     are not sent; the stream destroyed ("held" if its commit still waits), SENT of its 1024
+//     bytes sent and the pipe closed ("held commit presented"), then a 32x32 wl_shm frame
+//     (seed 7, "next presented"); the verdict, then "holding".
 //   burst-frames N W H: N W x H NV12 frames on one socket stream, each once the last was
 //     presented, as much of each as the socket holds queued before its write is announced (all
 //     of it with CAP_NET_ADMIN): prints "burst BYTES presented K", then the verdict.
@@ -69,6 +73,7 @@ const ModeTable kModes = {
 	{"role-after-held-commit", mode_role_after_held_commit},
 	{"unmap-behind-held-commit", mode_unmap_behind_held_commit},
 	{"role-destroyed-behind-held-commit", mode_role_destroyed_behind_held_commit},
+	{"orphan-behind-held-commit", mode_orphan_behind_held_commit},
 	{"buffer-over-limit", mode_buffer_over_limit},
 	{"not-a-socket", mode_not_a_socket},
 	{"write-end-of-pipe", mode_write_end_of_pipe},

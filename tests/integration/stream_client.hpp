@@ -104,6 +104,7 @@ int mode_big_buffers(const ModeArgs &args);
 int mode_role_after_held_commit(const ModeArgs &args);
 int mode_unmap_behind_held_commit(const ModeArgs &args);
 int mode_role_destroyed_behind_held_commit(const ModeArgs &args);
+int mode_orphan_behind_held_commit(const ModeArgs &args);
 // stream_client_errors.cpp
 int mode_buffer_over_limit(const ModeArgs &args);
 int mode_not_a_socket(const ModeArgs &args);

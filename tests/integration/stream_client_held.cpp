@@ -1,4 +1,5 @@
-// pixelport-stream-client's modes: commits held for their bytes while the surface's role or mapping changes behind them.
+// pixelport-stream-client's modes: commits held for their bytes while the surface's role or mapping, or
+// their stream, changes behind them.
 #include <drm_fourcc.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -129,6 +130,44 @@ int mode_role_destroyed_behind_held_commit(const ModeArgs &args) {
 	}
 	if (w.configured) printf("configured\n");
 	return report();
+}
+
+int mode_orphan_behind_held_commit(const ModeArgs &args) {
+	// A configured toplevel; a 16x16 stream commit whose 1024 bytes are not sent; the stream
+	// destroyed, then SENT of the bytes (of seed 5's frame) and our end of the pipe closed:
+	// the commit waits no more and applies with what arrived. Then a 32x32 wl_shm frame
+	// (seed 7) must show too.
+	const auto sent = static_cast<size_t>(args.number(0));
+	Window w;
+	std::string e;
+	if (!w.create(&conn, "orphan-behind-held-commit", &e)) return 3;
+	int p[2];
+	if (pipe(p) < 0) return 3;
+	pp_stream_v1 *s = pp_stream_manager_v1_create_stream(conn.stream_manager, p[0]);
+	close(p[0]);
+	wl_buffer *b = pp_stream_v1_create_buffer(s, 16, 16, xrgb);
+	pp_stream_v1_write(s, b, 0, 0, 16, 16, 1024);
+	CommitWaiter held;
+	wl_surface_attach(w.surface, b, 0, 0);
+	wl_surface_damage_buffer(w.surface, 0, 0, 16, 16);
+	held.arm(&conn, w.surface);
+	wl_surface_commit(w.surface);
+	pp_stream_v1_destroy(s);
+	if (!conn.roundtrip()) return report();
+	printf("%s\n", held.done ? "applied before its bytes" : "held");
+	auto px = xrgb_frame(16, 16, 5);
+	send_bytes(p[1], px.data(), std::min(sent, px.size()));
+	close(p[1]);
+	printf("held commit %s\n", held.wait(&conn, 10000) && held.presented ? "presented" : "not presented");
+	ShmPool pool;
+	if (!pool.create(&conn, 32 * 32 * 4, &e)) return 3;
+	auto next = xrgb_frame(32, 32, 7);
+	memcpy(pool.data, next.data(), next.size());
+	wl_buffer *b2 = wl_shm_pool_create_buffer(pool.pool, 0, 32, 32, 128, WL_SHM_FORMAT_XRGB8888);
+	printf("next %s\n", show(w, b2, 32, 32) ? "presented" : "not presented");
+	report();
+	hold();
+	return 0;
 }
 
 } // namespace pixelport::stream_client

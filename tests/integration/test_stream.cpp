@@ -197,6 +197,31 @@ TEST(StreamHeld, AStalledClientHoldsOnlyItsOwnSurface) {
 	EXPECT_EQ(fx.stop(), 0);
 }
 
+// A stream destroyed while a commit waits for its bytes, then its data fd closed with none or
+// some of them sent: the bytes will never come, so the commit waits no more (it applies with what
+// arrived, as a wl_shm buffer shows what its pool holds) and the surface goes on.
+TEST(StreamHeld, ACommitWaitingOnADestroyedStreamAppliesOnceItsFdCloses) {
+	for (const char *sent : {"0", "512"}) {
+		SCOPED_TRACE(std::string("bytes sent before the close: ") + sent);
+		CompositorFixture fx;
+		ASSERT_TRUE(fx.start());
+		Process client;
+		ASSERT_TRUE(client.start({build_path("PIXELPORT_STREAM_CLIENT"), "orphan-behind-held-commit", sent},
+			fx.client_env()));
+		std::vector<std::string> lines;
+		std::string line;
+		while (line != "holding" && client.read_line(&line, 20000)) lines.push_back(line);
+		EXPECT_EQ(lines, (std::vector<std::string>{"held", "held commit presented", "next presented", "ok", "holding"}))
+			<< client.err();
+		Image shot;
+		ASSERT_TRUE(fx.screenshot(&shot));
+		EXPECT_EQ(mismatches(shot, "XRGB8888", 32, 32, 7), 0);
+		client.terminate();
+		expect_compositor_serves_others(fx);
+		EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
+	}
+}
+
 TEST(StreamHeld, CommitsApplyInOrderOnceTheBytesArrive) {
 	CompositorFixture fx;
 	ASSERT_TRUE(fx.start());
