@@ -206,12 +206,13 @@ TEST(StreamHeld, ACommitWaitingOnADestroyedStreamAppliesOnceItsFdCloses) {
 		CompositorFixture fx;
 		ASSERT_TRUE(fx.start());
 		Process client;
-		ASSERT_TRUE(client.start({build_path("PIXELPORT_STREAM_CLIENT"), "orphan-behind-held-commit", sent},
-			fx.client_env()));
+		ASSERT_TRUE(client.start(
+			{build_path("PIXELPORT_STREAM_CLIENT"), "orphan-behind-held-commit", sent}, fx.client_env()));
 		std::vector<std::string> lines;
 		std::string line;
 		while (line != "holding" && client.read_line(&line, 20000)) lines.push_back(line);
-		EXPECT_EQ(lines, (std::vector<std::string>{"held", "held commit presented", "next presented", "ok", "holding"}))
+		EXPECT_EQ(lines,
+			(std::vector<std::string>{"held", "held commit presented", "next presented", "ok", "holding"}))
 			<< client.err();
 		Image shot;
 		ASSERT_TRUE(fx.screenshot(&shot));
