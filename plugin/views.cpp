@@ -46,9 +46,8 @@ void Conversions::Impl::bind(SurfaceState *s, ConvertedView *view) {
 		// if nothing follows (a lock not the plugin's kept that one back) does it show, then
 		// completed as a commit let go is.
 		if (c.pending() != nullptr) flush(s, nullptr);
-		if (!owner->lazy() && !shows_last(s, view) && !wlr_compat::another_state_applies_next(s->surface) &&
-			complete_now(s, view)) {
-			return;
+		if (!owner->lazy() && !wlr_compat::another_state_applies_next(s->surface) && complete_now(s, view)) {
+			return; // never by a worker: the last image, even of its size, would stay in its place
 		}
 		c.invalidate();
 		return;
@@ -239,7 +238,10 @@ bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, u
 		const bool shows = applying
 			? !conversions->lazy() && !wlr_compat::another_state_applies_next(s->surface)
 			: shown_view(s->surface) == view;
-		if (!impl->shows_last(s, view) && shows && impl->complete_now(s, view)) {
+		// A superseded commit that shows is never converted by a worker: the last image would
+		// stay on screen in its place.
+		const bool last = impl->shows_last(s, view) && view->state != CommitState::Superseded;
+		if (!last && shows && impl->complete_now(s, view)) {
 			image = view->image.get();
 		} else if (impl->shows_last(s, view)) {
 			image = c.image().get();
