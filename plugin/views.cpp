@@ -240,10 +240,10 @@ bool view_begin_data_ptr_access(wlr_buffer *base, uint32_t flags, void **data, u
 			: shown_view(s->surface) == view;
 		// A superseded commit that shows is never converted by a worker: the last image would
 		// stay on screen in its place.
-		const bool last = impl->shows_last(s, view) && view->state != CommitState::Superseded;
-		if (!last && shows && impl->complete_now(s, view)) {
+		const bool has_last = impl->shows_last(s, view);
+		if (!(has_last && view->state != CommitState::Superseded) && shows && impl->complete_now(s, view)) {
 			image = view->image.get();
-		} else if (impl->shows_last(s, view)) {
+		} else if (has_last) {
 			image = c.image().get();
 		} else {
 			image = c.blank(base->width, base->height).get();

@@ -41,8 +41,10 @@ void send_bytes(int fd, const uint8_t *p, size_t n);
 struct HeldCommit {
 	ShmPool pool;
 	int pipe_write = -1;
+	pp_stream_v1 *stream = nullptr; // the stream commit's
 
-	bool commit(wl_surface *surface, const char *kind, std::string *error) {
+	/** `waiter`, when given, is armed for the held commit (its frame and presentation). */
+	bool commit(wl_surface *surface, const char *kind, std::string *error, CommitWaiter *waiter = nullptr) {
 		const int32_t lw = 1280, lh = 1024;
 		if (!pool.create(&conn, 1024 + static_cast<size_t>(lw) * lh * 3 / 2, error)) return false;
 		wl_buffer *held;
@@ -53,14 +55,15 @@ struct HeldCommit {
 		} else {
 			int p[2];
 			if (pipe(p) < 0) return false;
-			pp_stream_v1 *s = pp_stream_manager_v1_create_stream(conn.stream_manager, p[0]);
+			stream = pp_stream_manager_v1_create_stream(conn.stream_manager, p[0]);
 			close(p[0]);
 			pipe_write = p[1];
-			held = pp_stream_v1_create_buffer(s, 16, 16, DRM_FORMAT_XRGB8888);
-			pp_stream_v1_write(s, held, 0, 0, 16, 16, 1024); // no byte sent yet
+			held = pp_stream_v1_create_buffer(stream, 16, 16, DRM_FORMAT_XRGB8888);
+			pp_stream_v1_write(stream, held, 0, 0, 16, 16, 1024); // no byte sent yet
 		}
 		wl_surface_attach(surface, held, 0, 0);
 		wl_surface_damage_buffer(surface, 0, 0, INT32_MAX, INT32_MAX);
+		if (waiter != nullptr) waiter->arm(&conn, surface);
 		wl_surface_commit(surface);
 		return true;
 	}
