@@ -523,8 +523,9 @@ void Conversions::Impl::redraw(SurfaceState *s, ConvertedView *current) {
 // their conversion ended (they show what the surface showed before) are held until the surface
 // shows the image of its newest applied commit, or until nothing more will come of it, and then
 // done at once (the redraw is queued by then); a client that waits for its frames then commits
-// at the rate its frames convert. At most kMaxHeldFrames are held: a client that does not wait
-// for them gets them done then.
+// at the rate its frames convert. At most kMaxHeldFrames are held: beyond, the oldest are done
+// (a client that makes that many commits without waiting waits for none of those), and those of
+// the newest commits still wait for their pixels.
 void Conversions::Impl::settle_frames(SurfaceState *s, bool redrawn) {
 	wlr_surface *surface = s->surface;
 	SurfaceConversion &c = s->conversion;
@@ -532,7 +533,10 @@ void Conversions::Impl::settle_frames(SurfaceState *s, bool redrawn) {
 	if (current != nullptr &&
 		(current->state == CommitState::Waiting || current->state == CommitState::Converting)) {
 		c.hold_frames(&surface->current.frame_callback_list);
-		if (c.held_frames() <= kMaxHeldFrames) return;
+		if (c.held_frames() > kMaxHeldFrames) {
+			c.send_frames_done(static_cast<uint32_t>(monotonic_ns() / 1000000), kMaxHeldFrames);
+		}
+		return;
 	} else if (c.held_frames() == 0) {
 		return;
 	} else if (!redrawn) {

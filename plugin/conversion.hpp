@@ -212,9 +212,12 @@ public:
 	void hold_frames(wl_list *current);
 	/** Puts the held frame callbacks back at the front of `current`; false when none were held. */
 	bool release_frames(wl_list *current);
-	/** Sends the held frame callbacks' done event (time in ms, CLOCK_MONOTONIC) and destroys them. */
-	void send_frames_done(uint32_t time_ms);
-	/** Frame callbacks moved into hold_frames() since the last release (some may be gone since). */
+	/**
+	 * Sends the held frame callbacks' done event (time in ms, CLOCK_MONOTONIC) and destroys them,
+	 * oldest first, all but the newest `keep`.
+	 */
+	void send_frames_done(uint32_t time_ms, size_t keep = 0);
+	/** Frame callbacks held (moved into hold_frames(), less those sent; a few may be gone since). */
 	size_t held_frames() const { return held_frame_count_; }
 
 private:

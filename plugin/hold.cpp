@@ -126,14 +126,30 @@ bool HoldLedger::waits_for(const SurfaceState *s, uint64_t commit, HoldReason re
 }
 
 bool HoldLedger::successors_only_between(const SurfaceState *s, uint64_t after, uint64_t before) const {
-	if (before <= after + 1) return true;
-	uint64_t found = 0;
+	// A commit between that nobody holds is cached behind a held one (or behind a lock not the
+	// plugin's) and applies with the run it follows: it waits for nothing of ours.
 	for (const HeldCommit &h : s->holds.held_) {
 		if (h.commit <= after || h.commit >= before) continue;
 		if (h.let_go || !successor_only(h)) return false;
-		found++;
 	}
-	return found == before - after - 1;
+	return true;
+}
+
+bool HoldLedger::release_successors(SurfaceState *s, uint64_t through, Release when) {
+	bool changed = false;
+	for (HeldCommit &h : s->holds.held_) {
+		if (h.commit > through) break;
+		if (!successor_only(h)) continue;
+		h.reasons[static_cast<size_t>(HoldReason::Successor)] = 0;
+		changed = true;
+	}
+	if (!changed) return false;
+	if (when == Release::Now) {
+		drain(s);
+	} else {
+		schedule(s, false);
+	}
+	return true;
 }
 
 void HoldLedger::client_commit(SurfaceState *s) {

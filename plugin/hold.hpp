@@ -191,11 +191,18 @@ public:
 	bool applying_hidden(const SurfaceState *s) const;
 	bool waits_for(const SurfaceState *s, uint64_t commit, HoldReason reason) const;
 	/**
-	 * Every commit numbered after `after` and before `before` is held and waits for nothing but
-	 * a successor: released with `before`, they apply with it, and nothing shows them (true
-	 * when there is none).
+	 * Nothing numbered after `after` and before `before` waits for anything but a successor:
+	 * each held one waits only for its successor, and those nobody holds are cached behind
+	 * them (true when there is none). Released with `before`, they all apply with it.
 	 */
 	bool successors_only_between(const SurfaceState *s, uint64_t after, uint64_t before) const;
+	/**
+	 * The held commits numbered up to `through` that wait only for a successor wait no more:
+	 * they apply (when `when` says) without it, with the commits nobody holds behind them. For
+	 * a commit that must apply before its successor may be decided (a fifo barrier it sets).
+	 * Returns whether any did.
+	 */
+	bool release_successors(SurfaceState *s, uint64_t through, Release when);
 	/** Held commits of every surface. */
 	size_t total() const { return total_; }
 

@@ -103,13 +103,17 @@ void SurfaceConversion::hold_frames(wl_list *current) {
 	wl_list_init(current);
 }
 
-void SurfaceConversion::send_frames_done(uint32_t time_ms) {
-	held_frame_count_ = 0;
+void SurfaceConversion::send_frames_done(uint32_t time_ms, size_t keep) {
+	// Oldest first: hold_frames() appends.
+	auto n = static_cast<size_t>(wl_list_length(&held_frames_));
 	wl_resource *resource, *tmp;
 	wl_resource_for_each_safe(resource, tmp, &held_frames_) {
+		if (n <= keep) break;
 		wl_callback_send_done(resource, time_ms);
 		wl_resource_destroy(resource); // its destroy unlinks it
+		n--;
 	}
+	held_frame_count_ = n;
 }
 
 bool SurfaceConversion::release_frames(wl_list *current) {

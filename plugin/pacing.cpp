@@ -128,6 +128,7 @@ void Pacing::client_commit(SurfaceState *s) {
 	SurfacePacing *p = s->pacing.get();
 	if (p == nullptr) return;
 	const PacingRequest &request = p->pending_request;
+	if (request.set_barrier) p->sets.push_back(s->commits);
 	// A synchronized subsurface's state applies with its parent's: its wait_barrier is ignored
 	// (the protocol says so), and so is its target (its parent's commit, and its target, decide
 	// when both apply; held here, it would wait for an apply that waits for it).
@@ -193,7 +194,23 @@ void Pacing::decide(SurfaceState *s, bool now) {
 		}
 		if (p->waiting.empty()) break;
 		SurfacePacing::Waiting &w = p->waiting.front();
-		// Its turn: every older commit applied, or superseded and waiting to apply with it.
+		// An older commit that sets a barrier applies first, and this one waits for that
+		// barrier: decided once it applied. Superseded commits up to it may wait for their
+		// successor, perhaps this very one: they go without it, and it waits for its frame.
+		uint64_t sets_before = 0;
+		for (uint64_t c : p->sets) {
+			if (c > s->applied_commit() && c < w.commit) sets_before = c;
+		}
+		if (sets_before != 0) {
+			const Release when = now ? Release::Now : Release::Idle;
+			if (plugin_->holds->successors_only_between(s, s->applied_commit(), sets_before + 1) &&
+				plugin_->holds->release_successors(s, sets_before, when) && now) {
+				if (ref.get() == nullptr) return; // never: no apply destroys its surface
+				continue; // applied: what it set is decided on (decide_again, from applied())
+			}
+			break;
+		}
+		// Its turn: every older commit applied, or waiting only to apply with it.
 		if (!plugin_->holds->successors_only_between(s, s->applied_commit(), w.commit)) break;
 		const uint64_t t = monotonic_ns();
 		if (w.turn_ns == 0) w.turn_ns = t;
@@ -236,6 +253,7 @@ void Pacing::applied(SurfaceState *s) {
 		r->fifo = static_cast<uint8_t>((request.set_barrier ? timing::kFifoSetBarrier : 0) |
 			(request.wait_barrier ? timing::kFifoWaitBarrier : 0));
 	}
+	while (!p->sets.empty() && p->sets.front() <= commit) p->sets.pop_front();
 	if (request.set_barrier) set_barrier(p);
 	decide(s, false);
 }
@@ -269,6 +287,7 @@ void Pacing::surface_destroyed(SurfaceState *s) {
 	clear_barrier(p);
 	drop_deadline(p, true);
 	p->waiting.clear();
+	p->sets.clear();
 	// Its protocol objects stay (inert: their requests post surface_destroyed).
 	if (p->fifo != nullptr) wl_resource_set_user_data(p->fifo, nullptr);
 	if (p->timer != nullptr) wl_resource_set_user_data(p->timer, nullptr);

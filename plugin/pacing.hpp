@@ -76,6 +76,8 @@ struct SurfacePacing {
 		uint64_t turn_ns = 0;
 	};
 	std::deque<Waiting> waiting;
+	/** Commits carrying set_barrier that have not applied yet, in commit order. */
+	std::deque<uint64_t> sets;
 
 	/** The fifo barrier: set by an applied set_barrier, latched by an output frame. */
 	bool barrier = false;

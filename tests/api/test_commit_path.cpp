@@ -736,6 +736,43 @@ TEST(CommitPath, ACommitLetGoInItsShownSizeShowsTheLastImageAndIsRedrawnWhenItsJ
 // kMaxCommitsBehind its held commits apply before their conversion ends, and the frame
 // callbacks held for them stay few (64); the rest go out as they would without the plugin, and
 // all once the image shows.
+// A superseded commit that applies without the commit that replaced it (a synchronized
+// subsurface's lock, which is wlroots', keeps that one back) shows its own pixels, completed on
+// the main thread, even where the last complete image has its size and would fit in its place.
+TEST(CommitPath, ASupersededCommitThatAppliesAloneShowsItsOwnPixels) {
+	PathHost host(1);
+	ASSERT_NE(host.pp, nullptr);
+	wl_surface *parent = host.own(wl_compositor_create_surface(host.registry.compositor));
+	wl_surface *surface = host.own(wl_compositor_create_surface(host.registry.compositor));
+	host.own(wl_subcompositor_get_subsurface(host.registry.subcompositor, surface, parent)); // synchronized
+	wl_surface_commit(parent);
+	host.sync();
+	wlr_surface *ws = host.server_surface(surface);
+	ASSERT_NE(ws, nullptr);
+	Buffer *first = host.buffer(1920, 1080), *replaced = host.buffer(1920, 1080), *last = host.buffer(1920, 1080);
+	paint(first, 0x112233);
+	paint(replaced, 0x445566);
+	paint(last, 0x778899);
+	// The first converts on the worker, the second waits behind it; the parent's commit takes
+	// wlroots' lock off them, and the third, locked by wlroots until the parent's next commit,
+	// replaces the second.
+	commit(surface, first);
+	commit(surface, replaced);
+	wl_surface_commit(parent);
+	commit(surface, last);
+	for (int i = 0; i < 4000 && host.stats().converted_uploads < 2; i++) host.pump(5);
+	host.sync();
+	ASSERT_EQ(host.stats().converted_uploads, 2u);
+	// The second applied alone: its own pixels, not the first's.
+	Shown now = read_shown(ws);
+	EXPECT_TRUE(now.any && now.uniform && now.rgb == 0x445566) << std::hex << now.rgb;
+	EXPECT_EQ(host.stats().main_thread_completions, 1u);
+	wl_surface_commit(parent);
+	host.sync();
+	now = read_shown(ws);
+	EXPECT_TRUE(now.any && now.uniform && now.rgb == 0x778899) << std::hex << now.rgb;
+}
+
 TEST(CommitPath, FrameCallbacksHeldForLateCommitsStayFew) {
 	PathHost host(1);
 	ASSERT_NE(host.pp, nullptr);
@@ -752,21 +789,24 @@ TEST(CommitPath, FrameCallbacksHeldForLateCommitsStayFew) {
 	paint(b, 0x336699);
 	commit(surface, b);
 	constexpr int kFrames = 100;
-	int frames_done = 0;
+	int frames_done = 0, newest_done = 0;
 	for (int i = 0; i < kFrames; i++) {
-		frame_counted(host, surface, &frames_done);
+		frame_counted(host, surface, i == kFrames - 1 ? &newest_done : &frames_done);
 		wl_surface_commit(surface);
 	}
 	host.sync();
 	if (host.stats().converted_uploads == 1) {
-		// 64 held, then the 65th apply has those and its own done; the last 35 held again.
-		EXPECT_EQ(frames_done, 65);
+		// 64 held; from then on each apply sends the oldest one done: those of the newest 64
+		// commits (the last one's among them) wait for the image their commit shows.
+		EXPECT_EQ(frames_done, kFrames - 64);
+		EXPECT_EQ(newest_done, 0);
 		EXPECT_EQ(wl_list_length(&ws->current.frame_callback_list), 0);
 		EXPECT_EQ(read_shown(ws).rgb, 0x112233u); // the last complete image, meanwhile
 	}
 	for (int i = 0; i < 4000 && host.stats().converted_uploads == 1; i++) host.pump(5);
 	host.sync();
-	EXPECT_EQ(frames_done, kFrames);
+	EXPECT_EQ(frames_done, kFrames - 1);
+	EXPECT_EQ(newest_done, 1);
 	const Shown now = read_shown(ws);
 	EXPECT_TRUE(now.any && now.uniform && now.rgb == 0x336699) << std::hex << now.rgb;
 	EXPECT_EQ(host.stats().main_thread_completions, 0u);

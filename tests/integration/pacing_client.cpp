@@ -11,6 +11,12 @@
 //   fifo-held [nofifo]
 //       a 1920x1080 NV12 frame (converted on a worker, its commit held) with set_barrier, then
 //       at once a 64x48 NV12 frame with wait_barrier: both lines as in fifo
+//   fifo-behind plain|set
+//       a 1920x1080 NV12 frame with set_barrier (converted on a worker, its commit held), then at
+//       once a 64x48 frame (it waits behind that conversion), a commit without a buffer (with
+//       set, it sets the barrier), and a 64x48 frame with set_barrier + wait_barrier, which
+//       replaces the waiting one: "frame I ..." for the large one, the replaced one and the last
+//       (the commit between lies in the ledger between a replaced commit and a fifo wait)
 //   sync-subsurface K
 //       a synchronized subsurface commits K frames, each with set_barrier + wait_barrier, then
 //       its parent commits: "child I ..." and "parent presented NS"
@@ -258,6 +264,41 @@ int mode_fifo_held(const ModeArgs &args) {
 	bool all = wait_all(shown, 10000);
 	for (size_t i = 0; i < shown.size(); i++) print_shown("frame", i, shown[i]);
 	printf("%s\n", all ? "done" : "timeout");
+	return 0;
+}
+
+int mode_fifo_behind(const ModeArgs &args) {
+	const bool set_between = args.is(0, "set");
+	if (!need(true, false) || !conn.has_shm_format(DRM_FORMAT_NV12)) return 3;
+	Window window;
+	std::string error;
+	if (!window.create(&conn, "pacing fifo-behind", &error)) return fail(error);
+	wp_fifo_v1 *f = wp_fifo_manager_v1_get_fifo(conn.fifo_manager, window.surface);
+	// Three buffers busy at once: the large one's, and two small ones (a writer has two).
+	SurfaceWriter big(&conn, window.surface, TransportChoice::ShmReused);
+	SurfaceWriter writer(&conn, window.surface, TransportChoice::ShmReused);
+	Frame small = frame(DRM_FORMAT_NV12, 64, 48, 1), large = frame(DRM_FORMAT_NV12, 1920, 1080, 2),
+	      replaced = frame(DRM_FORMAT_NV12, 64, 48, 3), last = frame(DRM_FORMAT_NV12, 64, 48, 4);
+	std::deque<Shown> first(1);
+	watch(window.surface, &first[0]);
+	if (!writer.put(small.pixels, nullptr, &error) || !wait_all(first, 10000)) return fail("first frame");
+	if (!writer.wait_shm_released(10000)) return fail("the first frame's buffer was not released");
+	std::deque<Shown> shown(3);
+	wp_fifo_v1_set_barrier(f);
+	watch(window.surface, &shown[0]);
+	if (!big.put(large.pixels, nullptr, &error)) return fail(error);
+	watch(window.surface, &shown[1]);
+	if (!writer.put(replaced.pixels, nullptr, &error)) return fail(error);
+	if (set_between) wp_fifo_v1_set_barrier(f);
+	wl_surface_commit(window.surface);
+	wp_fifo_v1_set_barrier(f);
+	wp_fifo_v1_wait_barrier(f);
+	watch(window.surface, &shown[2]);
+	if (!writer.put(last.pixels, nullptr, &error)) return fail(error);
+	bool all = wait_all(shown, 10000);
+	for (size_t i = 0; i < shown.size(); i++) print_shown("frame", i, shown[i]);
+	printf("%s\n", all ? "done" : "timeout");
+	wp_fifo_v1_destroy(f);
 	return 0;
 }
 
@@ -520,6 +561,7 @@ int mode_error_timer_surface_destroyed(const ModeArgs &) {
 const ModeTable kModes = {
 	{"fifo", mode_fifo},
 	{"fifo-held", mode_fifo_held},
+	{"fifo-behind", mode_fifo_behind},
 	{"sync-subsurface", mode_sync_subsurface},
 	{"hidden", mode_hidden},
 	{"timed", mode_timed},

@@ -85,6 +85,26 @@ TEST_F(Pacing, AWaitArrivingWhileTheBarrierCommitConvertsWaitsForItsFrame) {
 	}
 }
 
+// A commit that nobody holds, between a replaced commit (it waits to apply with its successor)
+// and the commit that replaced it and waits for the barrier: the three apply together once the
+// barrier's frame came, none waits for another forever. When that commit sets the barrier
+// itself, it applies first (the replaced one with it) and the waiting one waits for its frame.
+TEST_F(Pacing, ACommitBetweenAReplacedOneAndAWaitingOneStallsNothing) {
+	for (const char *between : {"plain", "set"}) {
+		const std::string out = run({"fifo-behind", between});
+		std::vector<PacedFrame> frames = parse_paced(out);
+		ASSERT_EQ(frames.size(), 3u) << between << ": " << out;
+		EXPECT_NE(out.find("done"), std::string::npos) << between << ": " << out;
+		ASSERT_TRUE(frames[2].presented) << between << ": " << out;
+		if (frames[0].presented) {
+			// A later refresh than the barrier's frame: never merged into it.
+			EXPECT_GE(frames[2].ns, frames[0].ns + kRefreshNs / 2) << between << ": " << out;
+		}
+	}
+	EXPECT_EQ(fx_.stop(), 0) << fx_.compositor().err();
+	EXPECT_EQ(stat(fx_.compositor().out(), "barrier_timeouts"), 0u) << fx_.compositor().out();
+}
+
 // A synchronized subsurface's wait_barrier is ignored: its cached commits apply with its
 // parent's, all at once, as without the protocol.
 TEST_F(Pacing, ASynchronizedSubsurfacesBarrierIsIgnored) {
