@@ -164,9 +164,11 @@ void Pacing::client_commit(SurfaceState *s) {
 
 bool Pacing::target_ready(SurfaceState *s, uint64_t target_ns, uint64_t now) const {
 	// Released now, it is latched by the next frame and presented no sooner than that frame's
-	// least delay after now; a surface on no output applies at its target.
+	// least delay after now. A surface on no output is not being updated: nothing presents it
+	// early, and held, it would pace its client a target at a time for frames nobody sees (Mesa
+	// sets each FIFO frame's target a refresh after the last one's): it applies at once.
 	const int64_t delay = least_delay(s);
-	return now + static_cast<uint64_t>(std::max<int64_t>(delay, 0)) >= target_ns;
+	return delay < 0 || now + static_cast<uint64_t>(delay) >= target_ns;
 }
 
 void Pacing::wake_for_target(SurfacePacing *p, uint64_t target_ns) {
