@@ -8,9 +8,8 @@ check-installed runs it in the Debian 13 leg; Mesa 25 speaks wp_fifo_v1 and wp_c
 1. vkcube shown: its frames are presented at the output's refresh (the median interval between
    presentations within 20% of it, none more than twice it apart), and the timing log has its
    commits with set_barrier + wait_barrier and with commit-timing targets.
-2. vkcube moved to the scratchpad (hidden: on no output): it still runs at its own pace, its
-   frames done long before a refresh each would take (no stall: the barrier of a hidden surface
-   is ignored).
+2. vkcube moved to the scratchpad (hidden): it runs on, a refresh a frame at most, where
+   without the module Mesa's FIFO present waits for frame callbacks that never come.
 Prints one line per check; exit status 0 when every check passed, 1 otherwise, 77 when vkcube,
 lavapipe or sway is missing.
 """
@@ -100,10 +99,15 @@ try:
         p.kill()
         status = "stalled (killed after 120 s)"
     hidden_s = time.monotonic() - t0
-    # 4 x frames a refresh each would take 4 x the shown run; hidden, it runs at lavapipe's pace.
-    check(status == 0 and hidden_s < 4 * frames * REFRESH_NS / 1e9 / 2,
+    # Never stuck: stock sway sends a hidden window no frame callback, and Mesa's FIFO present
+    # waits for them (the same run without the module: killed after 60 s). With the module it
+    # runs on, a refresh a frame at most: sway 1.10's scratchpad keeps the surface on its output
+    # (wlroots 0.18's scene sends no leave for a disabled node), so its barrier and its targets
+    # still pace it; a scene that takes it off the output lets it run at lavapipe's pace.
+    paced_s = 4 * frames * REFRESH_NS / 1e9
+    check(status == 0 and hidden_s < 1.5 * paced_s,
           f"hidden vkcube, {4 * frames} frames: exit {status} in {hidden_s:.1f} s "
-          f"(a refresh each: {4 * frames * REFRESH_NS / 1e9:.1f} s)")
+          f"(a refresh each: {paced_s:.1f} s; stuck would be 120 s)")
 finally:
     os.killpg(sway.pid, signal.SIGTERM)
     try:
