@@ -844,7 +844,8 @@ TEST(CommitPath, ASmallSurfaceIsNotQueuedBehindItsOwnClientsLargeFrame) {
 	EXPECT_TRUE(small_shown);
 	// Only the small frame was done when it showed: the large one's 256 bands were still going.
 	EXPECT_EQ(converted_then, 1u);
-	for (int i = 0; i < 1000 && host.stats().converted_uploads < 2; i++) host.pump(5);
+	// Then the large one (64 Mi pixels: a minute at most under ThreadSanitizer on 2 cores).
+	for (int i = 0; i < 12000 && host.stats().converted_uploads < 2; i++) host.pump(5);
 	EXPECT_EQ(host.stats().converted_uploads, 2u);
 }
 
