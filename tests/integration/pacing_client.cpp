@@ -146,6 +146,14 @@ void print_shown(const char *what, size_t i, const Shown &s) {
 	}
 }
 
+// Waits (10 s at most) for what wp_presentation says of each frame, then prints a line for each
+// and "done" (or "timeout").
+void report_frames(const std::deque<Shown> &shown) {
+	const bool all = wait_all(shown, 10000);
+	for (size_t i = 0; i < shown.size(); i++) print_shown("frame", i, shown[i]);
+	printf("%s\n", all ? "done" : "timeout");
+}
+
 bool need(bool fifo, bool timing) {
 	if ((fifo && conn.fifo_manager == nullptr) || (timing && conn.commit_timing == nullptr) ||
 		conn.presentation == nullptr) {
@@ -229,9 +237,7 @@ int mode_fifo(const ModeArgs &args) {
 				return fail("dispatch");
 		}
 	}
-	bool all = wait_all(shown, 10000);
-	for (size_t i = 0; i < shown.size(); i++) print_shown("frame", i, shown[i]);
-	printf("%s\n", all ? "done" : "timeout");
+	report_frames(shown);
 	if (f != nullptr) wp_fifo_v1_destroy(f);
 	return 0;
 }
@@ -261,9 +267,7 @@ int mode_fifo_held(const ModeArgs &args) {
 	}
 	watch(window.surface, &shown[1]);
 	if (!writer.put(small2.pixels, nullptr, &error)) return fail(error);
-	bool all = wait_all(shown, 10000);
-	for (size_t i = 0; i < shown.size(); i++) print_shown("frame", i, shown[i]);
-	printf("%s\n", all ? "done" : "timeout");
+	report_frames(shown);
 	return 0;
 }
 
@@ -295,9 +299,7 @@ int mode_fifo_behind(const ModeArgs &args) {
 	wp_fifo_v1_wait_barrier(f);
 	watch(window.surface, &shown[2]);
 	if (!writer.put(last.pixels, nullptr, &error)) return fail(error);
-	bool all = wait_all(shown, 10000);
-	for (size_t i = 0; i < shown.size(); i++) print_shown("frame", i, shown[i]);
-	printf("%s\n", all ? "done" : "timeout");
+	report_frames(shown);
 	wp_fifo_v1_destroy(f);
 	return 0;
 }
