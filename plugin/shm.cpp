@@ -22,14 +22,14 @@ namespace pixelport {
 
 namespace {
 
-// One mmap of a pool's file. A resize makes a new one and the file keeps only that one;
-// an older one lives on only while a buffer that gave its pointer to a reader still pins it.
+// One mmap of a pool's file, made at the first read after the pool was made or resized (a
+// storm of resizes maps nothing). The file keeps only its newest one; an older one lives on only
+// while a buffer that gave its pointer to a reader still pins it.
 struct Mapping {
 	uint8_t *data = nullptr;
 	size_t size = 0;
 	SigbusGuard guard;
 	bool guarded = false;
-	bool writable = false;
 	bool fault_logged = false;
 	bool committed = false; // a buffer of this mapping was committed (timing: pool reused)
 	AccountSlot slot; // the client's ShmMapping count
@@ -44,35 +44,51 @@ struct Mapping {
 struct PoolFile {
 	int fd = -1;
 	bool sealed_shrink = false; // F_SEAL_SHRINK: the file cannot shrink, no SIGBUS possible
-	/** The newest mapping, as large as the pool: what buffers read unless they pin another. */
+	// Mapped read-write while the fd allows it: screencopy clients (grim) let the compositor
+	// render into their wl_shm buffers.
+	bool writable = true;
+	size_t size = 0; // the pool's size in bytes, as the client last set it
+	/** The newest mapping, `size` bytes, or null until the next read maps it. */
 	std::shared_ptr<Mapping> current;
+	/** The ShmMapping slot the next mapping takes while `current` is null. */
+	AccountSlot next_slot;
 	~PoolFile() { close_later(fd); } // the last close of a memfd frees its pages
 };
 
-// Maps `size` bytes of `file`, counted by `slot`. Null when mmap fails.
-std::shared_ptr<Mapping> map_file(const PoolFile &file, size_t size, AccountSlot slot) {
-	// Writable when the fd allows it: screencopy clients (grim) let the compositor render
-	// into their wl_shm buffers.
-	bool writable = true;
-	void *data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd, 0);
+// Maps the pool's `size` bytes of `file`, counted by `slot`, read-only from the first time
+// the fd refuses writing (a read-only fd, a write seal). Null when mmap fails.
+std::shared_ptr<Mapping> map_file(PoolFile &file, AccountSlot slot) {
+	void *data = MAP_FAILED;
+	if (file.writable) data = mmap(nullptr, file.size, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd, 0);
 	if (data == MAP_FAILED) {
-		writable = false;
-		data = mmap(nullptr, size, PROT_READ, MAP_SHARED, file.fd, 0);
+		data = mmap(nullptr, file.size, PROT_READ, MAP_SHARED, file.fd, 0);
+		if (data != MAP_FAILED) file.writable = false;
 	}
 	if (data == MAP_FAILED) {
 		return nullptr;
 	}
 	auto mapping = std::make_shared<Mapping>();
 	mapping->data = static_cast<uint8_t *>(data);
-	mapping->size = size;
-	mapping->writable = writable;
+	mapping->size = file.size;
 	mapping->slot = std::move(slot);
 	if (!file.sealed_shrink) {
 		mapping->guard.addr = data;
-		mapping->guard.size = size;
+		mapping->guard.size = file.size;
 		mapping->guarded = sigbus_guard_add(&mapping->guard);
 	}
 	return mapping;
+}
+
+// The pool's newest mapping, made now if a resize dropped it; null when mmap fails.
+Mapping *current_mapping(PoolFile &file) {
+	if (file.current == nullptr) {
+		file.current = map_file(file, std::move(file.next_slot));
+		if (file.current == nullptr) {
+			wlr_log(WLR_ERROR, "pixelport: cannot map a wl_shm pool of %zu bytes; its buffers show nothing",
+				file.size);
+		}
+	}
+	return file.current.get();
 }
 
 struct ShmPool {
@@ -96,10 +112,11 @@ public:
 
 	// The mapping this buffer reads: pinned from the first read until nobody locks the buffer
 	// (a renderer may keep the pointer it was given until then), else the pool's newest. So a
-	// pool resized many times keeps one mapping, plus those its locked buffers read.
-	Mapping &mapping() {
-		if (pinned_ == nullptr) pinned_ = file->current;
-		return *pinned_;
+	// pool resized many times keeps one mapping, plus those its locked buffers read. Null when
+	// the pool cannot be mapped.
+	Mapping *mapping() {
+		if (pinned_ == nullptr && current_mapping(*file) != nullptr) pinned_ = file->current;
+		return pinned_.get();
 	}
 
 	void unlocked() override { pinned_.reset(); }
@@ -118,7 +135,9 @@ public:
 	bool source(core::SrcImage *out) override {
 		after_read(); // faults from the renderer's own reads, since the last call
 		const core::FormatInfo *info = core::format_info(stored_format);
-		uint8_t *base = mapping().data + static_cast<uint64_t>(offset);
+		Mapping *m = mapping();
+		if (m == nullptr) return false;
+		uint8_t *base = m->data + static_cast<uint64_t>(offset);
 		out->fourcc = stored_format;
 		out->width = width();
 		out->height = height();
@@ -130,16 +149,14 @@ public:
 		return true;
 	}
 
-	bool writable() const override {
-		const Mapping *m = pinned_ != nullptr ? pinned_.get() : file->current.get();
-		return m->writable;
-	}
+	bool writable() const override { return file->writable; }
 
 	void describe(timing::CommitSample *record) override {
-		Mapping &m = mapping();
+		Mapping *m = mapping();
 		record->format = stored_format;
-		record->transport = m.committed ? timing::Transport::ShmReused : timing::Transport::ShmNewPool;
-		m.committed = true;
+		record->transport =
+			m != nullptr && m->committed ? timing::Transport::ShmReused : timing::Transport::ShmNewPool;
+		if (m != nullptr) m->committed = true;
 		record->bytes = layout.size;
 	}
 
@@ -197,7 +214,7 @@ void pool_create_buffer(wl_client *client, wl_resource *resource, uint32_t id, i
 		return;
 	}
 	const uint64_t end = static_cast<uint64_t>(offset) + layout.size;
-	const size_t pool_size = pool->file->current->size;
+	const size_t pool_size = pool->file->size;
 	if (end > pool_size) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE,
 			"buffer (offset %d, stride %d, height %d) ends at byte %llu, beyond the pool's %zu", offset,
@@ -237,7 +254,8 @@ void pool_destroy(wl_client *, wl_resource *resource) { wl_resource_destroy(reso
 
 void pool_resize(wl_client *client, wl_resource *resource, int32_t size) {
 	ShmPool *pool = pool_from_resource(resource);
-	const size_t old_size = pool->file->current->size;
+	PoolFile &file = *pool->file;
+	const size_t old_size = file.size;
 	if (size <= 0 || static_cast<size_t>(size) < old_size) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_STRIDE, "pools can only grow (size %d, was %zu)",
 			size, old_size);
@@ -246,23 +264,23 @@ void pool_resize(wl_client *client, wl_resource *resource, int32_t size) {
 	if (static_cast<size_t>(size) == old_size) {
 		return;
 	}
-	if (!file_holds(pool->file->fd, size)) {
+	if (!file_holds(file.fd, size)) {
 		wl_resource_post_error(
 			resource, WL_SHM_ERROR_INVALID_FD, "resize to %d beyond the end of the file", size);
 		return;
 	}
-	// The old mapping goes now unless a locked buffer pins it; then the new one is one more.
-	std::shared_ptr<Mapping> &current = pool->file->current;
-	const bool replaced = current.use_count() == 1;
-	AccountSlot slot = replaced ? std::move(current->slot)
-				    : client_account_take(&pool->plugin->options, client, ClientObject::ShmMapping);
-	if (!slot) return; // at the cap: the error is posted
-	auto mapping = map_file(*pool->file, static_cast<size_t>(size), std::move(slot));
-	if (mapping == nullptr) {
-		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FD, "cannot map the resized pool");
-		return;
+	// The next read maps the new size. The old mapping goes now unless a locked buffer pins
+	// it; then the next one is one more mapping of the client's.
+	if (file.current != nullptr) {
+		if (file.current.use_count() == 1) {
+			file.next_slot = std::move(file.current->slot);
+		} else {
+			file.next_slot = client_account_take(&pool->plugin->options, client, ClientObject::ShmMapping);
+			if (!file.next_slot) return; // at the cap: the error is posted
+		}
+		file.current.reset();
 	}
-	current = std::move(mapping);
+	file.size = static_cast<size_t>(size);
 }
 
 const struct wl_shm_pool_interface kPoolImpl = {
@@ -297,7 +315,9 @@ void shm_create_pool(wl_client *client, wl_resource *resource, uint32_t id, int3
 	if (!mapping_slot) return;
 	int seals = fcntl(fd, F_GET_SEALS);
 	file->sealed_shrink = seals >= 0 && (seals & F_SEAL_SHRINK);
-	file->current = map_file(*file, static_cast<size_t>(size), std::move(mapping_slot));
+	file->size = static_cast<size_t>(size);
+	// Mapped now, so that an fd that cannot be mapped is the client's error at once.
+	file->current = map_file(*file, std::move(mapping_slot));
 	if (file->current == nullptr) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FD, "cannot map the pool's fd");
 		return;
