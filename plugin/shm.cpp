@@ -52,12 +52,14 @@ struct PoolFile {
 	std::shared_ptr<Mapping> current;
 	/** The ShmMapping slot the next mapping takes while `current` is null. */
 	AccountSlot next_slot;
+	bool map_failure_logged = false;
 	~PoolFile() { close_later(fd); } // the last close of a memfd frees its pages
 };
 
-// Maps the pool's `size` bytes of `file`, counted by `slot`, read-only from the first time
-// the fd refuses writing (a read-only fd, a write seal). Null when mmap fails.
-std::shared_ptr<Mapping> map_file(PoolFile &file, AccountSlot slot) {
+// Maps the pool's `size` bytes of `file`, counted by `slot` (taken on success, kept for the
+// next try on failure), read-only from the first time the fd refuses writing (a read-only fd,
+// a write seal). Null when mmap fails.
+std::shared_ptr<Mapping> map_file(PoolFile &file, AccountSlot &slot) {
 	void *data = MAP_FAILED;
 	if (file.writable) data = mmap(nullptr, file.size, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd, 0);
 	if (data == MAP_FAILED) {
@@ -82,8 +84,9 @@ std::shared_ptr<Mapping> map_file(PoolFile &file, AccountSlot slot) {
 // The pool's newest mapping, made now if a resize dropped it; null when mmap fails.
 Mapping *current_mapping(PoolFile &file) {
 	if (file.current == nullptr) {
-		file.current = map_file(file, std::move(file.next_slot));
-		if (file.current == nullptr) {
+		file.current = map_file(file, file.next_slot);
+		if (file.current == nullptr && !file.map_failure_logged) {
+			file.map_failure_logged = true;
 			wlr_log(WLR_ERROR, "pixelport: cannot map a wl_shm pool of %zu bytes; its buffers show nothing",
 				file.size);
 		}
@@ -317,7 +320,7 @@ void shm_create_pool(wl_client *client, wl_resource *resource, uint32_t id, int3
 	file->sealed_shrink = seals >= 0 && (seals & F_SEAL_SHRINK);
 	file->size = static_cast<size_t>(size);
 	// Mapped now, so that an fd that cannot be mapped is the client's error at once.
-	file->current = map_file(*file, std::move(mapping_slot));
+	file->current = map_file(*file, mapping_slot);
 	if (file->current == nullptr) {
 		wl_resource_post_error(resource, WL_SHM_ERROR_INVALID_FD, "cannot map the pool's fd");
 		return;
