@@ -48,8 +48,10 @@ static bool buffer_begin_data_ptr_access(
 	wlr_buffer *base, uint32_t flags, void **data, uint32_t *format, size_t *stride) {
 	PixelBuffer *buffer = from_base(base);
 	if (flags & WLR_BUFFER_DATA_PTR_ACCESS_WRITE) {
-		// Only screencopy-style users write, and only into a native, writable mapping.
-		if (!buffer->native() || !buffer->writable()) {
+		// Only screencopy-style users write, and only into a native, writable mapping: the one
+		// this access hands out, made by the read (a resize since the last read maps anew).
+		core::SrcImage src;
+		if (!buffer->native() || !buffer->source(&src) || !buffer->writable()) {
 			return false;
 		}
 	}

@@ -53,7 +53,8 @@ public:
 	virtual bool get_shm(wlr_shm_attributes *attrs) { return false; }
 	/** Called after the client's pixels were read, to notice faults (SIGBUS). */
 	virtual void after_read() {}
-	/** The compositor may write the pixels (screencopy into a client buffer). */
+	/** The compositor may write the pixels (screencopy into a client buffer): those the last
+	 * source() handed out. */
 	virtual bool writable() const { return false; }
 	/** The client destroyed the wl_buffer (or went away); the buffer is dropped next. */
 	virtual void resource_destroyed() {}

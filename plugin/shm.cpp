@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -30,6 +31,7 @@ struct Mapping {
 	size_t size = 0;
 	SigbusGuard guard;
 	bool guarded = false;
+	bool writable = false; // PROT_WRITE: what a writer may be given
 	bool fault_logged = false;
 	bool committed = false; // a buffer of this mapping was committed (timing: pool reused)
 	AccountSlot slot; // the client's ShmMapping count
@@ -45,8 +47,9 @@ struct PoolFile {
 	int fd = -1;
 	bool sealed_shrink = false; // F_SEAL_SHRINK: the file cannot shrink, no SIGBUS possible
 	// Mapped read-write while the fd allows it: screencopy clients (grim) let the compositor
-	// render into their wl_shm buffers.
-	bool writable = true;
+	// render into their wl_shm buffers. A write seal added later makes the next mapping
+	// read-only; each mapping says what it is.
+	bool try_writable = true;
 	size_t size = 0; // the pool's size in bytes, as the client last set it
 	/** The newest mapping, `size` bytes, or null until the next read maps it. */
 	std::shared_ptr<Mapping> current;
@@ -57,21 +60,25 @@ struct PoolFile {
 };
 
 // Maps the pool's `size` bytes of `file`, counted by `slot` (taken on success, kept for the
-// next try on failure), read-only from the first time the fd refuses writing (a read-only fd,
-// a write seal). Null when mmap fails.
+// next try on failure), read-write unless the fd refuses writing (a read-only fd, a write
+// seal). Null when mmap fails.
 std::shared_ptr<Mapping> map_file(PoolFile &file, AccountSlot &slot) {
 	void *data = MAP_FAILED;
-	if (file.writable) data = mmap(nullptr, file.size, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd, 0);
-	if (data == MAP_FAILED) {
-		data = mmap(nullptr, file.size, PROT_READ, MAP_SHARED, file.fd, 0);
-		if (data != MAP_FAILED) file.writable = false;
+	bool writable = false;
+	if (file.try_writable) {
+		data = mmap(nullptr, file.size, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd, 0);
+		writable = data != MAP_FAILED;
+		// Refused for good (a read-only fd, a write seal); another failure may pass next time.
+		if (!writable && (errno == EACCES || errno == EPERM)) file.try_writable = false;
 	}
+	if (data == MAP_FAILED) data = mmap(nullptr, file.size, PROT_READ, MAP_SHARED, file.fd, 0);
 	if (data == MAP_FAILED) {
 		return nullptr;
 	}
 	auto mapping = std::make_shared<Mapping>();
 	mapping->data = static_cast<uint8_t *>(data);
 	mapping->size = file.size;
+	mapping->writable = writable;
 	mapping->slot = std::move(slot);
 	if (!file.sealed_shrink) {
 		mapping->guard.addr = data;
@@ -152,7 +159,9 @@ public:
 		return true;
 	}
 
-	bool writable() const override { return file->writable; }
+	// The mapping a read pinned: a writer reads (source()) first, so a resize since the last
+	// read cannot leave a read-only mapping behind a yes.
+	bool writable() const override { return pinned_ != nullptr && pinned_->writable; }
 
 	void describe(timing::CommitSample *record) override {
 		Mapping *m = mapping();
