@@ -23,7 +23,8 @@ constexpr int32_t kBytes = kStride * kH;
 
 // The plugin's wlr_buffer behind the client's wl_buffer, locked; null when the server has none.
 wlr_buffer *server_buffer(Host &host, wl_buffer *buffer) {
-	wl_resource *resource = wl_client_get_object(host.client, wl_proxy_get_id(reinterpret_cast<wl_proxy *>(buffer)));
+	wl_resource *resource =
+		wl_client_get_object(host.client, wl_proxy_get_id(reinterpret_cast<wl_proxy *>(buffer)));
 	return resource != nullptr ? wlr_buffer_try_from_resource(resource) : nullptr;
 }
 
@@ -95,16 +96,17 @@ TEST(ApiShmAccess, AWriterIsRefusedAPoolSealedAgainstWritesSinceItsLastMapping) 
 			munmap(p.map, 2 * kBytes);
 			p.map = nullptr;
 			// The server's old mapping is unmapped on its unmapper thread, soon after the resize.
-			ASSERT_TRUE(wait_until([&] { return fcntl(p.fd, F_ADD_SEALS, F_SEAL_WRITE) == 0; },
-				std::chrono::seconds(10)))
+			ASSERT_TRUE(wait_until(
+				[&] { return fcntl(p.fd, F_ADD_SEALS, F_SEAL_WRITE) == 0; }, std::chrono::seconds(10)))
 				<< "the server still maps the file writable";
 		} else {
 			ASSERT_TRUE(p.make(host, seal));
 		}
 		wlr_buffer *buffer = server_buffer(host, p.buffer);
 		ASSERT_NE(buffer, nullptr);
-		EXPECT_FALSE(access(buffer, WLR_BUFFER_DATA_PTR_ACCESS_READ | WLR_BUFFER_DATA_PTR_ACCESS_WRITE, 0xff00ff00)
-				     .granted);
+		EXPECT_FALSE(
+			access(buffer, WLR_BUFFER_DATA_PTR_ACCESS_READ | WLR_BUFFER_DATA_PTR_ACCESS_WRITE, 0xff00ff00)
+				.granted);
 		Access read = access(buffer, WLR_BUFFER_DATA_PTR_ACCESS_READ);
 		EXPECT_TRUE(read.granted);
 		EXPECT_EQ(read.first, 0xff204060u);
