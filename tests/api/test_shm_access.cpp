@@ -46,6 +46,14 @@ Access access(wlr_buffer *buffer, uint32_t flags, uint32_t write = 0) {
 	return out;
 }
 
+// The plugin with its wl_shm on the host, the client's registry listened to.
+void serve_shm(Host &host) {
+	pixelport_plugin *pp = host.plugin();
+	ASSERT_NE(pp, nullptr);
+	ASSERT_NE(pixelport_shm_create(pp, 1), nullptr);
+	host.listen();
+}
+
 // A pool of one buffer's bytes from a sealable memfd twice that size, grown to the whole file
 // after the server mapped it, with a buffer in the grown half; `seals` added between the two.
 struct GrownPool {
@@ -84,13 +92,10 @@ TEST(ApiShmAccess, AWriterIsRefusedAPoolSealedAgainstWritesSinceItsLastMapping) 
 	for (int seal : {F_SEAL_FUTURE_WRITE, F_SEAL_WRITE}) {
 		SCOPED_TRACE(seal == F_SEAL_WRITE ? "F_SEAL_WRITE" : "F_SEAL_FUTURE_WRITE");
 		Host host;
-		pixelport_plugin *pp = host.plugin();
-		ASSERT_NE(pp, nullptr);
-		ASSERT_NE(pixelport_shm_create(pp, 1), nullptr);
-		host.listen();
+		ASSERT_NO_FATAL_FAILURE(serve_shm(host));
 		GrownPool p;
-		// F_SEAL_WRITE needs no writable mapping of the file: the client's own goes first, and
-		// the server's is dropped by the resize (which follows the seal here: added after it).
+		// F_SEAL_WRITE needs no writable mapping of the file: it is added after the resize, which
+		// dropped the server's, and after the client's own is gone.
 		if (seal == F_SEAL_WRITE) {
 			ASSERT_TRUE(p.make(host, 0));
 			munmap(p.map, 2 * kBytes);
@@ -119,10 +124,7 @@ TEST(ApiShmAccess, AWriterIsRefusedAPoolSealedAgainstWritesSinceItsLastMapping) 
 // Unsealed, the same first access writes into the client's file at the buffer's offset.
 TEST(ApiShmAccess, AWriterOfAGrownPoolWritesTheClientsFile) {
 	Host host;
-	pixelport_plugin *pp = host.plugin();
-	ASSERT_NE(pp, nullptr);
-	ASSERT_NE(pixelport_shm_create(pp, 1), nullptr);
-	host.listen();
+	ASSERT_NO_FATAL_FAILURE(serve_shm(host));
 	GrownPool p;
 	ASSERT_TRUE(p.make(host, 0));
 	wlr_buffer *buffer = server_buffer(host, p.buffer);
