@@ -1,5 +1,6 @@
 #include "workers.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -27,6 +28,25 @@ namespace {
 // How much nicer than the main thread the workers run (nice(2) steps: each about 1.25x less CPU
 // share against the main thread when both want a core).
 constexpr int kNiceOffset = 5;
+
+// The fd table covers this many fds before the workers start (or the soft RLIMIT_NOFILE, if
+// lower): 4096 slots cost about 33 KiB.
+constexpr rlim_t kFdTableReserve = 4096;
+
+// Grows the process's fd table while it may still have one thread. Once threads share it,
+// every growth (at 64, 128, 256, ... fds: a client's pools and buffers received on the main
+// thread) waits for an RCU grace period (fs/file.c, expand_fdtable: synchronize_rcu() when
+// files->count > 1), which held the main thread 53 ms in one recvmsg on a busy 2-vCPU VM, where
+// a single-threaded compositor pays nothing. The table never shrinks, so growing it once here
+// is enough.
+void reserve_fd_table(int any_fd) {
+	rlimit limit = {};
+	if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur < 2) return;
+	const rlim_t want = std::min(limit.rlim_cur, kFdTableReserve) - 1;
+	// F_DUPFD takes the lowest free fd at or above `want`: the table grows to hold it.
+	const int fd = fcntl(any_fd, F_DUPFD_CLOEXEC, static_cast<int>(want));
+	if (fd >= 0) close(fd);
+}
 
 } // namespace
 
@@ -176,6 +196,7 @@ std::unique_ptr<ConvertWorkers> ConvertWorkers::create(wl_event_loop *loop, unsi
 		impl->efd = -1;
 		return nullptr;
 	}
+	reserve_fd_table(impl->efd);
 	// Workers take no asynchronous signals: the compositor's handlers (and signalfds) expect
 	// them on the main thread. SIGBUS from a client's shrunk pool still reaches the worker that
 	// read it (sigbus.hpp).

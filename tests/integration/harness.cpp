@@ -498,48 +498,29 @@ bool parse_probe_line(const std::string &line, ProbeStats *stats) {
 		stats->error = rest.substr(error_at + 7);
 		rest.resize(error_at);
 	}
-	unsigned long long p50 = 0, p99 = 0;
-	if (sscanf(rest.c_str(), " p50_roundtrip_us=%llu p99_roundtrip_us=%llu", &p50, &p99) == 2) {
+	unsigned long long p50 = 0, p99 = 0, run = 0, wait = 0, self_run = 0, self_wait = 0;
+	int n = sscanf(rest.c_str(),
+		" p50_roundtrip_us=%llu p99_roundtrip_us=%llu main_run_us=%llu main_wait_us=%llu self_run_us=%llu "
+		"self_wait_us=%llu",
+		&p50, &p99, &run, &wait, &self_run, &self_wait);
+	if (n >= 2) {
 		stats->p50_roundtrip_us = p50;
 		stats->p99_roundtrip_us = p99;
+	}
+	if (n == 6) {
+		stats->sched = true;
+		stats->main_run_us = run;
+		stats->main_wait_us = wait;
+		stats->self_run_us = self_run;
+		stats->self_wait_us = self_wait;
 	}
 	return true;
 }
 
-namespace {
-
-// Steal time of each CPU since boot (/proc/stat "cpuN" lines, 8th value, USER_HZ ticks), µs.
-std::vector<uint64_t> cpu_steal_us() {
-	std::vector<uint64_t> out;
-	std::ifstream in("/proc/stat");
-	std::string line;
-	const long hz = sysconf(_SC_CLK_TCK);
-	while (std::getline(in, line)) {
-		if (line.rfind("cpu", 0) != 0 || line.size() < 4 || !isdigit(static_cast<unsigned char>(line[3])))
-			continue;
-		std::istringstream fields(line.substr(line.find(' ')));
-		uint64_t v[8] = {};
-		for (uint64_t &x : v) fields >> x;
-		out.push_back(hz > 0 ? v[7] * 1000000u / static_cast<uint64_t>(hz) : 0);
-	}
-	return out;
-}
-
-// The most any one CPU had stolen between two readings.
-uint64_t steal_between(const std::vector<uint64_t> &before, const std::vector<uint64_t> &after) {
-	uint64_t most = 0;
-	for (size_t i = 0; i < before.size() && i < after.size(); i++) {
-		if (after[i] > before[i]) most = std::max(most, after[i] - before[i]);
-	}
-	return most;
-}
-
-} // namespace
-
 bool ProbeClient::start(CompositorFixture &fx) {
 	if (!process_.start({build_path("PIXELPORT_PROBE_CLIENT")}, fx.client_env())) return false;
 	std::string line;
-	steal_ = cpu_steal_us();
+	steal_ = cpu_stolen_us();
 	bool ready = process_.read_line(&line, 10000) && line == "probe ready";
 	window_start_ms_ = now_ms();
 	return ready;
@@ -555,8 +536,8 @@ bool ProbeClient::sample(ProbeStats *stats, int timeout_ms, int min_window_ms) {
 	bool got = process_.read_line(&line, timeout_ms) && parse_probe_line(line, stats);
 	window_start_ms_ = now_ms();
 	if (!got) return false;
-	std::vector<uint64_t> now = cpu_steal_us();
-	stats->steal_us = steal_between(steal_, now);
+	std::vector<uint64_t> now = cpu_stolen_us();
+	stats->steal_us = stolen_between(steal_, now);
 	steal_ = std::move(now);
 	return true;
 }
@@ -660,11 +641,14 @@ void AttackArena::expect_back_to_baseline(size_t extra_fds) {
 void AttackArena::print(const char *name, const ProbeStats &stats) {
 	peaks.stop();
 	printf("fairness %s worst_roundtrip_us=%llu frames=%llu worst_frame_gap_us=%llu peak_rss_kib=%zu "
-	       "base_rss_kib=%zu peak_fds=%zu base_fds=%zu\n",
+	       "base_rss_kib=%zu peak_fds=%zu base_fds=%zu main_run_us=%llu main_wait_us=%llu self_run_us=%llu "
+	       "self_wait_us=%llu steal_us=%llu\n",
 		name, static_cast<unsigned long long>(stats.worst_roundtrip_us),
 		static_cast<unsigned long long>(stats.frames),
 		static_cast<unsigned long long>(stats.worst_frame_gap_us), peaks.peak_rss_kib(), rss0, peaks.peak_fds(),
-		fds0);
+		fds0, static_cast<unsigned long long>(stats.main_run_us),
+		static_cast<unsigned long long>(stats.main_wait_us), static_cast<unsigned long long>(stats.self_run_us),
+		static_cast<unsigned long long>(stats.self_wait_us), static_cast<unsigned long long>(stats.steal_us));
 	fflush(stdout);
 }
 

@@ -219,17 +219,26 @@ struct ProbeStats {
 	std::string error; // the connection died: why ("" when it did not)
 	/**
 	 * CPU time the hypervisor took from this machine in the same window (the most of any one
-	 * CPU, /proc/stat "steal", 10 ms ticks): no process here ran then, the compositor neither.
+	 * CPU: /proc/stat "steal" and the stalls StallWatch saw, latency.hpp): no process here ran
+	 * then, the compositor neither.
 	 */
 	uint64_t steal_us = 0;
 	/** The median and 99th percentile of the answered roundtrips (0 from a probe without them). */
 	uint64_t p50_roundtrip_us = 0;
 	uint64_t p99_roundtrip_us = 0;
+	/**
+	 * Of the slowest answered roundtrip, from the threads' schedstat: the compositor's main
+	 * thread running and waiting on a run queue, the probe's running and waiting (all 0 when
+	 * the probe could not read them, `sched` false).
+	 */
+	bool sched = false;
+	uint64_t main_run_us = 0, main_wait_us = 0, self_run_us = 0, self_wait_us = 0;
 };
 
 /**
  * Parses "probe roundtrips=N worst_roundtrip_us=N frames=N worst_frame_gap_us=N
- * [ p50_roundtrip_us=N p99_roundtrip_us=N][ error=...]".
+ * [ p50_roundtrip_us=N p99_roundtrip_us=N[ main_run_us=N main_wait_us=N self_run_us=N self_wait_us=N]]
+ * [ error=...]".
  */
 bool parse_probe_line(const std::string &line, ProbeStats *stats);
 

@@ -10,12 +10,18 @@
 // slowest of them (a sync still unanswered counts with its age so far, so a frozen compositor
 // shows even if it never answers), frame callbacks received and the longest time between two;
 // then the median and the 99th percentile (nearest rank) of the answered roundtrips (the first
-// 1,000,000 of them; with none answered both are worst_roundtrip_us).
+// 1,000,000 of them; with none answered both are worst_roundtrip_us); then, of the slowest
+// answered roundtrip, where its time went (/proc/PID/task/TID/schedstat, docs/testing.md,
+// "Latencies"): the compositor's main thread running (main_run_us), waiting on a run queue for a
+// CPU (main_wait_us), and this client's own thread running (self_run_us) and waiting for a CPU
+// (self_wait_us); what is left the compositor's main thread was blocked or idle. The compositor is the socket's peer
+// (SO_PEERCRED); its figures are absent when its schedstat cannot be read.
 // If the connection dies it prints the line with " error=TEXT" appended and exits 1.
 // Usage: pixelport-probe-client [--size N]   (WAYLAND_DISPLAY names the compositor)
 //   --size N   the window's side in pixels, 1 to 4096 (default 32)
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,6 +47,25 @@ constexpr size_t kMaxSamples = 1'000'000;
 
 volatile sig_atomic_t got_term = 0, got_usr1 = 0;
 
+// A thread's time on a CPU and waiting on a run queue for one since it started, ns
+// (/proc/.../schedstat: "run_ns wait_ns timeslices").
+struct SchedTimes {
+	uint64_t run_ns = 0, wait_ns = 0;
+	bool ok = false;
+};
+
+SchedTimes read_schedstat(const std::string &path) {
+	SchedTimes t;
+	FILE *f = path.empty() ? nullptr : fopen(path.c_str(), "re");
+	if (f == nullptr) return t;
+	unsigned long long run = 0, wait = 0;
+	t.ok = fscanf(f, "%llu %llu", &run, &wait) == 2;
+	fclose(f);
+	t.run_ns = run;
+	t.wait_ns = wait;
+	return t;
+}
+
 // The nearest-rank percentile (0 < pct <= 100) of sorted samples (not empty).
 uint64_t percentile(const std::vector<uint64_t> &sorted, int pct) {
 	size_t rank = (sorted.size() * static_cast<size_t>(pct) + 99) / 100; // ceil, 1-based
@@ -61,8 +86,14 @@ struct Probe {
 	uint64_t last_frame = 0; // ns of the last frame callback (or of the first commit)
 	bool first_frame_seen = false;
 
+	// The compositor's main thread's schedstat ("" when its pid is unknown) and this thread's.
+	std::string main_schedstat;
+	SchedTimes main_at_sync, self_at_sync;
+
 	// Since the last report.
 	uint64_t roundtrips = 0, worst_roundtrip = 0, frames = 0, worst_gap = 0;
+	// Of the slowest answered roundtrip: the main thread's run and wait, this thread's wait, ns.
+	SchedTimes worst_main, worst_self;
 	std::vector<uint64_t> samples; // answered roundtrips, ns (at most kMaxSamples)
 
 	void report(const char *error) {
@@ -77,14 +108,24 @@ struct Probe {
 			p50 = percentile(samples, 50);
 			p99 = percentile(samples, 99);
 		}
+		char sched[160] = "";
+		if (worst_main.ok && worst_self.ok) {
+			snprintf(sched, sizeof(sched),
+				" main_run_us=%llu main_wait_us=%llu self_run_us=%llu self_wait_us=%llu",
+				static_cast<unsigned long long>(worst_main.run_ns / 1000),
+				static_cast<unsigned long long>(worst_main.wait_ns / 1000),
+				static_cast<unsigned long long>(worst_self.run_ns / 1000),
+				static_cast<unsigned long long>(worst_self.wait_ns / 1000));
+		}
 		printf("probe roundtrips=%llu worst_roundtrip_us=%llu frames=%llu worst_frame_gap_us=%llu "
-		       "p50_roundtrip_us=%llu p99_roundtrip_us=%llu%s%s\n",
+		       "p50_roundtrip_us=%llu p99_roundtrip_us=%llu%s%s%s\n",
 			static_cast<unsigned long long>(roundtrips), static_cast<unsigned long long>(worst_rt / 1000),
 			static_cast<unsigned long long>(frames), static_cast<unsigned long long>(gap / 1000),
-			static_cast<unsigned long long>(p50 / 1000), static_cast<unsigned long long>(p99 / 1000),
+			static_cast<unsigned long long>(p50 / 1000), static_cast<unsigned long long>(p99 / 1000), sched,
 			error != nullptr ? " error=" : "", error != nullptr ? error : "");
 		fflush(stdout);
 		roundtrips = worst_roundtrip = frames = worst_gap = 0;
+		worst_main = worst_self = SchedTimes{};
 		samples.clear();
 	}
 
@@ -95,12 +136,24 @@ struct Probe {
 					auto *p = static_cast<Probe *>(data);
 					uint64_t rt = now_ns() - p->sync_sent;
 					p->roundtrips++;
+					if (rt > p->worst_roundtrip) {
+						SchedTimes m = read_schedstat(p->main_schedstat);
+						SchedTimes s = read_schedstat("/proc/thread-self/schedstat");
+						p->worst_main = {m.run_ns - p->main_at_sync.run_ns,
+							m.wait_ns - p->main_at_sync.wait_ns,
+							m.ok && p->main_at_sync.ok};
+						p->worst_self = {s.run_ns - p->self_at_sync.run_ns,
+							s.wait_ns - p->self_at_sync.wait_ns,
+							s.ok && p->self_at_sync.ok};
+					}
 					p->worst_roundtrip = std::max(p->worst_roundtrip, rt);
 					if (p->samples.size() < kMaxSamples) p->samples.push_back(rt);
 					wl_callback_destroy(cb);
 					p->sync = nullptr;
 				},
 		};
+		main_at_sync = read_schedstat(main_schedstat);
+		self_at_sync = read_schedstat("/proc/thread-self/schedstat");
 		sync = wl_display_sync(conn.display);
 		sync_sent = now_ns();
 		wl_callback_add_listener(sync, &listener, this);
@@ -180,6 +233,14 @@ int main(int argc, char **argv) {
 		!p.pool.create(&p.conn, 2 * static_cast<size_t>(size) * size * 4, &error)) {
 		fprintf(stderr, "pixelport-probe-client: %s\n", error.c_str());
 		return 1;
+	}
+	ucred peer = {};
+	socklen_t peer_len = sizeof(peer);
+	if (getsockopt(wl_display_get_fd(p.conn.display), SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) == 0 &&
+		peer.pid > 0) {
+		// The main thread's id is the process id.
+		p.main_schedstat =
+			"/proc/" + std::to_string(peer.pid) + "/task/" + std::to_string(peer.pid) + "/schedstat";
 	}
 	auto *px = static_cast<uint32_t *>(p.pool.data);
 	const size_t pixels = static_cast<size_t>(size) * size;

@@ -4,11 +4,13 @@
 // only what can still be shown.
 #include <drm_fourcc.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -486,6 +488,56 @@ TEST(ConversionWorkers, AResizedWindowsFreshImagesAreFaultedInOnAWorker) {
 	// Converting on the main thread faults in about 24,000 pages here; the main thread's own
 	// work (its allocations, the client's buffers' descriptions, rendering) a few per frame.
 	EXPECT_LT(after - before, 24u * 100 * kLatencyScale); // AddressSanitizer's shadow pages too
+}
+
+namespace {
+
+// The size of a process's fd table ("FDSize:" in /proc/PID/status), fds.
+size_t fd_table_size(pid_t pid) {
+	std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+	std::string line;
+	while (std::getline(in, line)) {
+		if (line.rfind("FDSize:", 0) == 0) return static_cast<size_t>(strtoull(line.c_str() + 7, nullptr, 10));
+	}
+	return 0;
+}
+
+} // namespace
+
+// Once the workers share the fd table, each growth of it waits for an RCU grace period on the
+// thread that receives the fd, the main thread (53 ms in one recvmsg on a busy VM): the plugin
+// grows it to 4096 fds (or the soft RLIMIT_NOFILE) before it starts them. A client's 300 pools
+// (one fd each, held by the compositor) then fit without a growth; stock wlroots, which has no
+// threads, starts with a small table and grows it for free.
+TEST(ConversionWorkers, TheFdTableIsGrownBeforeTheWorkersShareIt) {
+	rlimit limit = {};
+	ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+	const size_t want = static_cast<size_t>(std::min<rlim_t>(limit.rlim_cur, 4096));
+	CompositorFixture stock;
+	ASSERT_TRUE(stock.start({"--no-plugin"})) << stock.compositor().err();
+	const size_t stock_size = fd_table_size(stock.compositor().pid());
+	EXPECT_EQ(stock.stop(), 0);
+	CompositorFixture fx;
+	ASSERT_TRUE(fx.start()) << fx.compositor().err();
+	const pid_t pid = fx.compositor().pid();
+	const size_t at_start = fd_table_size(pid);
+	printf("fd table: stock %zu, plugin %zu at start (RLIMIT_NOFILE %llu)\n", stock_size, at_start,
+		static_cast<unsigned long long>(limit.rlim_cur));
+	EXPECT_GE(at_start, want);
+	EXPECT_LT(stock_size, want); // a table of that size is the plugin's doing, not the default
+	if (want >= 512) {
+		const size_t fds = count_fds(pid);
+		Process client;
+		ASSERT_TRUE(
+			client.start({build_path("PIXELPORT_HOSTILE_CLIENT"), "many-pools", "300"}, fx.client_env()));
+		std::string line;
+		ASSERT_TRUE(client.read_line(&line, 30000)) << client.err();
+		EXPECT_EQ(line, "made 300");
+		EXPECT_GE(count_fds(pid), fds + 300); // the pools' fds, held
+		EXPECT_EQ(fd_table_size(pid), at_start);
+		client.terminate();
+	}
+	EXPECT_EQ(fx.stop(), 0) << fx.compositor().err();
 }
 
 namespace {
