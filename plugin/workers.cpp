@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <wayland-server-core.h>
 
@@ -24,10 +23,6 @@
 namespace pixelport {
 
 namespace {
-
-// How much nicer than the main thread the workers run (nice(2) steps: each about 1.25x less CPU
-// share against the main thread when both want a core).
-constexpr int kNiceOffset = 5;
 
 // The fd table covers this many fds before the workers start (or the soft RLIMIT_NOFILE, if
 // lower): 4096 slots cost about 33 KiB.
@@ -209,14 +204,9 @@ std::unique_ptr<ConvertWorkers> ConvertWorkers::create(wl_event_loop *loop, unsi
 		try {
 			impl->threads.emplace_back([impl] {
 				pthread_setname_np(pthread_self(), "pp-convert");
-				// Below the main thread: on a busy machine the compositor's own dispatch and
-				// render come first, conversions take what is left.
-				const int tid = static_cast<int>(syscall(SYS_gettid));
-				errno = 0;
-				const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(tid));
-				if (errno == 0)
-					setpriority(
-						PRIO_PROCESS, static_cast<id_t>(tid), std::min(19, nice + kNiceOffset));
+				// At the main thread's priority: a client's conversion gets the share of a
+				// core its own process would get converting (as it does under stock), and the
+				// main thread, asleep most of the time, is woken ahead of a worker in its band.
 				impl->work();
 			});
 		} catch (const std::system_error &) {
