@@ -441,14 +441,17 @@ uint64_t main_thread_cpu_ns(pid_t pid) {
 	return ns;
 }
 
-size_t rss_kib(pid_t pid) {
+size_t proc_status_number(pid_t pid, const char *field) {
 	std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+	const size_t n = strlen(field);
 	std::string line;
 	while (std::getline(in, line)) {
-		if (line.rfind("VmRSS:", 0) == 0) return static_cast<size_t>(strtoull(line.c_str() + 6, nullptr, 10));
+		if (line.compare(0, n, field) == 0) return static_cast<size_t>(strtoull(line.c_str() + n, nullptr, 10));
 	}
 	return 0;
 }
+
+size_t rss_kib(pid_t pid) { return proc_status_number(pid, "VmRSS:"); }
 
 struct PeakSampler::Thread {
 	std::thread thread;

@@ -154,6 +154,10 @@ void start_holding(
 size_t count_fds(pid_t pid);
 size_t count_maps(pid_t pid);
 
+/** The number a field of /proc/PID/status starts with (`field`: "VmRSS:", "FDSize:", ...); 0 if
+ * the process or the field is gone. */
+size_t proc_status_number(pid_t pid, const char *field);
+
 /** Resident set size of a process in KiB (VmRSS in /proc/PID/status); 0 if unknown. */
 size_t rss_kib(pid_t pid);
 

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -492,15 +491,8 @@ TEST(ConversionWorkers, AResizedWindowsFreshImagesAreFaultedInOnAWorker) {
 
 namespace {
 
-// The size of a process's fd table ("FDSize:" in /proc/PID/status), fds.
-size_t fd_table_size(pid_t pid) {
-	std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-	std::string line;
-	while (std::getline(in, line)) {
-		if (line.rfind("FDSize:", 0) == 0) return static_cast<size_t>(strtoull(line.c_str() + 7, nullptr, 10));
-	}
-	return 0;
-}
+// The size of a process's fd table, fds.
+size_t fd_table_size(pid_t pid) { return proc_status_number(pid, "FDSize:"); }
 
 } // namespace
 
