@@ -106,7 +106,7 @@ int64_t Pacing::least_delay(SurfaceState *s) const {
 	wl_list_for_each(so, &s->surface->current_outputs, link) {
 		for (const auto &o : plugin_->outputs) {
 			if (o->output != so->output || o->pacing == nullptr) continue;
-			const auto delay = static_cast<int64_t>(o->pacing->min_delay());
+			const auto delay = static_cast<int64_t>(o->pacing->delay_bound());
 			least = least < 0 ? delay : std::min(least, delay);
 		}
 	}
@@ -163,8 +163,8 @@ void Pacing::client_commit(SurfaceState *s) {
 }
 
 bool Pacing::target_ready(SurfaceState *s, uint64_t target_ns, uint64_t now) const {
-	// Released now, it is latched by the next frame and presented no sooner than that frame's
-	// least delay after now. A surface on no output is not being updated: nothing presents it
+	// Released now, it is latched by the next frame and presented no sooner than its outputs'
+	// delay bound after now. A surface on no output is not being updated: nothing presents it
 	// early, and held, it would pace its client a target at a time for frames nobody sees (Mesa
 	// sets each FIFO frame's target a refresh after the last one's): it applies at once.
 	const int64_t delay = least_delay(s);
@@ -297,11 +297,7 @@ void Pacing::surface_destroyed(SurfaceState *s) {
 
 // ---- outputs ----------------------------------------------------------------------------------
 
-uint64_t Pacing::OutputPacing::min_delay() const {
-	uint64_t least = 0;
-	for (size_t i = 0; i < delay_count; i++) least = i == 0 ? delays[i] : std::min(least, delays[i]);
-	return least;
-}
+uint64_t Pacing::OutputPacing::delay_bound() const { return presentation_delay_bound(delays, delay_count); }
 
 std::unique_ptr<Pacing::OutputPacing> Pacing::attach_output(wlr_output *output) {
 	auto state = std::make_unique<OutputPacing>();

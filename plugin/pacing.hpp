@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "listener.hpp"
+#include "presentation_delay.hpp"
 #include "surface_ref.hpp"
 #include "timing.hpp"
 #include "wlr.hpp"
@@ -137,11 +138,12 @@ public:
 		uint64_t frame_ns = 0; // the last frame event
 		/** The frame event of each buffer commit not presented yet, by commit_seq. */
 		std::deque<std::pair<uint32_t, uint64_t>> committed;
-		/** The last few frame-to-presentation delays, ns; their minimum is what it takes at least. */
-		uint64_t delays[8] = {};
+		/** The last few frame-to-presentation delays, ns. */
+		uint64_t delays[kPresentationDelayWindow] = {};
 		size_t delay_count = 0, delay_next = 0;
 		Listener frame, commit, present;
-		uint64_t min_delay() const;
+		/** presentation_delay_bound() of the last delays, ns. */
+		uint64_t delay_bound() const;
 	};
 	/**
 	 * Follows an output's frames until the returned state is freed (before the host's listeners
@@ -172,7 +174,7 @@ private:
 	void wake_for_target(SurfacePacing *p, uint64_t target_ns);
 	void set_barrier(SurfacePacing *p);
 	void clear_barrier(SurfacePacing *p);
-	/** The least frame-to-presentation delay of the followed outputs the surface is on; -1: on none. */
+	/** The least delay_bound() of the followed outputs the surface is on, ns; -1: on none. */
 	int64_t least_delay(SurfaceState *s) const;
 	void set_deadline(SurfacePacing *p, bool target, uint64_t at);
 	void drop_deadline(SurfacePacing *p, bool target);
