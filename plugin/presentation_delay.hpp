@@ -2,6 +2,7 @@
 // commits by: pure arithmetic, tested on its own (tests/api/test_pacing_bound.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -21,12 +22,9 @@ inline constexpr size_t kPresentationDelayWindow = 16;
  */
 inline uint64_t presentation_delay_bound(const uint64_t *delays, size_t n) {
 	if (n == 0) return 0;
-	uint64_t least = delays[0], most = delays[0];
-	for (size_t i = 1; i < n; i++) {
-		least = delays[i] < least ? delays[i] : least;
-		most = delays[i] > most ? delays[i] : most;
-	}
-	return least > most - least ? least - (most - least) : 0;
+	const auto [least, most] = std::minmax_element(delays, delays + n);
+	const uint64_t spread = *most - *least;
+	return *least > spread ? *least - spread : 0;
 }
 
 } // namespace pixelport

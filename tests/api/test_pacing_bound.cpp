@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <iterator>
 #include <random>
-#include <vector>
 
 #include "presentation_delay.hpp"
 
